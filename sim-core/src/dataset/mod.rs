@@ -1,0 +1,300 @@
+//! Loading datasets: text in, typed files plus diagnostics out. No IO here; callers hand in the file texts.
+
+pub mod schema;
+pub mod validate;
+
+use crate::diagnostic::Diagnostic;
+use crate::position::PositionIndex;
+use schema::*;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// One file of a dataset: its path relative to the dataset root (with `/` separators) and its text.
+#[derive(Debug, Clone)]
+pub struct SourceText {
+    pub path: String,
+    pub text: String,
+}
+
+/// A measured throughput point, flattened out of the sweep files.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct MeasuredPoint {
+    pub model: String,
+    pub mode: Mode,
+    pub isl: u32,
+    pub osl: u32,
+    pub concurrency: u32,
+    pub output_tok_s: f64,
+    pub flags: Vec<Flag>,
+    pub source: String,
+    pub quote: String,
+    pub note: Option<String>,
+    pub file: String,
+    pub pointer: String,
+}
+
+impl MeasuredPoint {
+    /// Points that must not steer a fit or count in the error statistics.
+    pub fn is_flagged(&self) -> bool {
+        !self.flags.is_empty()
+    }
+}
+
+/// Everything loaded from a dataset directory. Files that failed to parse are absent; their problems are in
+/// the diagnostics returned next to it.
+#[derive(Debug, Default, Clone)]
+pub struct Dataset {
+    pub sources: Vec<Source>,
+    pub hardware: BTreeMap<String, HardwareFile>,
+    pub fabrics: BTreeMap<String, FabricFile>,
+    pub models: BTreeMap<String, ModelFile>,
+    /// Sweep files keyed by their path.
+    pub sweeps: BTreeMap<String, SweepFile>,
+    /// Claims with the path of the file they came from.
+    pub claims: Vec<(String, Claim)>,
+    pub scenarios: BTreeMap<String, ScenarioFile>,
+    pub accuracy: Option<AccuracyFile>,
+    /// Every parsed file's JSON, for pointer operands and locating diagnostics.
+    pub raw: BTreeMap<String, Value>,
+    texts: BTreeMap<String, String>,
+    /// Files that are in the dataset by id, for reference checks: id -> path.
+    pub paths: BTreeMap<(String, String), String>,
+}
+
+impl Dataset {
+    /// Every published point, in file order.
+    pub fn points(&self) -> Vec<MeasuredPoint> {
+        let mut out = Vec::new();
+        for (path, sweep) in &self.sweeps {
+            for (si, s) in sweep.series.iter().enumerate() {
+                for (pi, p) in s.points.iter().enumerate() {
+                    out.push(MeasuredPoint {
+                        model: sweep.model.clone(),
+                        mode: s.mode,
+                        isl: s.isl,
+                        osl: s.osl,
+                        concurrency: p.concurrency as u32,
+                        output_tok_s: p.output_tok_s,
+                        flags: p.flags.clone(),
+                        source: p.from.source.clone(),
+                        quote: p.from.quote.clone(),
+                        note: p.note.clone(),
+                        file: path.clone(),
+                        pointer: format!("/series/{si}/points/{pi}"),
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// Fills in line and column of a diagnostic from the file's text.
+    pub fn locate(&self, mut d: Diagnostic) -> Diagnostic {
+        if d.line.is_none() {
+            if let Some(text) = self.texts.get(&d.file) {
+                if let Some((l, c)) = PositionIndex::build(text).locate(&d.pointer) {
+                    d = d.at(l, c);
+                }
+            }
+        }
+        d
+    }
+
+    /// The number at `pointer` inside the parsed file `file`.
+    pub fn number_at(&self, file: &str, pointer: &str) -> Option<f64> {
+        self.raw.get(file)?.pointer(pointer)?.as_f64()
+    }
+
+    pub fn text(&self, file: &str) -> Option<&str> {
+        self.texts.get(file).map(String::as_str)
+    }
+}
+
+/// Parses every file. Returns what could be loaded and every problem met on the way (syntax, schema).
+pub fn load(files: &[SourceText]) -> (Dataset, Vec<Diagnostic>) {
+    let mut ds = Dataset::default();
+    let mut diags = Vec::new();
+    for f in files {
+        load_one(&mut ds, f, &mut diags);
+    }
+    (ds, diags)
+}
+
+fn load_one(ds: &mut Dataset, f: &SourceText, diags: &mut Vec<Diagnostic>) {
+    let file = f.path.as_str();
+    if f.text.trim().is_empty() {
+        diags.push(
+            Diagnostic::error(file, "", "file is empty")
+                .with_hint("every dataset file is one JSON object with \"schema_version\" and \"kind\""),
+        );
+        return;
+    }
+    let value: Value = match serde_json::from_str(&f.text) {
+        Ok(v) => v,
+        Err(e) => {
+            let msg = e.to_string();
+            let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
+            diags.push(
+                Diagnostic::error(file, "", format!("invalid JSON: {msg}"))
+                    .at(e.line().max(1), e.column().max(1))
+                    .with_hint("fix the syntax at this position; the file was not loaded"),
+            );
+            return;
+        }
+    };
+    ds.texts.insert(file.to_string(), f.text.clone());
+    let located = |d: Diagnostic| -> Diagnostic {
+        match PositionIndex::build(&f.text).locate(&d.pointer) {
+            Some((l, c)) => d.at(l, c),
+            None => d,
+        }
+    };
+    let Some(obj) = value.as_object() else {
+        diags.push(located(
+            Diagnostic::error(file, "", "expected a JSON object at the top level")
+                .with_hint("wrap the content in { \"schema_version\": 1, \"kind\": ..., ... }"),
+        ));
+        return;
+    };
+    match obj.get("schema_version").and_then(Value::as_u64) {
+        Some(v) if v == u64::from(SCHEMA_VERSION) => {}
+        Some(v) => {
+            diags.push(located(
+                Diagnostic::error(file, "/schema_version", format!("unsupported schema_version {v}"))
+                    .with_hint(format!("this build reads schema_version {SCHEMA_VERSION}")),
+            ));
+            return;
+        }
+        None => {
+            diags.push(located(
+                Diagnostic::error(file, "/schema_version", "missing or non-integer field `schema_version`")
+                    .with_hint(format!("add \"schema_version\": {SCHEMA_VERSION}")),
+            ));
+            return;
+        }
+    }
+    let kind = obj.get("kind").and_then(Value::as_str).unwrap_or("").to_string();
+    let mut errs = Vec::new();
+    match kind.as_str() {
+        "sources" => {
+            if let Some(x) = typed::<SourcesFile>(file, &value, &mut errs) {
+                ds.sources.extend(x.sources);
+            }
+        }
+        "hardware" => {
+            if let Some(x) = typed::<HardwareFile>(file, &value, &mut errs) {
+                register(ds, diags, "hardware", &x.id, file);
+                ds.hardware.insert(x.id.clone(), x);
+            }
+        }
+        "fabric" => {
+            elements::<NcclRow>(file, &value, "/nccl", &mut errs);
+            elements::<RdmaRow>(file, &value, "/rdma", &mut errs);
+            if errs.is_empty() {
+                if let Some(x) = typed::<FabricFile>(file, &value, &mut errs) {
+                    register(ds, diags, "fabric", &x.id, file);
+                    ds.fabrics.insert(x.id.clone(), x);
+                }
+            }
+        }
+        "model" => {
+            if let Some(x) = typed::<ModelFile>(file, &value, &mut errs) {
+                register(ds, diags, "model", &x.id, file);
+                ds.models.insert(x.id.clone(), x);
+            }
+        }
+        "sweep" => {
+            if let Some(series) = value.get("series").and_then(Value::as_array) {
+                for i in 0..series.len() {
+                    elements::<PointRecord>(file, &value, &format!("/series/{i}/points"), &mut errs);
+                }
+            }
+            if errs.is_empty() {
+                if let Some(x) = typed::<SweepFile>(file, &value, &mut errs) {
+                    ds.sweeps.insert(file.to_string(), x);
+                }
+            }
+        }
+        "claims" => {
+            elements::<Claim>(file, &value, "/claims", &mut errs);
+            if errs.is_empty() {
+                if let Some(x) = typed::<ClaimsFile>(file, &value, &mut errs) {
+                    ds.claims.extend(x.claims.into_iter().map(|c| (file.to_string(), c)));
+                }
+            }
+        }
+        "scenario" => {
+            if let Some(x) = typed::<ScenarioFile>(file, &value, &mut errs) {
+                register(ds, diags, "scenario", &x.id, file);
+                ds.scenarios.insert(x.id.clone(), x);
+            }
+        }
+        "accuracy" => {
+            if let Some(x) = typed::<AccuracyFile>(file, &value, &mut errs) {
+                ds.accuracy = Some(x);
+            }
+        }
+        other => errs.push(
+            Diagnostic::error(file, "/kind", format!("unknown kind `{other}`"))
+                .with_hint("expected one of: sources, hardware, fabric, model, sweep, claims, scenario, accuracy"),
+        ),
+    }
+    diags.extend(errs.into_iter().map(located));
+    ds.raw.insert(file.to_string(), value);
+}
+
+fn register(ds: &mut Dataset, diags: &mut Vec<Diagnostic>, kind: &str, id: &str, file: &str) {
+    let key = (kind.to_string(), id.to_string());
+    if let Some(prev) = ds.paths.get(&key) {
+        diags.push(
+            Diagnostic::error(file, "/id", format!("duplicate {kind} id `{id}`, also defined in {prev}"))
+                .with_hint("ids must be unique within a kind"),
+        );
+    } else {
+        ds.paths.insert(key, file.to_string());
+    }
+}
+
+/// Deserializes `value` as `T`, turning a failure into a diagnostic at the failing field's pointer.
+pub fn typed<T: DeserializeOwned>(file: &str, value: &Value, errs: &mut Vec<Diagnostic>) -> Option<T> {
+    typed_at(file, value, "", errs)
+}
+
+fn typed_at<T: DeserializeOwned>(file: &str, value: &Value, base: &str, errs: &mut Vec<Diagnostic>) -> Option<T> {
+    match serde_path_to_error::deserialize::<_, T>(value) {
+        Ok(x) => Some(x),
+        Err(e) => {
+            let pointer = format!("{base}{}", path_to_pointer(e.path()));
+            let inner = e.inner().to_string();
+            errs.push(
+                Diagnostic::error(file, pointer, format!("schema: {inner}"))
+                    .with_hint("see data/SCHEMA.md for the fields this kind of file takes"),
+            );
+            None
+        }
+    }
+}
+
+/// Checks each element of the array at `pointer` separately, so one file reports every bad element.
+fn elements<T: DeserializeOwned>(file: &str, value: &Value, pointer: &str, errs: &mut Vec<Diagnostic>) {
+    if let Some(items) = value.pointer(pointer).and_then(Value::as_array) {
+        for (i, item) in items.iter().enumerate() {
+            let _ = typed_at::<T>(file, item, &format!("{pointer}/{i}"), errs);
+        }
+    }
+}
+
+fn path_to_pointer(path: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+    let mut out = String::new();
+    for seg in path.iter() {
+        match seg {
+            Segment::Seq { index } => out.push_str(&format!("/{index}")),
+            Segment::Map { key } => out.push_str(&format!("/{}", crate::position::escape_segment(key))),
+            Segment::Enum { variant } => out.push_str(&format!("/{}", crate::position::escape_segment(variant))),
+            Segment::Unknown => {}
+        }
+    }
+    out
+}

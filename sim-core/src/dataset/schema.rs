@@ -1,0 +1,580 @@
+//! The dataset schema (version 1) as Rust types: the normative form of `data/SCHEMA.md`.
+//!
+//! Every struct denies unknown fields so a typo in a data file is an error, not a silently ignored value.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Where a published value comes from: a seed file id and a verbatim quote from it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct From {
+    pub source: String,
+    pub quote: String,
+}
+
+/// How a parameter came to be: the honesty label every model input carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Basis {
+    Published,
+    Derived,
+    ReportedElsewhere,
+    Fitted,
+    Assumed,
+}
+
+impl Basis {
+    pub fn label(self) -> &'static str {
+        match self {
+            Basis::Published => "published",
+            Basis::Derived => "derived",
+            Basis::ReportedElsewhere => "reported elsewhere",
+            Basis::Fitted => "fitted",
+            Basis::Assumed => "assumed",
+        }
+    }
+}
+
+/// A number with a unit and its provenance.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Quantity {
+    pub value: f64,
+    pub unit: String,
+    pub basis: Basis,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<From>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub derivation: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fitted_on: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl Quantity {
+    /// A quantity built in code (overrides, calibration output); `basis` says why it exists.
+    pub fn new(value: f64, unit: &str, basis: Basis, why: &str) -> Self {
+        let mut q = Quantity {
+            value,
+            unit: unit.to_string(),
+            basis,
+            from: None,
+            derivation: None,
+            reference: None,
+            fitted_on: None,
+            reason: None,
+            note: None,
+        };
+        match basis {
+            Basis::Derived => q.derivation = Some(why.into()),
+            Basis::ReportedElsewhere => q.reference = Some(why.into()),
+            Basis::Fitted => q.fitted_on = Some(why.into()),
+            _ => q.reason = Some(why.into()),
+        }
+        q
+    }
+
+    /// The value in SI units, if the unit is known.
+    pub fn si(&self) -> Option<f64> {
+        crate::units::parse_unit(&self.unit).map(|(_, f)| self.value * f)
+    }
+}
+
+/// The first fields of every file; read before the file's kind is known.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Envelope {
+    pub schema_version: u32,
+    pub kind: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourcesFile {
+    pub schema_version: u32,
+    pub kind: String,
+    pub sources: Vec<Source>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Source {
+    pub id: String,
+    pub file: String,
+    pub language: String,
+    pub title: String,
+    pub role: String,
+    #[serde(default)]
+    pub published: Option<String>,
+    #[serde(default)]
+    pub original: Option<String>,
+}
+
+/// One machine: GPU memory tier, CPU memory tier and the path between them, compute, NIC.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HardwareFile {
+    pub schema_version: u32,
+    pub kind: String,
+    pub id: String,
+    pub name: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    /// GPUs in one machine that serve one engine (tensor parallel inside the box).
+    pub gpus: Quantity,
+    /// Memory of one GPU.
+    pub gpu_memory: Quantity,
+    pub gpu_memory_bandwidth: Quantity,
+    /// CPU memory of the machine (shared by its GPUs).
+    pub cpu_memory: Quantity,
+    pub cpu_memory_bandwidth: Quantity,
+    /// What one GPU reads CPU-resident weights at: the slower of the CPU memory and the GPU-CPU path.
+    pub slow_path_bandwidth: Quantity,
+    /// Dense low-precision (FP4/FP8 as the checkpoint uses) peak of one GPU.
+    pub compute_fp4: Quantity,
+    pub compute_fp8: Quantity,
+    /// Bandwidth between GPUs inside one machine (NVLink or PCIe), when `gpus` > 1.
+    #[serde(default)]
+    pub intra_machine_bandwidth: Option<Quantity>,
+    /// The machine-to-machine link as a team would cable it.
+    pub link: LinkSpec,
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    pub rails: Quantity,
+    pub line_rate_per_rail: Quantity,
+    /// Share of line rate left for payload after packet headers (RoCEv2 with 4096-byte MTU: 98.04%).
+    pub payload_efficiency: Quantity,
+    /// Cost of one NCCL collective call across the link before any byte moves.
+    pub collective_call_latency: Quantity,
+    #[serde(default)]
+    pub description: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FabricFile {
+    pub schema_version: u32,
+    pub kind: String,
+    pub id: String,
+    pub hardware: String,
+    pub link: FabricLink,
+    pub nccl: Vec<NcclRow>,
+    pub rdma: Vec<RdmaRow>,
+    #[serde(default)]
+    pub expectations: Vec<Expectation>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FabricLink {
+    pub rails: u32,
+    pub line_rate_gbit_s_per_rail: f64,
+    pub mtu_bytes: u32,
+    pub transport: String,
+    pub from: From,
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Collective {
+    AllReduce,
+    AllGather,
+    ReduceScatter,
+    Broadcast,
+    Reduce,
+    Alltoall,
+    Sendrecv,
+    SendrecvBidirectional,
+}
+
+impl Collective {
+    pub const ALL: [Collective; 8] = [
+        Collective::AllReduce,
+        Collective::AllGather,
+        Collective::ReduceScatter,
+        Collective::Broadcast,
+        Collective::Reduce,
+        Collective::Alltoall,
+        Collective::Sendrecv,
+        Collective::SendrecvBidirectional,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Collective::AllReduce => "all_reduce",
+            Collective::AllGather => "all_gather",
+            Collective::ReduceScatter => "reduce_scatter",
+            Collective::Broadcast => "broadcast",
+            Collective::Reduce => "reduce",
+            Collective::Alltoall => "alltoall",
+            Collective::Sendrecv => "sendrecv",
+            Collective::SendrecvBidirectional => "sendrecv_bidirectional",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NcclRow {
+    pub collective: Collective,
+    pub peak_size_bytes: f64,
+    pub peak_busbw_gb_s: f64,
+    #[serde(default)]
+    pub busbw_16gib_gb_s: Option<f64>,
+    #[serde(default)]
+    pub total_16gib_gb_s: Option<f64>,
+    pub from: From,
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RdmaRow {
+    pub test: String,
+    #[serde(default)]
+    pub rail: Option<u32>,
+    #[serde(default)]
+    pub direction: Option<String>,
+    #[serde(default)]
+    pub message_bytes: Option<f64>,
+    #[serde(default)]
+    pub bandwidth_gbit_s: Option<f64>,
+    #[serde(default)]
+    pub link_utilisation_percent: Option<f64>,
+    #[serde(default)]
+    pub mean_us: Option<f64>,
+    #[serde(default)]
+    pub p99_us_per_rail: Option<Vec<f64>>,
+    pub from: From,
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Expectation {
+    pub what: String,
+    pub min_gbit_s: f64,
+    pub max_gbit_s: f64,
+    pub from: From,
+}
+
+/// Cluster modes of the report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    Single,
+    Tp2,
+    Pd,
+}
+
+impl Mode {
+    pub const ALL: [Mode; 3] = [Mode::Single, Mode::Tp2, Mode::Pd];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Single => "single",
+            Mode::Tp2 => "tp2",
+            Mode::Pd => "pd",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Mode> {
+        Mode::ALL.into_iter().find(|m| m.name() == s)
+    }
+
+    /// Machines the mode uses.
+    pub fn machines(self) -> u32 {
+        match self {
+            Mode::Single => 1,
+            Mode::Tp2 | Mode::Pd => 2,
+        }
+    }
+}
+
+/// A model card: architecture facts (each with its basis) and the configuration the report ran.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelFile {
+    pub schema_version: u32,
+    pub kind: String,
+    pub id: String,
+    pub name: String,
+    pub architecture: Architecture,
+    #[serde(default)]
+    pub report_config: Option<ReportConfig>,
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Architecture {
+    /// Bytes of the weights as the engine loads them.
+    pub weight_bytes: Quantity,
+    /// Bytes of routed-expert weights (the part that can spill and is read sparsely).
+    pub routed_expert_bytes: Quantity,
+    /// Parameters used per token (for compute).
+    pub active_params: Quantity,
+    pub layers: Quantity,
+    pub hidden_size: Quantity,
+    pub routed_experts: Quantity,
+    pub experts_per_token: Quantity,
+    /// Bits per weight for compute: 4 for NVFP4, 8 for FP8.
+    pub compute_bits: Quantity,
+    pub kv_bytes_per_token: Quantity,
+    /// `mla` (KV replicated under tensor parallel) or `gqa` (KV split across ranks).
+    pub attention: String,
+    /// Tables the engine pins in CPU memory (DeepSeek's Engram), read sparsely per token.
+    #[serde(default)]
+    pub pinned_cpu_bytes: Option<Quantity>,
+    #[serde(default)]
+    pub pinned_read_bytes_per_token: Option<Quantity>,
+    /// Draft tokens per step of speculative decoding (0 = none).
+    pub draft_tokens: Quantity,
+    /// Per-token acceptance of the draft, before calibration.
+    pub draft_acceptance: Quantity,
+    /// Bytes one draft forward pass reads (MTP head or EAGLE3 layer plus LM head).
+    pub draft_pass_bytes: Quantity,
+    /// Expert weights the report says were offloaded to CPU memory on one station (published where known).
+    #[serde(default)]
+    pub published_offload_bytes: Option<Quantity>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReportConfig {
+    pub cluster_mode: Mode,
+    pub software: String,
+    pub speculative: String,
+    pub cpu_memory_use: String,
+    pub from: From,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SweepFile {
+    pub schema_version: u32,
+    pub kind: String,
+    pub model: String,
+    pub series: Vec<Series>,
+    #[serde(default)]
+    pub totals: Vec<Total>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Series {
+    pub mode: Mode,
+    pub isl: u32,
+    pub osl: u32,
+    pub hardware: String,
+    #[serde(default)]
+    pub note: Option<String>,
+    pub points: Vec<PointRecord>,
+    #[serde(default)]
+    pub ranges: Vec<RangeRecord>,
+    #[serde(default)]
+    pub unplaced: Vec<Unplaced>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Flag {
+    /// The text calls the point a dip or reports it "as collected".
+    Dip,
+    /// Measured on another checkpoint than the model's; shown for reference only.
+    OtherCheckpoint,
+}
+
+impl Flag {
+    pub fn name(self) -> &'static str {
+        match self {
+            Flag::Dip => "dip",
+            Flag::OtherCheckpoint => "other_checkpoint",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PointRecord {
+    pub concurrency: f64,
+    pub output_tok_s: f64,
+    #[serde(default)]
+    pub flags: Vec<Flag>,
+    pub from: From,
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RangeRecord {
+    pub concurrency_min: f64,
+    pub concurrency_max: f64,
+    pub output_tok_s_min: f64,
+    pub output_tok_s_max: f64,
+    pub from: From,
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Unplaced {
+    pub output_tok_s: Vec<f64>,
+    #[serde(default)]
+    pub likely_concurrency: Vec<f64>,
+    pub reason: String,
+    pub from: From,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Total {
+    pub mode: Mode,
+    pub isl: u32,
+    pub osl: u32,
+    pub concurrency: f64,
+    pub total_tok_s: f64,
+    #[serde(default)]
+    pub note: Option<String>,
+    pub from: From,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClaimsFile {
+    pub schema_version: u32,
+    pub kind: String,
+    pub claims: Vec<Claim>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClaimKind {
+    Ratio,
+    GainPercent,
+    Percent,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Claim {
+    pub id: String,
+    pub kind: ClaimKind,
+    pub stated: f64,
+    #[serde(default)]
+    pub decimals: u32,
+    #[serde(default)]
+    pub approximate: bool,
+    #[serde(default)]
+    pub numerator: Option<Operand>,
+    #[serde(default)]
+    pub denominator: Option<Operand>,
+    #[serde(default)]
+    pub unverifiable: Option<String>,
+    #[serde(default)]
+    pub caveat: Option<String>,
+    #[serde(default)]
+    pub note: Option<String>,
+    pub from: From,
+}
+
+/// A claim operand: a published point, a number elsewhere in the dataset, or a constant with a reason.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Operand {
+    Point(PointKey),
+    Pointer { file: String, pointer: String },
+    Constant { constant: f64, reason: String },
+}
+
+/// Identifies one published point.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PointKey {
+    pub model: String,
+    pub mode: Mode,
+    pub isl: u32,
+    pub osl: u32,
+    pub concurrency: f64,
+}
+
+/// Accuracy thresholds the model check in `validate` enforces.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AccuracyFile {
+    pub schema_version: u32,
+    pub kind: String,
+    pub fitted_median_ape_max: f64,
+    pub fitted_p90_ape_max: f64,
+    pub predictive_median_ape_max: f64,
+    pub fabric_peak_ape_max: f64,
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+/// Simulator input: which machine, link and model, which workloads, and overrides.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioFile {
+    pub schema_version: u32,
+    pub kind: String,
+    pub id: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    /// A hardware id from `data/hardware/`, or a full hardware object inline.
+    pub hardware: Reference<HardwareFile>,
+    /// A model id from `data/models/`, or a full model object inline.
+    pub model: Reference<ModelFile>,
+    pub workloads: Vec<Workload>,
+    #[serde(default = "default_concurrency")]
+    pub concurrency: Vec<u32>,
+    #[serde(default = "default_modes")]
+    pub modes: Vec<Mode>,
+    /// Field overrides applied after resolving references, e.g. {"hardware.gpu_memory": 288e9}.
+    #[serde(default)]
+    pub overrides: BTreeMap<String, f64>,
+    /// Calibrated coefficients (written by `sim-core calibrate`).
+    #[serde(default)]
+    pub calibration: Option<BTreeMap<String, f64>>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Reference<T> {
+    Id(String),
+    Inline(Box<T>),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Workload {
+    pub isl: u32,
+    pub osl: u32,
+}
+
+pub fn default_concurrency() -> Vec<u32> {
+    vec![1, 2, 4, 8, 16, 32, 64, 128, 256]
+}
+
+fn default_modes() -> Vec<Mode> {
+    Mode::ALL.to_vec()
+}

@@ -1,0 +1,502 @@
+//! Meaning checks over a loaded dataset: numbers, units, provenance, references, duplicates, claims, totals.
+
+use super::schema::*;
+use super::Dataset;
+use crate::diagnostic::Diagnostic;
+use crate::units::{parse_unit, Dimension};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The seed texts quotes are checked against: source file name -> text.
+pub type Seeds = BTreeMap<String, String>;
+
+/// Runs every meaning check. `seeds`, when given, lets the validator confirm each quote is verbatim.
+pub fn check(ds: &Dataset, seeds: Option<&Seeds>) -> Vec<Diagnostic> {
+    let mut v = Checker { ds, seeds, out: Vec::new() };
+    v.sources();
+    v.hardware();
+    v.fabrics();
+    v.models();
+    v.sweeps();
+    v.claims();
+    v.scenarios();
+    v.out.into_iter().map(|d| ds.locate(d)).collect()
+}
+
+struct Checker<'a> {
+    ds: &'a Dataset,
+    seeds: Option<&'a Seeds>,
+    out: Vec<Diagnostic>,
+}
+
+impl Checker<'_> {
+    fn err(&mut self, file: &str, pointer: String, msg: String, hint: &str) {
+        self.out.push(Diagnostic::error(file, pointer, msg).with_hint(hint));
+    }
+
+    fn sources(&mut self) {
+        if self.ds.sources.is_empty() {
+            self.out.push(
+                Diagnostic::error("sources.json", "", "no sources defined")
+                    .with_hint("add sources.json listing the seed files every `from.source` refers to"),
+            );
+        }
+    }
+
+    /// A `from` must name a known source and quote it verbatim; for published numbers the quote must hold the number.
+    fn from(&mut self, file: &str, pointer: &str, from: &From, number: Option<f64>) {
+        let Some(src) = self.ds.sources.iter().find(|s| s.id == from.source) else {
+            let known: Vec<_> = self.ds.sources.iter().map(|s| s.id.as_str()).collect();
+            self.err(
+                file,
+                format!("{pointer}/from/source"),
+                format!("unknown source `{}`", from.source),
+                &format!("use one of the ids in sources.json: {}", known.join(", ")),
+            );
+            return;
+        };
+        if from.quote.trim().is_empty() {
+            self.err(file, format!("{pointer}/from/quote"), "empty quote".into(), "copy the sentence the value comes from");
+            return;
+        }
+        if let Some(seeds) = self.seeds {
+            match seeds.get(&src.file) {
+                Some(text) if !text.contains(&from.quote) => self.err(
+                    file,
+                    format!("{pointer}/from/quote"),
+                    format!("quote not found verbatim in seed {}", src.file),
+                    "copy the text character for character from the seed",
+                ),
+                None => self.err(
+                    file,
+                    format!("{pointer}/from/source"),
+                    format!("seed file {} of source `{}` is missing from the seeds directory", src.file, src.id),
+                    "pass the directory that holds the seed texts with --seeds",
+                ),
+                _ => {}
+            }
+        }
+        if let Some(n) = number {
+            if !quote_mentions(&from.quote, n) {
+                self.err(
+                    file,
+                    format!("{pointer}/from/quote"),
+                    format!("the quote does not contain the value {n}"),
+                    "quote the clause that states this number",
+                );
+            }
+        }
+    }
+
+    fn positive(&mut self, file: &str, pointer: String, x: f64, what: &str) -> bool {
+        if x.is_finite() && x > 0.0 {
+            return true;
+        }
+        self.err(file, pointer, format!("{what} must be a positive finite number, found {x}"), "check the transcription");
+        false
+    }
+
+    fn quantity(&mut self, file: &str, pointer: &str, q: &Quantity, want: Dimension, allow_zero: bool) {
+        match parse_unit(&q.unit) {
+            None => self.err(
+                file,
+                format!("{pointer}/unit"),
+                format!("unknown unit `{}`", q.unit),
+                &format!("expected {}", want.name()),
+            ),
+            Some((dim, _)) if dim != want => self.err(
+                file,
+                format!("{pointer}/unit"),
+                format!("unit `{}` is not {}", q.unit, want.name()),
+                "this field needs a different dimension",
+            ),
+            _ => {}
+        }
+        let ok = q.value.is_finite() && (q.value > 0.0 || (allow_zero && q.value == 0.0));
+        if !ok {
+            self.err(
+                file,
+                format!("{pointer}/value"),
+                format!("value must be a {} finite number, found {}", if allow_zero { "non-negative" } else { "positive" }, q.value),
+                "check the number and its unit",
+            );
+        }
+        let missing = match q.basis {
+            Basis::Published => q.from.is_none().then_some("from"),
+            Basis::Derived => q.derivation.is_none().then_some("derivation"),
+            Basis::ReportedElsewhere => q.reference.is_none().then_some("reference"),
+            Basis::Fitted => q.fitted_on.is_none().then_some("fitted_on"),
+            Basis::Assumed => q.reason.is_none().then_some("reason"),
+        };
+        if let Some(field) = missing {
+            self.err(
+                file,
+                pointer.to_string(),
+                format!("a {} value needs `{field}`", q.basis.label()),
+                "every parameter says where it came from",
+            );
+        }
+        if let Some(from) = &q.from {
+            let n = (q.basis == Basis::Published).then_some(q.value);
+            self.from(file, pointer, from, n);
+        }
+    }
+
+    fn hardware(&mut self) {
+        for hw in self.ds.hardware.values() {
+            let file = self.path("hardware", &hw.id);
+            use Dimension::*;
+            let fields: [(&str, &Quantity, Dimension); 9] = [
+                ("gpus", &hw.gpus, Count),
+                ("gpu_memory", &hw.gpu_memory, Bytes),
+                ("gpu_memory_bandwidth", &hw.gpu_memory_bandwidth, BytesPerSec),
+                ("cpu_memory", &hw.cpu_memory, Bytes),
+                ("cpu_memory_bandwidth", &hw.cpu_memory_bandwidth, BytesPerSec),
+                ("slow_path_bandwidth", &hw.slow_path_bandwidth, BytesPerSec),
+                ("compute_fp4", &hw.compute_fp4, FlopsPerSec),
+                ("compute_fp8", &hw.compute_fp8, FlopsPerSec),
+                ("link/rails", &hw.link.rails, Count),
+            ];
+            for (name, q, dim) in fields {
+                self.quantity(&file, &format!("/{name}"), q, dim, false);
+            }
+            if let Some(q) = &hw.intra_machine_bandwidth {
+                self.quantity(&file, "/intra_machine_bandwidth", q, BytesPerSec, false);
+            }
+            self.quantity(&file, "/link/line_rate_per_rail", &hw.link.line_rate_per_rail, BytesPerSec, false);
+            self.quantity(&file, "/link/payload_efficiency", &hw.link.payload_efficiency, Percent, false);
+            self.quantity(&file, "/link/collective_call_latency", &hw.link.collective_call_latency, Seconds, false);
+            if hw.link.payload_efficiency.value > 100.0 {
+                self.err(&file, "/link/payload_efficiency/value".into(), "payload efficiency above 100%".into(), "a share of line rate is at most 100");
+            }
+        }
+    }
+
+    fn fabrics(&mut self) {
+        for fab in self.ds.fabrics.values() {
+            let file = self.path("fabric", &fab.id);
+            if !self.ds.hardware.contains_key(&fab.hardware) {
+                self.err(&file, "/hardware".into(), format!("unknown hardware `{}`", fab.hardware), "add data/hardware/<id>.json or fix the id");
+            }
+            self.from(&file, "/link", &fab.link.from, None);
+            let mut seen = BTreeSet::new();
+            for (i, row) in fab.nccl.iter().enumerate() {
+                let p = format!("/nccl/{i}");
+                if !seen.insert(row.collective) {
+                    self.err(&file, format!("{p}/collective"), format!("duplicate row for {}", row.collective.name()), "one row per collective");
+                }
+                self.positive(&file, format!("{p}/peak_size_bytes"), row.peak_size_bytes, "peak_size_bytes");
+                if self.positive(&file, format!("{p}/peak_busbw_gb_s"), row.peak_busbw_gb_s, "peak_busbw_gb_s") {
+                    self.from(&file, &p, &row.from, Some(row.peak_busbw_gb_s));
+                }
+                if let Some(b) = row.busbw_16gib_gb_s {
+                    if self.positive(&file, format!("{p}/busbw_16gib_gb_s"), b, "busbw_16gib_gb_s") && b > row.peak_busbw_gb_s * 1.0001 {
+                        self.err(&file, format!("{p}/busbw_16gib_gb_s"), format!("16 GiB bandwidth {b} exceeds the peak {}", row.peak_busbw_gb_s), "the peak is the best over all sizes");
+                    }
+                }
+                if let Some(t) = row.total_16gib_gb_s {
+                    if self.positive(&file, format!("{p}/total_16gib_gb_s"), t, "total_16gib_gb_s") && (t - 2.0 * row.peak_busbw_gb_s).abs() > 0.01 * t {
+                        self.err(&file, format!("{p}/total_16gib_gb_s"), format!("total {t} is not twice the per-direction {}", row.peak_busbw_gb_s), "a bidirectional total is the sum of both directions");
+                    }
+                }
+            }
+            for (i, row) in fab.rdma.iter().enumerate() {
+                let p = format!("/rdma/{i}");
+                let number = row.bandwidth_gbit_s.or(row.mean_us);
+                if number.is_none() {
+                    self.err(&file, p.clone(), "an RDMA row needs bandwidth_gbit_s or mean_us".into(), "transcribe the measured value");
+                }
+                for (name, x) in [("bandwidth_gbit_s", row.bandwidth_gbit_s), ("mean_us", row.mean_us), ("message_bytes", row.message_bytes)] {
+                    if let Some(x) = x {
+                        self.positive(&file, format!("{p}/{name}"), x, name);
+                    }
+                }
+                if let (Some(bw), Some(u)) = (row.bandwidth_gbit_s, row.link_utilisation_percent) {
+                    let expect = bw / fab.link.line_rate_gbit_s_per_rail * 100.0;
+                    if (expect - u).abs() > 0.01 {
+                        self.err(&file, format!("{p}/link_utilisation_percent"), format!("utilisation {u}% does not match {bw} / {} Gb/s = {expect:.2}%", fab.link.line_rate_gbit_s_per_rail), "recompute the share of line rate");
+                    }
+                }
+                self.from(&file, &p, &row.from, number);
+            }
+            for (i, e) in fab.expectations.iter().enumerate() {
+                if e.min_gbit_s > e.max_gbit_s {
+                    self.err(&file, format!("/expectations/{i}"), "min above max".into(), "swap the bounds");
+                }
+                self.from(&file, &format!("/expectations/{i}"), &e.from, Some(e.min_gbit_s));
+            }
+        }
+    }
+
+    fn models(&mut self) {
+        for m in self.ds.models.values() {
+            let file = self.path("model", &m.id);
+            let a = &m.architecture;
+            use Dimension::*;
+            let fields: [(&str, &Quantity, Dimension, bool); 13] = [
+                ("weight_bytes", &a.weight_bytes, Bytes, false),
+                ("routed_expert_bytes", &a.routed_expert_bytes, Bytes, true),
+                ("active_params", &a.active_params, Count, false),
+                ("layers", &a.layers, Count, false),
+                ("hidden_size", &a.hidden_size, Count, false),
+                ("routed_experts", &a.routed_experts, Count, true),
+                ("experts_per_token", &a.experts_per_token, Count, true),
+                ("compute_bits", &a.compute_bits, Count, false),
+                ("kv_bytes_per_token", &a.kv_bytes_per_token, Bytes, false),
+                ("draft_tokens", &a.draft_tokens, Count, true),
+                ("draft_acceptance", &a.draft_acceptance, Percent, true),
+                ("draft_pass_bytes", &a.draft_pass_bytes, Bytes, true),
+                ("weight_bytes", &a.weight_bytes, Bytes, false),
+            ];
+            for (name, q, dim, zero) in fields.into_iter().take(12) {
+                self.quantity(&file, &format!("/architecture/{name}"), q, dim, zero);
+            }
+            for (name, q) in [("pinned_cpu_bytes", &a.pinned_cpu_bytes), ("pinned_read_bytes_per_token", &a.pinned_read_bytes_per_token), ("published_offload_bytes", &a.published_offload_bytes)] {
+                if let Some(q) = q {
+                    self.quantity(&file, &format!("/architecture/{name}"), q, Bytes, true);
+                }
+            }
+            if a.routed_expert_bytes.si() > a.weight_bytes.si() {
+                self.err(&file, "/architecture/routed_expert_bytes".into(), "routed expert bytes exceed the total weight bytes".into(), "experts are part of the weights");
+            }
+            if a.experts_per_token.value > a.routed_experts.value {
+                self.err(&file, "/architecture/experts_per_token".into(), "more experts per token than routed experts".into(), "top-k cannot exceed the expert count");
+            }
+            if a.draft_acceptance.value >= 100.0 {
+                self.err(&file, "/architecture/draft_acceptance/value".into(), "acceptance must be below 100%".into(), "per-token acceptance is a probability");
+            }
+            if !matches!(a.attention.as_str(), "mla" | "gqa") {
+                self.err(&file, "/architecture/attention".into(), format!("unknown attention kind `{}`", a.attention), "use `mla` or `gqa`");
+            }
+            if let Some(rc) = &m.report_config {
+                self.from(&file, "/report_config", &rc.from, None);
+            }
+        }
+    }
+
+    fn sweeps(&mut self) {
+        for (file, sweep) in &self.ds.sweeps {
+            if !self.ds.models.contains_key(&sweep.model) {
+                self.err(file, "/model".into(), format!("unknown model `{}`", sweep.model), "add data/models/<id>.json or fix the id");
+            }
+            let mut series_keys = BTreeSet::new();
+            for (si, s) in sweep.series.iter().enumerate() {
+                let sp = format!("/series/{si}");
+                if !series_keys.insert((s.mode, s.isl, s.osl)) {
+                    self.err(file, sp.clone(), format!("duplicate series {} {}/{}", s.mode.name(), s.isl, s.osl), "merge the points into one series");
+                }
+                if s.isl == 0 || s.osl == 0 {
+                    self.err(file, format!("{sp}/isl"), "sequence lengths must be positive".into(), "isl and osl are token counts");
+                }
+                if !self.ds.hardware.contains_key(&s.hardware) {
+                    self.err(file, format!("{sp}/hardware"), format!("unknown hardware `{}`", s.hardware), "add data/hardware/<id>.json or fix the id");
+                }
+                let mut seen = BTreeSet::new();
+                for (pi, p) in s.points.iter().enumerate() {
+                    let pp = format!("{sp}/points/{pi}");
+                    if concurrency_ok(p.concurrency) {
+                        if !seen.insert(p.concurrency as u32) {
+                            self.err(file, format!("{pp}/concurrency"), format!("duplicate point at concurrency {}", p.concurrency), "each concurrency appears once per series");
+                        }
+                    } else {
+                        self.err(file, format!("{pp}/concurrency"), format!("concurrency must be a whole number from 1 to 4096, found {}", p.concurrency), "concurrency counts closed-loop clients");
+                    }
+                    if self.positive(file, format!("{pp}/output_tok_s"), p.output_tok_s, "output_tok_s") {
+                        self.from(file, &pp, &p.from, Some(p.output_tok_s));
+                    }
+                }
+                for (ri, r) in s.ranges.iter().enumerate() {
+                    let rp = format!("{sp}/ranges/{ri}");
+                    let ok = concurrency_ok(r.concurrency_min) && concurrency_ok(r.concurrency_max) && r.concurrency_min <= r.concurrency_max;
+                    if !ok {
+                        self.err(file, rp.clone(), "range concurrencies must be whole numbers with min <= max".into(), "check concurrency_min and concurrency_max");
+                    }
+                    if self.positive(file, format!("{rp}/output_tok_s_min"), r.output_tok_s_min, "output_tok_s_min")
+                        && self.positive(file, format!("{rp}/output_tok_s_max"), r.output_tok_s_max, "output_tok_s_max")
+                    {
+                        if r.output_tok_s_min > r.output_tok_s_max {
+                            self.err(file, rp.clone(), "output_tok_s_min above output_tok_s_max".into(), "swap the bounds");
+                        }
+                        self.from(file, &rp, &r.from, Some(r.output_tok_s_min));
+                    }
+                }
+                for (ui, u) in s.unplaced.iter().enumerate() {
+                    let up = format!("{sp}/unplaced/{ui}");
+                    if !u.likely_concurrency.is_empty() && u.likely_concurrency.len() != u.output_tok_s.len() {
+                        self.err(file, format!("{up}/likely_concurrency"), "likely_concurrency must give one concurrency per value".into(), "or leave it empty");
+                    }
+                    for (vi, x) in u.output_tok_s.iter().enumerate() {
+                        self.positive(file, format!("{up}/output_tok_s/{vi}"), *x, "output_tok_s");
+                    }
+                    self.from(file, &up, &u.from, u.output_tok_s.first().copied());
+                }
+            }
+            for (ti, t) in sweep.totals.iter().enumerate() {
+                let tp = format!("/totals/{ti}");
+                if !self.positive(file, format!("{tp}/total_tok_s"), t.total_tok_s, "total_tok_s") {
+                    continue;
+                }
+                self.from(file, &tp, &t.from, Some(t.total_tok_s));
+                let point = sweep
+                    .series
+                    .iter()
+                    .filter(|s| s.mode == t.mode && s.isl == t.isl && s.osl == t.osl)
+                    .flat_map(|s| s.points.iter())
+                    .find(|p| p.concurrency == t.concurrency);
+                match point {
+                    None => self.err(file, tp.clone(), format!("no {} {}/{} point at concurrency {} to check the total against", t.mode.name(), t.isl, t.osl, t.concurrency), "a total must sit on a published point"),
+                    Some(p) => {
+                        let expect = p.output_tok_s * f64::from(t.isl + t.osl) / f64::from(t.osl);
+                        // Output throughput is rounded to whole tokens/s; scale that rounding up to the total.
+                        let tol = 0.5 * f64::from(t.isl + t.osl) / f64::from(t.osl) + 1.0;
+                        if (expect - t.total_tok_s).abs() > tol {
+                            self.err(file, format!("{tp}/total_tok_s"), format!("total {} does not match output {} x ({}+{})/{} = {expect:.0}", t.total_tok_s, p.output_tok_s, t.isl, t.osl, t.osl), "a total counts input and output tokens of the same requests");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn claims(&mut self) {
+        let mut ids = BTreeSet::new();
+        let points = self.ds.points();
+        for (ci, (file, c)) in self.ds.claims.iter().enumerate() {
+            // Index within its own file (claims of one file are contiguous).
+            let local = self.ds.claims[..ci].iter().filter(|(f, _)| f == file).count();
+            let cp = format!("/claims/{local}");
+            if !ids.insert(c.id.clone()) {
+                self.err(file, format!("{cp}/id"), format!("duplicate claim id `{}`", c.id), "claim ids are unique");
+            }
+            self.from(file, &cp, &c.from, None);
+            if c.unverifiable.is_some() {
+                if c.numerator.is_some() || c.denominator.is_some() {
+                    self.err(file, cp.clone(), "an unverifiable claim has no operands".into(), "drop the operands or the `unverifiable` field");
+                }
+                continue;
+            }
+            let (Some(n), Some(d)) = (&c.numerator, &c.denominator) else {
+                self.err(file, cp.clone(), "a claim needs a numerator and a denominator".into(), "or mark it `unverifiable` with a reason");
+                continue;
+            };
+            let nv = self.operand(file, &format!("{cp}/numerator"), n, &points);
+            let dv = self.operand(file, &format!("{cp}/denominator"), d, &points);
+            let (Some(nv), Some(dv)) = (nv, dv) else { continue };
+            let got = match c.kind {
+                ClaimKind::Ratio => nv / dv,
+                ClaimKind::GainPercent => (nv / dv - 1.0) * 100.0,
+                ClaimKind::Percent => nv / dv * 100.0,
+            };
+            let half_unit = 0.5 * 10f64.powi(-(c.decimals as i32));
+            let tol = if c.approximate { half_unit + 0.05 * c.stated.abs() } else { half_unit + 1e-9 };
+            if (got - c.stated).abs() > tol {
+                self.err(file, format!("{cp}/stated"), format!("claim `{}` states {} but the data give {got:.3}", c.id, c.stated), "the operands or the stated value are mistranscribed");
+            }
+        }
+    }
+
+    fn operand(&mut self, file: &str, pointer: &str, op: &Operand, points: &[super::MeasuredPoint]) -> Option<f64> {
+        match op {
+            Operand::Point(k) => {
+                let found: Vec<_> = points
+                    .iter()
+                    .filter(|p| p.model == k.model && p.mode == k.mode && p.isl == k.isl && p.osl == k.osl && f64::from(p.concurrency) == k.concurrency)
+                    .collect();
+                match found.as_slice() {
+                    [p] => Some(p.output_tok_s),
+                    [] => {
+                        self.err(file, pointer.to_string(), format!("no published point {} {} {}/{} at {}", k.model, k.mode.name(), k.isl, k.osl, k.concurrency), "the operand must match a point in data/sweeps/");
+                        None
+                    }
+                    _ => None,
+                }
+            }
+            Operand::Pointer { file: target, pointer: ptr } => match self.ds.number_at(target, ptr) {
+                Some(x) => Some(x),
+                None => {
+                    self.err(file, pointer.to_string(), format!("no number at {target}#{ptr}"), "the pointer must reach a number in a loaded data file");
+                    None
+                }
+            },
+            Operand::Constant { constant, reason } => {
+                if reason.trim().is_empty() {
+                    self.err(file, pointer.to_string(), "a constant operand needs a reason".into(), "say where the constant comes from");
+                }
+                (*constant != 0.0).then_some(*constant)
+            }
+        }
+    }
+
+    fn scenarios(&mut self) {
+        for s in self.ds.scenarios.values() {
+            let file = self.path("scenario", &s.id);
+            if let Reference::Id(id) = &s.hardware {
+                if !self.ds.hardware.contains_key(id) {
+                    self.err(&file, "/hardware".into(), format!("unknown hardware `{id}`"), "use an id from data/hardware/ or an inline object");
+                }
+            }
+            if let Reference::Id(id) = &s.model {
+                if !self.ds.models.contains_key(id) {
+                    self.err(&file, "/model".into(), format!("unknown model `{id}`"), "use an id from data/models/ or an inline object");
+                }
+            }
+            if s.workloads.is_empty() {
+                self.err(&file, "/workloads".into(), "no workloads".into(), "add at least one {\"isl\", \"osl\"}");
+            }
+            for (i, w) in s.workloads.iter().enumerate() {
+                if w.isl == 0 || w.osl == 0 {
+                    self.err(&file, format!("/workloads/{i}"), "sequence lengths must be positive".into(), "isl and osl are token counts");
+                }
+            }
+            for (i, c) in s.concurrency.iter().enumerate() {
+                if !concurrency_ok(f64::from(*c)) {
+                    self.err(&file, format!("/concurrency/{i}"), format!("concurrency {c} outside 1..=4096"), "concurrency counts closed-loop clients");
+                }
+            }
+        }
+    }
+
+    fn path(&self, kind: &str, id: &str) -> String {
+        self.ds.paths.get(&(kind.to_string(), id.to_string())).cloned().unwrap_or_default()
+    }
+}
+
+fn concurrency_ok(c: f64) -> bool {
+    c.is_finite() && c.fract() == 0.0 && (1.0..=4096.0).contains(&c)
+}
+
+/// True when some number written in `quote` equals `value`, reading `1,525`, `1.525` and `1 525` as the
+/// thousands-separated forms the translations use, and `7,1` as a German decimal.
+pub fn quote_mentions(quote: &str, value: f64) -> bool {
+    let chars: Vec<char> = quote.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        if !chars[i].is_ascii_digit() {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < chars.len() && (chars[i].is_ascii_digit() || ((chars[i] == ',' || chars[i] == '.') && chars.get(i + 1).is_some_and(|c| c.is_ascii_digit()))) {
+            i += 1;
+        }
+        let token: String = chars[start..i].iter().collect();
+        let readings = [token.replace(',', ""), token.replace('.', "").replace(',', "."), token.replace(',', ".")];
+        if readings.iter().any(|r| r.parse::<f64>().is_ok_and(|x| (x - value).abs() <= 1e-9 * value.abs().max(1.0))) {
+            return true;
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::quote_mentions;
+
+    #[test]
+    fn reads_numbers_in_every_translation_style() {
+        assert!(quote_mentions("bereikte 1,525 op 32 streams", 1525.0));
+        assert!(quote_mentions("misst 1.525 Token pro Sekunde", 1525.0));
+        assert!(quote_mentions("7,1 TB/s", 7.1));
+        assert!(quote_mentions("92.242 GB / s", 92.242));
+        assert!(!quote_mentions("139 uitvoertokens", 1525.0));
+    }
+}

@@ -1,0 +1,214 @@
+//! Calibration: fits the few free coefficients to published points with Nelder-Mead on log error.
+//!
+//! Free: HBM and slow-path efficiency, compute efficiency, step, per-sequence and draft-pass overheads (shared
+//! by every model on the hardware), the TP per-call latency scale (only when pair points are fitted), and one
+//! draft acceptance per model that has fitted points. Flagged points (dips, other checkpoints) never enter.
+
+use crate::dataset::MeasuredPoint;
+use crate::model::{predict, Coefficients};
+use crate::scenario::Scenario;
+use crate::Mode;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Which points the fit may see.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FitSet {
+    /// Every unflagged point of every mode.
+    All,
+    /// Only single-station points (plus the hardware and fabric measurements the specs hold); pair points
+    /// are then predictions.
+    Single,
+}
+
+impl FitSet {
+    pub fn includes(self, p: &MeasuredPoint) -> bool {
+        !p.is_flagged() && (self == FitSet::All || p.mode == Mode::Single)
+    }
+
+    pub fn describe(self) -> &'static str {
+        match self {
+            FitSet::All => "all unflagged published points",
+            FitSet::Single => "unflagged single-station points only",
+        }
+    }
+}
+
+/// The fitted coefficients and how the fit went.
+#[derive(Debug, Clone, Serialize)]
+pub struct Calibration {
+    pub set: FitSet,
+    pub coefficients: Coefficients,
+    pub points_used: usize,
+    /// Root-mean-square log error over the fitted points.
+    pub rms_log_error: f64,
+    pub evaluations: usize,
+}
+
+impl Calibration {
+    pub fn set_description(&self) -> &'static str {
+        self.set.describe()
+    }
+}
+
+const N_GLOBAL: usize = 7;
+
+fn sigmoid(x: f64) -> f64 {
+    1.0 / (1.0 + (-x).exp())
+}
+
+fn logit(y: f64) -> f64 {
+    let y = y.clamp(1e-6, 1.0 - 1e-6);
+    (y / (1.0 - y)).ln()
+}
+
+/// Maps unconstrained search coordinates to coefficients inside physical bounds.
+fn decode(x: &[f64], base: &Coefficients, models: &[String]) -> Coefficients {
+    let mut k = base.clone();
+    k.hbm_efficiency = 0.2 + 0.8 * sigmoid(x[0]);
+    k.slow_efficiency = 0.2 + 0.8 * sigmoid(x[1]);
+    k.compute_efficiency = 0.05 + 0.9 * sigmoid(x[2]);
+    k.step_overhead_s = 1e-3 * x[3].exp();
+    k.per_seq_overhead_s = 1e-5 * x[4].exp();
+    k.draft_pass_overhead_s = 1e-4 * x[5].exp();
+    k.tp_latency_scale = x[6].exp();
+    for (i, m) in models.iter().enumerate() {
+        k.acceptance.insert(m.clone(), 0.3 + 0.65 * sigmoid(x[N_GLOBAL + i]));
+    }
+    k
+}
+
+fn encode(k: &Coefficients, models: &[String], priors: &BTreeMap<String, f64>) -> Vec<f64> {
+    let mut x = vec![
+        logit((k.hbm_efficiency - 0.2) / 0.8),
+        logit((k.slow_efficiency - 0.2) / 0.8),
+        logit((k.compute_efficiency - 0.05) / 0.9),
+        (k.step_overhead_s / 1e-3).ln(),
+        (k.per_seq_overhead_s / 1e-5).ln(),
+        (k.draft_pass_overhead_s / 1e-4).ln(),
+        k.tp_latency_scale.ln(),
+    ];
+    for m in models {
+        let a = k.acceptance.get(m).or(priors.get(m)).copied().unwrap_or(0.7);
+        x.push(logit((a - 0.3) / 0.65));
+    }
+    x
+}
+
+/// Log error of one prediction; a zero prediction for a measured point costs as much as being 1000x off.
+pub fn log_error(predicted: f64, measured: f64) -> f64 {
+    if predicted > 0.0 && predicted.is_finite() {
+        (predicted / measured).ln()
+    } else {
+        (1e-3_f64).ln()
+    }
+}
+
+/// Fits the coefficients on the points `set` admits. `scenarios` maps model id to its scenario.
+pub fn fit(scenarios: &BTreeMap<String, Scenario>, points: &[MeasuredPoint], set: FitSet) -> Calibration {
+    let used: Vec<&MeasuredPoint> = points.iter().filter(|p| set.includes(p) && scenarios.contains_key(&p.model)).collect();
+    let mut models: Vec<String> = used.iter().map(|p| p.model.clone()).collect();
+    models.sort();
+    models.dedup();
+    let priors: BTreeMap<String, f64> = scenarios.iter().map(|(id, s)| (id.clone(), s.model.draft_acceptance)).collect();
+    let base = Coefficients::default();
+    let has_pair = used.iter().any(|p| p.mode == Mode::Tp2);
+    let objective = |x: &[f64]| -> f64 {
+        let mut x = x.to_vec();
+        if !has_pair {
+            x[6] = 0.0; // No pair point can inform the TP latency scale: keep the link's own latency.
+        }
+        let k = decode(&x, &base, &models);
+        let sum: f64 = used
+            .iter()
+            .map(|p| {
+                let pr = predict(&scenarios[&p.model], &k, p.mode, p.isl, p.osl, p.concurrency);
+                log_error(pr.output_tok_s, p.output_tok_s).powi(2)
+            })
+            .sum();
+        // A weak pull toward the priors keeps coefficients the points cannot see from drifting.
+        let reg: f64 = x.iter().zip(encode(&base, &models, &priors)).map(|(a, b)| (a - b).powi(2)).sum::<f64>() * 1e-3;
+        sum / used.len().max(1) as f64 + reg
+    };
+    let x0 = encode(&base, &models, &priors);
+    let (mut best, mut evals) = nelder_mead(&objective, &x0, 0.5, 1500);
+    // A restart from the optimum escapes the simplex collapsing early, a known Nelder-Mead weakness.
+    let (b2, e2) = nelder_mead(&objective, &best, 0.25, 1000);
+    best = b2;
+    evals += e2;
+    if !has_pair {
+        best[6] = 0.0;
+    }
+    let k = decode(&best, &base, &models);
+    let rms = (used
+        .iter()
+        .map(|p| log_error(predict(&scenarios[&p.model], &k, p.mode, p.isl, p.osl, p.concurrency).output_tok_s, p.output_tok_s).powi(2))
+        .sum::<f64>()
+        / used.len().max(1) as f64)
+        .sqrt();
+    Calibration { set, coefficients: k, points_used: used.len(), rms_log_error: rms, evaluations: evals }
+}
+
+/// Minimises `f` from `x0` with the Nelder-Mead simplex method; returns the best point and evaluations used.
+pub fn nelder_mead(f: &dyn Fn(&[f64]) -> f64, x0: &[f64], step: f64, max_evals: usize) -> (Vec<f64>, usize) {
+    let n = x0.len();
+    let mut simplex: Vec<(Vec<f64>, f64)> = Vec::with_capacity(n + 1);
+    simplex.push((x0.to_vec(), f(x0)));
+    for i in 0..n {
+        let mut x = x0.to_vec();
+        x[i] += step;
+        let v = f(&x);
+        simplex.push((x, v));
+    }
+    let mut evals = n + 1;
+    let nan_last = |a: &(Vec<f64>, f64), b: &(Vec<f64>, f64)| a.1.partial_cmp(&b.1).unwrap_or(std::cmp::Ordering::Greater);
+    while evals < max_evals {
+        simplex.sort_by(nan_last);
+        let (best, worst) = (simplex[0].1, simplex[n].1);
+        if (worst - best).abs() < 1e-10 * (1.0 + best.abs()) {
+            break;
+        }
+        let centroid: Vec<f64> = (0..n).map(|j| simplex[..n].iter().map(|s| s.0[j]).sum::<f64>() / n as f64).collect();
+        let along = |t: f64| -> Vec<f64> { (0..n).map(|j| centroid[j] + t * (simplex[n].0[j] - centroid[j])).collect() };
+        let xr = along(-1.0);
+        let fr = f(&xr);
+        evals += 1;
+        if fr < simplex[0].1 {
+            let xe = along(-2.0);
+            let fe = f(&xe);
+            evals += 1;
+            simplex[n] = if fe < fr { (xe, fe) } else { (xr, fr) };
+        } else if fr < simplex[n - 1].1 {
+            simplex[n] = (xr, fr);
+        } else {
+            let xc = if fr < worst { along(-0.5) } else { along(0.5) };
+            let fc = f(&xc);
+            evals += 1;
+            if fc < worst.min(fr) {
+                simplex[n] = (xc, fc);
+            } else {
+                let x_best = simplex[0].0.clone();
+                for s in simplex.iter_mut().skip(1) {
+                    s.0 = (0..n).map(|j| x_best[j] + 0.5 * (s.0[j] - x_best[j])).collect();
+                    s.1 = f(&s.0);
+                }
+                evals += n;
+            }
+        }
+    }
+    simplex.sort_by(nan_last);
+    (simplex[0].0.clone(), evals)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::nelder_mead;
+
+    #[test]
+    fn finds_the_minimum_of_a_bowl() {
+        let f = |x: &[f64]| (x[0] - 1.0).powi(2) + 10.0 * (x[1] + 2.0).powi(2);
+        let (x, _) = nelder_mead(&f, &[0.0, 0.0], 0.5, 2000);
+        assert!((x[0] - 1.0).abs() < 1e-3 && (x[1] + 2.0).abs() < 1e-3, "{x:?}");
+    }
+}

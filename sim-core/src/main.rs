@@ -1,0 +1,352 @@
+//! The `sim-core` command line: reads files, calls the library, renders tables, sets the exit code.
+
+mod cli_io;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use cli_io::{load_dir, read_seeds, Out, Table};
+use sim_core::dataset::{load, schema::ScenarioFile, validate, SourceText};
+use sim_core::diagnostic::{self, Diagnostic};
+use sim_core::fit::FitSet;
+use sim_core::model::{predict, Coefficients};
+use sim_core::{report, scenario, Mode};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "sim-core", version, about = "Validate the twotower datasets and predict what a second GPU machine buys for LLM inference")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq)]
+enum Format {
+    Table,
+    Csv,
+    Json,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum FitArg {
+    All,
+    Single,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Check every data file against the schema and for meaning, and the model against the accuracy targets.
+    Validate {
+        dir: PathBuf,
+        /// Directory of the seed texts; when given, every quote must occur verbatim in its seed.
+        #[arg(long)]
+        seeds: Option<PathBuf>,
+        /// Skip the model accuracy check (schema and meaning only).
+        #[arg(long)]
+        no_model_check: bool,
+        #[arg(long, value_enum, default_value = "table")]
+        format: Format,
+    },
+    /// List every published throughput point.
+    Points {
+        dir: PathBuf,
+        #[arg(long, value_enum, default_value = "table")]
+        format: Format,
+    },
+    /// Predict a sweep for one scenario file.
+    Predict {
+        scenario: PathBuf,
+        /// Only this mode (default: the scenario's modes).
+        #[arg(long)]
+        mode: Option<String>,
+        /// Comma-separated concurrency levels (default: the scenario's).
+        #[arg(long, value_delimiter = ',')]
+        concurrency: Vec<u32>,
+        /// Dataset directory the scenario's ids refer to (default: the scenario's parent's parent).
+        #[arg(long)]
+        data: Option<PathBuf>,
+        /// Use coefficients fitted on this set of the dataset's points (default: all).
+        #[arg(long, value_enum, default_value = "all")]
+        fit: FitArg,
+        #[arg(long, value_enum, default_value = "table")]
+        format: Format,
+    },
+    /// Every measured point next to its prediction, with error statistics.
+    Report {
+        dir: PathBuf,
+        #[arg(long, value_enum, default_value = "all")]
+        fit: FitArg,
+        #[arg(long, value_enum, default_value = "table")]
+        format: Format,
+    },
+    /// Predicted against measured bus bandwidth of every collective.
+    Fabric {
+        dir: PathBuf,
+        #[arg(long, value_enum, default_value = "table")]
+        format: Format,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let mut out = Out::stdout();
+    let code = match run(cli.command, &mut out) {
+        Ok(code) => code,
+        Err(CliError::Usage(msg)) => {
+            eprintln!("error: {msg}");
+            ExitCode::from(2)
+        }
+        Err(CliError::Invalid(diags)) => {
+            for d in &diags {
+                eprintln!("{d}");
+            }
+            ExitCode::from(1)
+        }
+    };
+    // A reader that closed the pipe early (`| head`) is not an error.
+    if out.broken_pipe() {
+        return ExitCode::SUCCESS;
+    }
+    code
+}
+
+enum CliError {
+    Usage(String),
+    Invalid(Vec<Diagnostic>),
+}
+
+fn fit_set(f: FitArg) -> FitSet {
+    match f {
+        FitArg::All => FitSet::All,
+        FitArg::Single => FitSet::Single,
+    }
+}
+
+/// Loads a dataset directory; IO problems are usage errors, data problems are returned as diagnostics.
+fn load_dataset(dir: &Path) -> Result<(sim_core::dataset::Dataset, Vec<Diagnostic>), CliError> {
+    let files = load_dir(dir).map_err(CliError::Usage)?;
+    if files.is_empty() {
+        return Err(CliError::Usage(format!("{}: no .json files found", dir.display())));
+    }
+    Ok(load(&files))
+}
+
+/// Loads a dataset and refuses to go on if it has errors.
+fn load_valid(dir: &Path) -> Result<sim_core::dataset::Dataset, CliError> {
+    let (ds, mut diags) = load_dataset(dir)?;
+    diags.extend(validate::check(&ds, None));
+    diags.retain(Diagnostic::is_error);
+    if diags.is_empty() {
+        Ok(ds)
+    } else {
+        diagnostic::sort(&mut diags);
+        Err(CliError::Invalid(diags))
+    }
+}
+
+fn run(cmd: Command, out: &mut Out) -> Result<ExitCode, CliError> {
+    match cmd {
+        Command::Validate { dir, seeds, no_model_check, format } => {
+            let seeds = match seeds {
+                Some(s) => Some(read_seeds(&s).map_err(CliError::Usage)?),
+                None => None,
+            };
+            let (ds, mut diags) = load_dataset(&dir)?;
+            diags.extend(validate::check(&ds, seeds.as_ref()));
+            let schema_ok = !diags.iter().any(Diagnostic::is_error);
+            if schema_ok && !no_model_check {
+                diags.extend(report::model_check(&ds));
+            }
+            diagnostic::sort(&mut diags);
+            let errors = diags.iter().filter(|d| d.is_error()).count();
+            if format == Format::Json {
+                out.line(&serde_json::to_string_pretty(&diags).unwrap_or_default());
+            } else {
+                for d in &diags {
+                    out.line(&d.to_string());
+                }
+                let files = ds.raw.len();
+                let points = ds.points().len();
+                if errors == 0 {
+                    out.line(&format!(
+                        "ok: {files} files, {points} points, {} claims valid{}{}",
+                        ds.claims.len(),
+                        if seeds.is_some() { ", quotes verbatim in the seeds" } else { "" },
+                        if no_model_check { "" } else { ", model within the accuracy targets" }
+                    ));
+                } else {
+                    out.line(&format!("{errors} error(s) in {}", dir.display()));
+                }
+            }
+            Ok(if errors == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+        }
+        Command::Points { dir, format } => {
+            let ds = load_valid(&dir)?;
+            let mut t = Table::new(&["model", "mode", "isl", "osl", "concurrency", "output_tok_s", "flags", "source", "quote"]);
+            for p in ds.points() {
+                let flags: Vec<_> = p.flags.iter().map(|f| f.name()).collect();
+                t.row(vec![p.model, p.mode.name().into(), p.isl.to_string(), p.osl.to_string(), p.concurrency.to_string(), fmt_num(p.output_tok_s), flags.join(";"), p.source, p.quote]);
+            }
+            out.table(&t, format == Format::Csv, format == Format::Json);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Predict { scenario: path, mode, concurrency, data, fit, format } => {
+            let text = std::fs::read_to_string(&path).map_err(|e| CliError::Usage(format!("{}: {e}", path.display())))?;
+            let data_dir = data.unwrap_or_else(|| path.parent().and_then(Path::parent).map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from(".")));
+            let ds = load_valid(&data_dir)?;
+            let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let (one, mut diags) = load(&[SourceText { path: name.clone(), text }]);
+            let Some(sc) = one.scenarios.values().next().cloned() else {
+                if diags.is_empty() {
+                    diags.push(Diagnostic::error(&name, "/kind", "not a scenario file").with_hint("a scenario has \"kind\": \"scenario\""));
+                }
+                return Err(CliError::Invalid(diags));
+            };
+            let s = scenario::resolve(&ds, &name, &sc).map_err(CliError::Invalid)?;
+            let modes = match mode {
+                Some(m) => vec![Mode::parse(&m).ok_or_else(|| CliError::Usage(format!("unknown mode `{m}`; use single, tp2 or pd")))?],
+                None => s.modes.clone(),
+            };
+            let conc = if concurrency.is_empty() { s.concurrency.clone() } else { concurrency };
+            if let Some(bad) = conc.iter().find(|c| **c == 0 || **c > 4096) {
+                return Err(CliError::Usage(format!("concurrency {bad} outside 1..=4096")));
+            }
+            let k = coefficients_for(&ds, &sc, fit_set(fit));
+            let mut t = Table::new(&["mode", "isl", "osl", "concurrency", "output_tok_s", "ttft_s", "tpot_ms", "step_ms", "resident", "max_resident", "bottleneck"]);
+            for w in &s.workloads {
+                for m in &modes {
+                    for c in &conc {
+                        let p = predict(&s, &k, *m, w.isl, w.osl, *c);
+                        t.row(vec![m.name().into(), w.isl.to_string(), w.osl.to_string(), c.to_string(), fmt_num(p.output_tok_s), fmt3(p.ttft_s), fmt3(p.tpot_s * 1e3), fmt3(p.step_s * 1e3), fmt3(p.resident_seqs), fmt_num(p.max_resident_seqs), p.bottleneck.name().into()]);
+                    }
+                }
+            }
+            out.table(&t, format == Format::Csv, format == Format::Json);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Report { dir, fit, format } => {
+            let ds = load_valid(&dir)?;
+            let r = report::build(&ds, fit_set(fit)).map_err(CliError::Invalid)?;
+            if format == Format::Json {
+                out.line(&serde_json::to_string_pretty(&r).unwrap_or_default());
+                return Ok(ExitCode::SUCCESS);
+            }
+            let mut t = Table::new(&["model", "mode", "isl", "osl", "concurrency", "measured_tok_s", "predicted_tok_s", "ape_pct", "role", "flags", "bottleneck"]);
+            for row in &r.rows {
+                t.row(vec![row.model.clone(), row.mode.name().into(), row.isl.to_string(), row.osl.to_string(), row.concurrency.to_string(), fmt_num(row.measured_tok_s), fmt_num(row.predicted_tok_s), format!("{:.1}", row.ape), row.role.into(), row.flags.join(";"), row.bottleneck.clone()]);
+            }
+            out.table(&t, format == Format::Csv, false);
+            if format == Format::Table {
+                render_summary(out, &r);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Fabric { dir, format } => {
+            let ds = load_valid(&dir)?;
+            let rows = report::fabric_rows(&ds);
+            let mut t = Table::new(&["collective", "bytes", "measured_busbw_gbps", "predicted_busbw_gbps", "column", "ape_pct", "efficiency"]);
+            for r in &rows {
+                let ape = (r.predicted_busbw_gbps - r.measured_busbw_gbps).abs() / r.measured_busbw_gbps * 100.0;
+                t.row(vec![r.collective.name().into(), format!("{:.0}", r.bytes), format!("{:.3}", r.measured_busbw_gbps), format!("{:.3}", r.predicted_busbw_gbps), r.column.into(), format!("{ape:.2}"), format!("{:.4}", r.efficiency)]);
+            }
+            out.table(&t, format == Format::Csv, format == Format::Json);
+            if format == Format::Table {
+                let mut peaks: Vec<_> = rows.iter().filter(|r| r.column == "peak").collect();
+                peaks.sort_by(|a, b| b.measured_busbw_gbps.total_cmp(&a.measured_busbw_gbps));
+                let measured: Vec<_> = peaks.iter().map(|r| r.collective.name()).collect();
+                peaks.sort_by(|a, b| b.predicted_busbw_gbps.total_cmp(&a.predicted_busbw_gbps));
+                let predicted: Vec<_> = peaks.iter().map(|r| r.collective.name()).collect();
+                out.line("");
+                out.line(&format!("measured order of peaks:  {}", measured.join(" > ")));
+                out.line(&format!("predicted order of peaks: {}", predicted.join(" > ")));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// Coefficients for a scenario: its own calibration if it has one, else fitted on the dataset.
+fn coefficients_for(ds: &sim_core::dataset::Dataset, sc: &ScenarioFile, set: FitSet) -> Coefficients {
+    let (scenarios, _) = report::scenarios_by_model(ds);
+    let mut k = sim_core::fit::fit(&scenarios, &ds.points(), set).coefficients;
+    if let Some(cal) = &sc.calibration {
+        for (key, v) in cal {
+            match key.as_str() {
+                "hbm_efficiency" => k.hbm_efficiency = *v,
+                "slow_efficiency" => k.slow_efficiency = *v,
+                "compute_efficiency" => k.compute_efficiency = *v,
+                "step_overhead_s" => k.step_overhead_s = *v,
+                "per_seq_overhead_s" => k.per_seq_overhead_s = *v,
+                "draft_pass_overhead_s" => k.draft_pass_overhead_s = *v,
+                "tp_latency_scale" => k.tp_latency_scale = *v,
+                _ => {}
+            }
+        }
+    }
+    k
+}
+
+fn render_summary(out: &mut Out, r: &report::Report) {
+    out.line("");
+    out.line(&format!(
+        "fit: {} ({} points, rms log error {:.3}, {} evaluations)",
+        r.calibration.set_description(),
+        r.calibration.points_used,
+        r.calibration.rms_log_error,
+        r.calibration.evaluations
+    ));
+    for (name, value, basis) in r.calibration.coefficients.describe(r.calibration.set_description()) {
+        out.line(&format!("  {name:<28} {value:>12.6}  {basis}"));
+    }
+    out.line("");
+    let mut t = Table::new(&["group", "fitted_n", "fitted_median_ape", "fitted_p90_ape", "predicted_n", "predicted_median_ape", "predicted_p90_ape"]);
+    let cells = |s: Option<report::ErrorStats>| match s {
+        Some(s) => vec![s.n.to_string(), format!("{:.1}%", s.median_ape), format!("{:.1}%", s.p90_ape)],
+        None => vec!["0".into(), "-".into(), "-".into()],
+    };
+    for g in r.by_model.iter().chain(r.by_mode.iter()).chain(std::iter::once(&r.overall)) {
+        let mut row = vec![g.group.clone()];
+        row.extend(cells(g.fitted));
+        row.extend(cells(g.predicted));
+        t.row(row);
+    }
+    out.table(&t, false, false);
+    let flagged: Vec<_> = r.rows.iter().filter(|x| x.role == "flagged").collect();
+    if !flagged.is_empty() {
+        out.line("");
+        out.line("flagged points (reported as collected; excluded from fit and statistics):");
+        for x in flagged {
+            out.line(&format!("  {} {} {}/{} at {}: measured {}, predicted {} ({:.0}% off) [{}]", x.model, x.mode.name(), x.isl, x.osl, x.concurrency, fmt_num(x.measured_tok_s), fmt_num(x.predicted_tok_s), x.ape, x.flags.join(";")));
+        }
+    }
+    out.line("");
+    out.line("TP2 against PD at 32 streams (the model's comparison, not a lookup):");
+    for c in &r.mode_comparisons {
+        out.line(&format!(
+            "  {} {}/{}: single {} | tp2 {} | pd {} -> {}: {}",
+            c.model,
+            c.isl,
+            c.osl,
+            fmt_num(c.single.output_tok_s),
+            fmt_num(c.tp2.output_tok_s),
+            fmt_num(c.pd.output_tok_s),
+            c.better.name(),
+            c.reason
+        ));
+    }
+}
+
+fn fmt_num(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.1}")
+    }
+}
+
+fn fmt3(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x:.3}")
+    } else {
+        "inf".into()
+    }
+}

@@ -1,0 +1,66 @@
+//! Fabric collectives between two machines: bus bandwidth of each nccl-tests collective against message size.
+//!
+//! For one collective over n = 2 ranks, nccl-tests reports busbw = algbw x factor (all_reduce 2(n-1)/n = 1,
+//! all_gather / reduce_scatter / alltoall (n-1)/n = 1/2 with S the total, broadcast / reduce / sendrecv 1).
+//! Time for S bytes: t(S) = alpha + factor * S / (e * B), so busbw(S) = factor * S / t(S), which approaches
+//! e * B for large S and is half of that at S = alpha * e * B / factor.
+//! B is the payload limit of the link (rails x line rate x RoCE payload efficiency, 98.04 GB/s here);
+//! e is each collective's traffic-pattern efficiency, fitted on its 16 GiB row; the peak column is predicted.
+//! alpha is the link's per-call latency (assumed: no small-message rows are published).
+
+use crate::dataset::schema::{Collective, FabricFile};
+use crate::scenario::LinkParams;
+use serde::Serialize;
+
+/// nccl-tests' bus-bandwidth factor for two ranks.
+pub fn busbw_factor(c: Collective) -> f64 {
+    match c {
+        Collective::AllGather | Collective::ReduceScatter | Collective::Alltoall => 0.5,
+        _ => 1.0,
+    }
+}
+
+/// Predicted bus bandwidth (bytes/s) of collective `c` at message size `bytes`.
+pub fn busbw(link: &LinkParams, efficiency: f64, c: Collective, bytes: f64) -> f64 {
+    let b = link.payload_bytes_per_sec() * efficiency;
+    let f = busbw_factor(c);
+    let t = link.call_latency_s + f * bytes / b;
+    f * bytes / t
+}
+
+/// One row of the fabric comparison.
+#[derive(Debug, Clone, Serialize)]
+pub struct FabricRow {
+    pub collective: Collective,
+    pub bytes: f64,
+    pub measured_busbw_gbps: f64,
+    pub predicted_busbw_gbps: f64,
+    /// Which column the row is: "peak" (predicted) or "16GiB" (the point the efficiency was fitted on).
+    pub column: &'static str,
+    pub efficiency: f64,
+}
+
+/// Fits each collective's efficiency on its 16 GiB row and predicts both columns.
+pub fn compare(fabric: &FabricFile, link: &LinkParams) -> Vec<FabricRow> {
+    let limit = link.payload_bytes_per_sec();
+    let big = 16.0 * crate::units::GIB;
+    let mut rows = Vec::new();
+    for r in &fabric.nccl {
+        let at_16 = r.busbw_16gib_gb_s.unwrap_or(r.peak_busbw_gb_s) * 1e9;
+        // Invert m = f*S / (alpha + f*S/(e*B)) for e: e = f*S / ((f*S/m - alpha) * B).
+        let f = busbw_factor(r.collective);
+        let e = f * big / ((f * big / at_16 - link.call_latency_s) * limit);
+        let e = if e.is_finite() && e > 0.0 { e } else { at_16 / limit };
+        for (column, bytes, measured) in [("peak", r.peak_size_bytes, r.peak_busbw_gb_s), ("16GiB", big, at_16 / 1e9)] {
+            rows.push(FabricRow {
+                collective: r.collective,
+                bytes,
+                measured_busbw_gbps: measured,
+                predicted_busbw_gbps: busbw(link, e, r.collective, bytes) / 1e9,
+                column,
+                efficiency: e,
+            });
+        }
+    }
+    rows
+}

@@ -1,0 +1,141 @@
+//! The performance model: where weights live (bandwidth), what the link costs (fabric), how one engine step
+//! and a closed-loop sweep behave (batching), and how single, TP2 and PD put machines together (modes).
+//!
+//! Every coefficient below is labelled with its basis; `fit` replaces the fitted ones and says on which points.
+
+pub mod bandwidth;
+pub mod batching;
+pub mod fabric;
+pub mod modes;
+
+use serde::{Deserialize, Serialize};
+
+pub use modes::predict;
+
+/// Engine coefficients shared by all models on a kind of hardware, plus per-model draft acceptance.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Coefficients {
+    /// Share of HBM bandwidth reached streaming weights and KV (fitted; prior 0.8, typical of decode kernels).
+    pub hbm_efficiency: f64,
+    /// Share of the GPU's CPU-memory path reached reading spilled weights (fitted; prior 0.85: GH200
+    /// C2C copies reach 363-381 GB/s of a 400-450 GB/s path, reported elsewhere).
+    pub slow_efficiency: f64,
+    /// Share of peak tensor FLOPs reached in large (prefill) steps (fitted; prior 0.35).
+    pub compute_efficiency: f64,
+    /// Fixed cost of one engine step: scheduling, kernel launches, sampling (fitted; prior 4 ms).
+    pub step_overhead_s: f64,
+    /// Added cost per sequence in a step (fitted; prior 50 us).
+    pub per_seq_overhead_s: f64,
+    /// Fixed cost of one draft forward pass besides its weight reads (fitted; prior 1 ms).
+    pub draft_pass_overhead_s: f64,
+    /// Multiplier on the link's per-call collective latency inside an engine step (fitted on pair points
+    /// only; 1.0 in the single-station fit, where no point can inform it).
+    pub tp_latency_scale: f64,
+    /// HBM kept free of weights for KV cache, activations and runtime (derived: 252 GB - (433 GB - 215 GB)
+    /// = 34 GB, from GLM-5.2's published checkpoint and offload sizes on one station).
+    pub hbm_reserve_bytes: f64,
+    /// Of that reserve, what activations, CUDA graphs and the runtime take (assumed 8 GB; the rest is KV).
+    pub runtime_reserve_bytes: f64,
+    /// Prefill tokens one engine step takes at most (assumed 8192: vLLM's default max_num_batched_tokens
+    /// for large models).
+    pub prefill_chunk_tokens: f64,
+    /// Per-model draft acceptance (fitted per model where its points allow), keyed by model id.
+    pub acceptance: std::collections::BTreeMap<String, f64>,
+}
+
+impl Default for Coefficients {
+    fn default() -> Self {
+        Self {
+            hbm_efficiency: 0.8,
+            slow_efficiency: 0.85,
+            compute_efficiency: 0.35,
+            step_overhead_s: 4e-3,
+            per_seq_overhead_s: 50e-6,
+            draft_pass_overhead_s: 1e-3,
+            tp_latency_scale: 1.0,
+            hbm_reserve_bytes: 34e9,
+            runtime_reserve_bytes: 8e9,
+            prefill_chunk_tokens: 8192.0,
+            acceptance: Default::default(),
+        }
+    }
+}
+
+impl Coefficients {
+    /// The acceptance to use for a model: fitted if present, else the model card's prior.
+    pub fn acceptance_for(&self, model: &crate::scenario::ModelSpec) -> f64 {
+        self.acceptance.get(&model.id).copied().unwrap_or(model.draft_acceptance)
+    }
+
+    /// Each coefficient with its value and basis, for reports and the browser.
+    pub fn describe(&self, fitted_on: &str) -> Vec<(String, f64, String)> {
+        let fit = |what: &str| format!("fitted on {fitted_on} ({what})");
+        let mut rows = vec![
+            ("hbm_efficiency".to_string(), self.hbm_efficiency, fit("prior 0.8")),
+            ("slow_efficiency".into(), self.slow_efficiency, fit("prior 0.85")),
+            ("compute_efficiency".into(), self.compute_efficiency, fit("prior 0.35")),
+            ("step_overhead_s".into(), self.step_overhead_s, fit("prior 4 ms")),
+            ("per_seq_overhead_s".into(), self.per_seq_overhead_s, fit("prior 50 us")),
+            ("draft_pass_overhead_s".into(), self.draft_pass_overhead_s, fit("prior 1 ms")),
+            ("tp_latency_scale".into(), self.tp_latency_scale, fit("1.0 when no pair point is fitted")),
+            ("hbm_reserve_bytes".into(), self.hbm_reserve_bytes, "derived: 252 GB - (433 GB - 215 GB), GLM-5.2 on one station".into()),
+            ("runtime_reserve_bytes".into(), self.runtime_reserve_bytes, "assumed: activations, CUDA graphs, runtime".into()),
+            ("prefill_chunk_tokens".into(), self.prefill_chunk_tokens, "assumed: vLLM max_num_batched_tokens".into()),
+        ];
+        for (m, a) in &self.acceptance {
+            rows.push((format!("acceptance[{m}]"), *a, fit("per model, prior from the model card")));
+        }
+        rows
+    }
+}
+
+/// What limits a prediction most.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Bottleneck {
+    HbmBandwidth,
+    SlowPathBandwidth,
+    Compute,
+    Link,
+    Overhead,
+    KvCapacity,
+    PrefillRate,
+    DoesNotFit,
+}
+
+impl Bottleneck {
+    pub fn name(self) -> &'static str {
+        match self {
+            Bottleneck::HbmBandwidth => "hbm_bandwidth",
+            Bottleneck::SlowPathBandwidth => "slow_path_bandwidth",
+            Bottleneck::Compute => "compute",
+            Bottleneck::Link => "link",
+            Bottleneck::Overhead => "engine_overhead",
+            Bottleneck::KvCapacity => "kv_capacity",
+            Bottleneck::PrefillRate => "prefill_rate",
+            Bottleneck::DoesNotFit => "does_not_fit",
+        }
+    }
+}
+
+/// One predicted point of a closed-loop sweep.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Prediction {
+    pub mode: crate::Mode,
+    pub isl: u32,
+    pub osl: u32,
+    pub concurrency: u32,
+    pub output_tok_s: f64,
+    /// Time to first token, seconds (prefill, KV transfer in PD, and waiting).
+    pub ttft_s: f64,
+    /// Time per output token once decoding, seconds.
+    pub tpot_s: f64,
+    /// Mean decode step time, seconds.
+    pub step_s: f64,
+    /// Sequences decoding at once, and the KV cache's limit on that number.
+    pub resident_seqs: f64,
+    pub max_resident_seqs: f64,
+    pub bottleneck: Bottleneck,
+    /// Tokens accepted per sequence per step (speculative decoding).
+    pub tokens_per_step: f64,
+}
