@@ -64,7 +64,7 @@ fn logit(y: f64) -> f64 {
 }
 
 /// Maps unconstrained search coordinates to coefficients inside physical bounds.
-fn decode(x: &[f64], base: &Coefficients, models: &[String]) -> Coefficients {
+fn decode(x: &[f64], base: &Coefficients, models: &[String], spilling: &[String]) -> Coefficients {
     let mut k = base.clone();
     k.hbm_efficiency = 0.2 + 0.8 * sigmoid(x[0]);
     k.slow_efficiency = 0.2 + 0.8 * sigmoid(x[1]);
@@ -76,10 +76,13 @@ fn decode(x: &[f64], base: &Coefficients, models: &[String]) -> Coefficients {
     for (i, m) in models.iter().enumerate() {
         k.acceptance.insert(m.clone(), 0.3 + 0.65 * sigmoid(x[N_GLOBAL + i]));
     }
+    for (i, m) in spilling.iter().enumerate() {
+        k.spilled_routing_share.insert(m.clone(), 0.001 + 1.999 * sigmoid(x[N_GLOBAL + models.len() + i]));
+    }
     k
 }
 
-fn encode(k: &Coefficients, models: &[String], priors: &BTreeMap<String, f64>) -> Vec<f64> {
+fn encode(k: &Coefficients, models: &[String], spilling: &[String], priors: &BTreeMap<String, f64>) -> Vec<f64> {
     let mut x = vec![
         logit((k.hbm_efficiency - 0.2) / 0.8),
         logit((k.slow_efficiency - 0.2) / 0.8),
@@ -93,7 +96,17 @@ fn encode(k: &Coefficients, models: &[String], priors: &BTreeMap<String, f64>) -
         let a = k.acceptance.get(m).or(priors.get(m)).copied().unwrap_or(0.7);
         x.push(logit((a - 0.3) / 0.65));
     }
+    for m in spilling {
+        let s = k.spilled_routing_share.get(m).copied().unwrap_or(1.0);
+        x.push(logit((s - 0.001) / 1.999));
+    }
     x
+}
+
+/// Cauchy loss on log error (scale 0.3, about 35%): points the physics cannot explain (a collapse the text
+/// attributes to the KV cache running out, a baseline from older software) pull the fit less than a square would.
+pub fn robust_loss(log_err: f64) -> f64 {
+    (1.0 + (log_err / 0.3).powi(2)).ln()
 }
 
 /// Log error of one prediction; a zero prediction for a measured point costs as much as being 1000x off.
@@ -113,25 +126,36 @@ pub fn fit(scenarios: &BTreeMap<String, Scenario>, points: &[MeasuredPoint], set
     models.dedup();
     let priors: BTreeMap<String, f64> = scenarios.iter().map(|(id, s)| (id.clone(), s.model.draft_acceptance)).collect();
     let base = Coefficients::default();
+    // Models whose fitted points include an engine that spills weights to CPU memory.
+    let mut spilling: Vec<String> = used
+        .iter()
+        .filter(|p| {
+            let s = &scenarios[&p.model];
+            let tp = if p.mode == Mode::Tp2 { 2.0 } else { 1.0 } * s.hardware.gpus.max(1.0);
+            crate::model::bandwidth::place(&s.model, &s.hardware, tp, &base).spilled_bytes() > 0.0
+        })
+        .map(|p| p.model.clone())
+        .collect();
+    spilling.dedup();
     let has_pair = used.iter().any(|p| p.mode == Mode::Tp2);
     let objective = |x: &[f64]| -> f64 {
         let mut x = x.to_vec();
         if !has_pair {
             x[6] = 0.0; // No pair point can inform the TP latency scale: keep the link's own latency.
         }
-        let k = decode(&x, &base, &models);
+        let k = decode(&x, &base, &models, &spilling);
         let sum: f64 = used
             .iter()
             .map(|p| {
                 let pr = predict(&scenarios[&p.model], &k, p.mode, p.isl, p.osl, p.concurrency);
-                log_error(pr.output_tok_s, p.output_tok_s).powi(2)
+                robust_loss(log_error(pr.output_tok_s, p.output_tok_s))
             })
             .sum();
         // A weak pull toward the priors keeps coefficients the points cannot see from drifting.
-        let reg: f64 = x.iter().zip(encode(&base, &models, &priors)).map(|(a, b)| (a - b).powi(2)).sum::<f64>() * 1e-3;
+        let reg: f64 = x.iter().zip(encode(&base, &models, &spilling, &priors)).map(|(a, b)| (a - b).powi(2)).sum::<f64>() * 1e-3;
         sum / used.len().max(1) as f64 + reg
     };
-    let x0 = encode(&base, &models, &priors);
+    let x0 = encode(&base, &models, &spilling, &priors);
     let (mut best, mut evals) = nelder_mead(&objective, &x0, 0.5, 1500);
     // A restart from the optimum escapes the simplex collapsing early, a known Nelder-Mead weakness.
     let (b2, e2) = nelder_mead(&objective, &best, 0.25, 1000);
@@ -140,7 +164,7 @@ pub fn fit(scenarios: &BTreeMap<String, Scenario>, points: &[MeasuredPoint], set
     if !has_pair {
         best[6] = 0.0;
     }
-    let k = decode(&best, &base, &models);
+    let k = decode(&best, &base, &models, &spilling);
     let rms = (used
         .iter()
         .map(|p| log_error(predict(&scenarios[&p.model], &k, p.mode, p.isl, p.osl, p.concurrency).output_tok_s, p.output_tok_s).powi(2))

@@ -73,13 +73,14 @@ pub fn place(model: &ModelSpec, hw: &HardwareSpec, tp: f64, k: &Coefficients) ->
     }
 }
 
-/// Expected share of routed experts a step with `tokens` tokens touches: 1 - (1 - k/E)^T (uniform routing).
-pub fn expert_touch_fraction(model: &ModelSpec, tokens: f64) -> f64 {
+/// Expected share of routed experts a step with `tokens` tokens touches: 1 - (1 - s*k/E)^T, where s = 1 is
+/// uniform routing and s < 1 means the experts in question receive less than their share of tokens.
+pub fn expert_touch_fraction(model: &ModelSpec, tokens: f64, routing_share: f64) -> f64 {
     if model.routed_experts <= 0.0 || model.experts_per_token <= 0.0 {
         return 1.0;
     }
-    let miss = (1.0 - model.experts_per_token / model.routed_experts).clamp(0.0, 1.0);
-    1.0 - miss.powf(tokens.max(0.0))
+    let per_token = (routing_share * model.experts_per_token / model.routed_experts).clamp(0.0, 1.0);
+    1.0 - (1.0 - per_token).powf(tokens.max(0.0))
 }
 
 /// Bytes one step reads from each tier.
@@ -90,12 +91,14 @@ pub struct StepReads {
 }
 
 /// Weight, KV and pinned-table bytes a step with `tokens` tokens and `kv_tokens` of cached context reads.
-pub fn step_reads(model: &ModelSpec, p: &Placement, tokens: f64, kv_tokens: f64) -> StepReads {
-    let touched = expert_touch_fraction(model, tokens);
+/// `spilled_routing_share` is how much routing the spilled experts get relative to uniform (1.0).
+pub fn step_reads(model: &ModelSpec, p: &Placement, tokens: f64, kv_tokens: f64, spilled_routing_share: f64) -> StepReads {
+    let touched = expert_touch_fraction(model, tokens, 1.0);
+    let touched_spilled = expert_touch_fraction(model, tokens, spilled_routing_share);
     StepReads {
         hbm_bytes: p.dense_bytes_hbm + p.expert_bytes_hbm * touched + kv_tokens * p.kv_bytes_per_token,
         slow_bytes: p.dense_bytes_spilled
-            + p.expert_bytes_spilled * touched
+            + p.expert_bytes_spilled * touched_spilled
             + tokens * model.pinned_read_bytes_per_token / p.tp,
     }
 }

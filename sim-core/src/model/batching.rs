@@ -28,6 +28,8 @@ pub struct Engine<'a> {
     /// Per-call latency of one all-reduce, seconds (0 when tp = 1).
     pub allreduce_latency_s: f64,
     pub acceptance: f64,
+    /// Routing share of the spilled experts relative to uniform (1.0 = uniform).
+    pub spilled_routing_share: f64,
 }
 
 /// The parts of one step's time.
@@ -81,7 +83,7 @@ impl Engine<'_> {
         let tp = self.placement.tp;
         let per_seq = if seqs > 0.0 { m.draft_tokens + 1.0 } else { 0.0 };
         let tokens = seqs * per_seq + prefill;
-        let reads = step_reads(m, &self.placement, tokens, kv_tokens);
+        let reads = step_reads(m, &self.placement, tokens, kv_tokens, self.spilled_routing_share);
         let hbm_s = reads.hbm_bytes / (k.hbm_efficiency * self.hw.hbm_bytes_per_sec);
         let slow_s = reads.slow_bytes / (k.slow_efficiency * self.hw.slow_path_bytes_per_sec);
         // Attention: ~4 * layers * hidden FLOPs per token per context position (QK^T and AV).

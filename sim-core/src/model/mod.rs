@@ -41,6 +41,10 @@ pub struct Coefficients {
     pub prefill_chunk_tokens: f64,
     /// Per-model draft acceptance (fitted per model where its points allow), keyed by model id.
     pub acceptance: std::collections::BTreeMap<String, f64>,
+    /// Per-model routing share of the experts that spill to CPU memory, relative to uniform routing (fitted per
+    /// model that spills, on its points; prior 1.0 = uniform). Below 1 means the engine offloaded colder
+    /// experts: DOMAIN.md's "a skew parameter is legitimate if it is calibrated and reported".
+    pub spilled_routing_share: std::collections::BTreeMap<String, f64>,
 }
 
 impl Default for Coefficients {
@@ -57,6 +61,7 @@ impl Default for Coefficients {
             runtime_reserve_bytes: 8e9,
             prefill_chunk_tokens: 8192.0,
             acceptance: Default::default(),
+            spilled_routing_share: Default::default(),
         }
     }
 }
@@ -65,6 +70,11 @@ impl Coefficients {
     /// The acceptance to use for a model: fitted if present, else the model card's prior.
     pub fn acceptance_for(&self, model: &crate::scenario::ModelSpec) -> f64 {
         self.acceptance.get(&model.id).copied().unwrap_or(model.draft_acceptance)
+    }
+
+    /// The routing share of a model's spilled experts: fitted if present, else uniform.
+    pub fn spilled_routing_share_for(&self, model: &crate::scenario::ModelSpec) -> f64 {
+        self.spilled_routing_share.get(&model.id).copied().unwrap_or(1.0)
     }
 
     /// Each coefficient with its value and basis, for reports and the browser.
@@ -84,6 +94,9 @@ impl Coefficients {
         ];
         for (m, a) in &self.acceptance {
             rows.push((format!("acceptance[{m}]"), *a, fit("per model, prior from the model card")));
+        }
+        for (m, a) in &self.spilled_routing_share {
+            rows.push((format!("spilled_routing_share[{m}]"), *a, fit("per spilling model, prior 1.0 = uniform routing")));
         }
         rows
     }

@@ -35,7 +35,7 @@ pub fn engine<'a>(s: &'a Scenario, k: &'a Coefficients, span_machines: f64) -> E
     } else {
         (f64::INFINITY, 0.0)
     };
-    Engine { model: &s.model, hw, k, placement, allreduce_bytes_per_sec: bw, allreduce_latency_s: lat, acceptance: k.acceptance_for(&s.model) }
+    Engine { model: &s.model, hw, k, placement, allreduce_bytes_per_sec: bw, allreduce_latency_s: lat, acceptance: k.acceptance_for(&s.model), spilled_routing_share: k.spilled_routing_share_for(&s.model) }
 }
 
 /// Predicts output throughput and latencies for one mode, workload and concurrency.

@@ -1,0 +1,35 @@
+//! Generates the list of bundled dataset files: every `.json` under ../data, embedded with `include_str!`.
+
+use std::path::{Path, PathBuf};
+
+fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, PathBuf)>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            walk(root, &p, out);
+        } else if p.extension().is_some_and(|x| x == "json") {
+            let rel = p.strip_prefix(root).unwrap_or(&p).to_string_lossy().replace('\\', "/");
+            out.push((rel, p));
+        }
+    }
+}
+
+fn main() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../data");
+    let root = root.canonicalize().unwrap_or(root);
+    println!("cargo:rerun-if-changed={}", root.display());
+    let mut files = Vec::new();
+    walk(&root, &root, &mut files);
+    files.sort();
+    for (_, p) in &files {
+        println!("cargo:rerun-if-changed={}", p.display());
+    }
+    let mut src = String::from("/// Every dataset file, path relative to data/ and its text.\npub const FILES: &[(&str, &str)] = &[\n");
+    for (rel, p) in &files {
+        src.push_str(&format!("    ({rel:?}, include_str!({:?})),\n", p.display().to_string()));
+    }
+    src.push_str("];\n");
+    let out = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("bundle.rs");
+    std::fs::write(out, src).unwrap();
+}

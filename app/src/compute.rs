@@ -1,0 +1,178 @@
+//! Derived numbers: the what-if scenario, and the data behind each chart and table. Pure, no browser.
+
+use crate::charts::{FabricChartData, GainChartData, Marker, SweepChartData};
+use crate::data::Bundle;
+use crate::state::UrlState;
+use sim_core::dataset::schema::{Collective, Flag};
+use sim_core::model::fabric::busbw;
+use sim_core::model::{predict, Coefficients};
+use sim_core::scenario::{apply_override, LinkParams, Scenario};
+use sim_core::Mode;
+
+/// Concurrency levels of every curve: 1, 2, 4, ..., 256.
+pub const CONCURRENCY: [u32; 9] = [1, 2, 4, 8, 16, 32, 64, 128, 256];
+
+/// The scenario and coefficients of a model with the what-if values applied (published points stay put).
+pub fn what_if(b: &Bundle, st: &UrlState) -> Option<(Scenario, Coefficients)> {
+    let mut s = b.scenarios.get(&st.model)?.clone();
+    let mut k = b.coefficients.clone();
+    let w = st.whatif;
+    let set = |s: &mut Scenario, key: &str, v: Option<f64>, scale: f64| {
+        if let Some(v) = v {
+            let _ = apply_override(s, key, v * scale);
+        }
+    };
+    set(&mut s, "hardware.gpu_memory_bytes", w[0], 1e9);
+    set(&mut s, "hardware.hbm_bytes_per_sec", w[1], 1e12);
+    set(&mut s, "hardware.slow_path_bytes_per_sec", w[2], 1e9);
+    set(&mut s, "link.line_rate_bytes_per_sec_per_rail", w[3], 1e9 / 8.0);
+    if let Some(a) = w[4] {
+        let a = (a / 100.0).min(0.99);
+        let _ = apply_override(&mut s, "model.draft_acceptance", a);
+        // The fitted per-model acceptance wins over the model card's, so the control replaces it too.
+        k.acceptance.insert(st.model.clone(), a);
+    }
+    Some((s, k))
+}
+
+/// The dataset's value of each what-if control for a model, in the controls' units.
+pub fn baseline(b: &Bundle, model: &str) -> [f64; 5] {
+    let Some(s) = b.scenarios.get(model) else { return [0.0; 5] };
+    [
+        s.hardware.gpu_memory_bytes / 1e9,
+        s.hardware.hbm_bytes_per_sec / 1e12,
+        s.hardware.slow_path_bytes_per_sec / 1e9,
+        s.hardware.link.line_rate_bytes_per_sec_per_rail * 8.0 / 1e9,
+        b.coefficients.acceptance_for(&s.model) * 100.0,
+    ]
+}
+
+/// Modes drawn for a model: those its scenario lists.
+pub fn modes(b: &Bundle, model: &str) -> Vec<Mode> {
+    b.scenarios.get(model).map(|s| s.modes.clone()).unwrap_or_else(|| Mode::ALL.to_vec())
+}
+
+fn curve(s: &Scenario, k: &Coefficients, mode: Mode, isl: u32, osl: u32) -> Vec<(u32, f64)> {
+    CONCURRENCY
+        .iter()
+        .map(|&c| (c, predict(s, k, mode, isl, osl, c).output_tok_s))
+        .filter(|(_, y)| y.is_finite() && *y > 0.0)
+        .collect()
+}
+
+/// Why a flagged point is not used by the fit.
+pub fn explain_flags(flags: &[Flag]) -> String {
+    flags
+        .iter()
+        .map(|f| match f {
+            Flag::Dip => "the source calls it a dip (reported as collected); not fitted",
+            Flag::OtherCheckpoint => "measured on another checkpoint than this model's; shown for reference only",
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// One row of the table under the throughput chart.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PointRow {
+    pub mode: Mode,
+    pub concurrency: u32,
+    pub measured: f64,
+    pub predicted: f64,
+    pub error_pct: f64,
+    pub flagged: Option<String>,
+    pub source: String,
+    pub quote: String,
+}
+
+/// The throughput chart and its table for the state.
+pub fn sweep(b: &Bundle, st: &UrlState) -> (SweepChartData, Vec<PointRow>) {
+    let (isl, osl) = st.workload();
+    let mut data = SweepChartData { title: format!("{} - ISL {isl} / OSL {osl}", st.model), ..Default::default() };
+    let mut rows = Vec::new();
+    let Some((s, k)) = what_if(b, st) else { return (data, rows) };
+    for mode in modes(b, &st.model) {
+        data.predicted.push((mode, curve(&s, &k, mode, isl, osl)));
+    }
+    for p in b.points.iter().filter(|p| p.model == st.model && p.isl == isl && p.osl == osl) {
+        let predicted = predict(&s, &k, p.mode, isl, osl, p.concurrency).output_tok_s;
+        data.measured.push(Marker { mode: p.mode, x: p.concurrency as f64, y: p.output_tok_s, hollow: p.is_flagged() });
+        let flagged = p.is_flagged().then(|| {
+            let mut e = explain_flags(&p.flags);
+            if let Some(n) = &p.note {
+                e = format!("{e} ({n})");
+            }
+            e
+        });
+        rows.push(PointRow {
+            mode: p.mode,
+            concurrency: p.concurrency,
+            measured: p.output_tok_s,
+            predicted,
+            error_pct: (predicted - p.output_tok_s) / p.output_tok_s * 100.0,
+            flagged,
+            source: p.source.clone(),
+            quote: p.quote.clone(),
+        });
+    }
+    rows.sort_by_key(|r| (r.mode, r.concurrency));
+    (data, rows)
+}
+
+/// Gain of the pair over one station at equal concurrency: predicted curves and published ratios.
+pub fn gain(b: &Bundle, st: &UrlState) -> GainChartData {
+    let (isl, osl) = st.workload();
+    let mut data = GainChartData { title: format!("{} - pair / one station, ISL {isl} / OSL {osl}", st.model), ..Default::default() };
+    let Some((s, k)) = what_if(b, st) else { return data };
+    let single = curve(&s, &k, Mode::Single, isl, osl);
+    for mode in [Mode::Tp2, Mode::Pd] {
+        let pair = curve(&s, &k, mode, isl, osl);
+        let ratios = pair
+            .iter()
+            .filter_map(|(c, y)| single.iter().find(|(c1, _)| c1 == c).map(|(_, y1)| (*c, y / y1)))
+            .collect();
+        data.predicted.push((mode, ratios));
+    }
+    let pts: Vec<_> = b.points.iter().filter(|p| p.model == st.model && p.isl == isl && p.osl == osl).collect();
+    for p in pts.iter().filter(|p| p.mode != Mode::Single) {
+        if let Some(one) = pts.iter().find(|q| q.mode == Mode::Single && q.concurrency == p.concurrency) {
+            data.measured.push(Marker {
+                mode: p.mode,
+                x: p.concurrency as f64,
+                y: p.output_tok_s / one.output_tok_s,
+                hollow: p.is_flagged() || one.is_flagged(),
+            });
+        }
+    }
+    data
+}
+
+/// The link with the what-if line rate applied.
+pub fn link(b: &Bundle, st: &UrlState) -> Option<LinkParams> {
+    let mut l = b.link.clone()?;
+    if let Some(g) = st.whatif[3] {
+        l.line_rate_bytes_per_sec_per_rail = g * 1e9 / 8.0;
+    }
+    Some(l)
+}
+
+/// Message sizes of the fabric curves: 1 KiB to 16 GiB in powers of two.
+pub fn message_sizes() -> Vec<f64> {
+    (10..=34).map(|e| 2f64.powi(e)).collect()
+}
+
+/// Bus bandwidth against message size per collective, with the measured rows and the payload ceiling.
+pub fn fabric(b: &Bundle, st: &UrlState) -> FabricChartData {
+    let mut data = FabricChartData { title: "Bus bandwidth between the two stations (nccl-tests)".into(), ..Default::default() };
+    let Some(l) = link(b, st) else { return data };
+    data.ceiling_gbps = l.payload_bytes_per_sec() / 1e9;
+    for c in Collective::ALL {
+        let Some(row) = b.fabric.iter().find(|r| r.collective == c) else { continue };
+        let pts = message_sizes().into_iter().map(|s| (s, busbw(&l, row.efficiency, c, s) / 1e9)).collect();
+        data.predicted.push((c.name().to_string(), pts));
+        for r in b.fabric.iter().filter(|r| r.collective == c) {
+            data.measured.push((c.name().to_string(), r.bytes, r.measured_busbw_gbps));
+        }
+    }
+    data
+}
