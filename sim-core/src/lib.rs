@@ -8,6 +8,8 @@
 pub mod dataset;
 pub mod diagnostic;
 pub mod fit;
+#[cfg(feature = "cli")]
+pub mod fsio;
 pub mod model;
 pub mod position;
 pub mod report;

@@ -3,7 +3,8 @@
 mod cli_io;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use cli_io::{load_dir, read_seeds, Out, Table};
+use cli_io::{Out, Table};
+use sim_core::fsio::{load_dir, read_seeds};
 use sim_core::dataset::{load, schema::ScenarioFile, validate, SourceText};
 use sim_core::diagnostic::{self, Diagnostic};
 use sim_core::fit::FitSet;

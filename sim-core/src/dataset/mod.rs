@@ -58,6 +58,8 @@ pub struct Dataset {
     /// Every parsed file's JSON, for pointer operands and locating diagnostics.
     pub raw: BTreeMap<String, Value>,
     texts: BTreeMap<String, String>,
+    /// Files that failed to load; checks that depend on them stay quiet so the root cause stands out.
+    pub failed: std::collections::BTreeSet<String>,
     /// Files that are in the dataset by id, for reference checks: id -> path.
     pub paths: BTreeMap<(String, String), String>,
 }
@@ -116,7 +118,11 @@ pub fn load(files: &[SourceText]) -> (Dataset, Vec<Diagnostic>) {
     let mut ds = Dataset::default();
     let mut diags = Vec::new();
     for f in files {
+        let before = diags.len();
         load_one(&mut ds, f, &mut diags);
+        if diags[before..].iter().any(Diagnostic::is_error) {
+            ds.failed.insert(f.path.clone());
+        }
     }
     (ds, diags)
 }

@@ -403,6 +403,7 @@ impl Checker<'_> {
                     .collect();
                 match found.as_slice() {
                     [p] => Some(p.output_tok_s),
+                    [] if !self.ds.failed.is_empty() && !self.ds.sweeps.values().any(|s| s.model == k.model) => None,
                     [] => {
                         self.err(file, pointer.to_string(), format!("no published point {} {} {}/{} at {}", k.model, k.mode.name(), k.isl, k.osl, k.concurrency), "the operand must match a point in data/sweeps/");
                         None

@@ -1,0 +1,50 @@
+//! Reading datasets and seed texts from disk (native builds with the `cli` feature only; the browser bundles).
+
+use crate::dataset::validate::Seeds;
+use crate::dataset::SourceText;
+use std::path::Path;
+
+/// Reads every `.json` file under `dir` (recursively, sorted) with paths relative to `dir`.
+pub fn load_dir(dir: &Path) -> Result<Vec<SourceText>, String> {
+    let meta = std::fs::metadata(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    if !meta.is_dir() {
+        return Err(format!("{}: not a directory", dir.display()));
+    }
+    let mut out = Vec::new();
+    walk(dir, dir, &mut out)?;
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(out)
+}
+
+fn walk(root: &Path, dir: &Path, out: &mut Vec<SourceText>) -> Result<(), String> {
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| format!("{}: {e}", dir.display()))?;
+        let path = entry.path();
+        if path.is_dir() {
+            walk(root, &path, out)?;
+        } else if path.extension().is_some_and(|x| x == "json") {
+            let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            let rel = path.strip_prefix(root).unwrap_or(&path).to_string_lossy().replace('\\', "/");
+            // Invalid UTF-8 is kept (lossily) so the validator reports it as a JSON error in that file.
+            let text = String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+            out.push(SourceText { path: rel, text });
+        }
+    }
+    Ok(())
+}
+
+/// Reads the seed texts of a directory, keyed by file name.
+pub fn read_seeds(dir: &Path) -> Result<Seeds, String> {
+    let mut seeds = Seeds::new();
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    for entry in entries {
+        let path = entry.map_err(|e| format!("{}: {e}", dir.display()))?.path();
+        if path.is_file() {
+            let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            seeds.insert(path.file_name().unwrap_or_default().to_string_lossy().into_owned(), text);
+        }
+    }
+    Ok(seeds)
+}
+
