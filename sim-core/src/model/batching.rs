@@ -145,23 +145,37 @@ pub fn colocated(e: &Engine, c: f64, isl: f64, osl: f64) -> Colocated {
         return Colocated { output_tok_s: 0.0, mean_step_s: f64::INFINITY, resident: 0.0, max_resident: max_res, ttft_s: f64::INFINITY, bottleneck: b };
     }
     let a = e.tokens_per_step();
-    let kv_tokens = n * (isl + osl / 2.0);
     let chunk = e.k.prefill_chunk_tokens.max(1.0);
-    // Prefill tokens needed per step in steady state, and the share of steps that carry a chunk.
+    // Beyond n* = C * OSL / (ISL * a) decoders, prompts arrive faster than C tokens per step can prefill them:
+    // the extra clients wait in the prefill queue instead of decoding.
+    let prefill_cap = chunk * osl / (isl * a);
+    let prefill_bound = n > prefill_cap;
+    let n = n.min(prefill_cap.max(1.0));
+    let kv_tokens = n * (isl + osl / 2.0);
+    // Prefill tokens needed per step in steady state, packed into steps of at most C tokens: below one
+    // prompt piece per step, a share q of steps carries a piece; up to C, every step carries the demand.
     let prefill_per_step = isl * n * a / osl;
     let plain = e.step(n, 0.0, kv_tokens, 0.0);
-    let (mean_step, with_chunk) = if prefill_per_step <= chunk {
-        let q = prefill_per_step / chunk.min(isl);
-        let chunked = e.step(n, chunk.min(isl), kv_tokens, isl / 2.0);
-        (plain.total_s * (1.0 - q.min(1.0)) + chunked.total_s * q.min(1.0), chunked)
+    let piece = chunk.min(isl);
+    let (mean_step, with_chunk) = if prefill_per_step <= piece {
+        let q = prefill_per_step / piece;
+        let chunked = e.step(n, piece, kv_tokens, isl / 2.0);
+        (plain.total_s * (1.0 - q) + chunked.total_s * q, chunked)
     } else {
         let s = e.step(n, prefill_per_step, kv_tokens, isl / 2.0);
         (s.total_s, s)
     };
-    let output = n * a / mean_step;
+    let output_per_step = n * a;
+    let output = output_per_step / mean_step;
     // TTFT: the prompt's own chunks, each sharing a step with the decodes.
     let ttft = (isl / chunk).ceil() * with_chunk.total_s;
-    let mut bottleneck = if prefill_per_step > 0.5 * chunk { with_chunk.bottleneck() } else { plain.bottleneck() };
+    let mut bottleneck = if prefill_bound {
+        Bottleneck::PrefillRate
+    } else if prefill_per_step > 0.5 * chunk {
+        with_chunk.bottleneck()
+    } else {
+        plain.bottleneck()
+    };
     if c > max_res {
         bottleneck = Bottleneck::KvCapacity;
     }

@@ -1,0 +1,85 @@
+//! Property tests for physical sense: more bandwidth or memory never hurts, the roofline is never beaten,
+//! and PD at one stream behaves like one station.
+
+use proptest::prelude::*;
+use sim_core::dataset::load;
+use sim_core::fsio::load_dir;
+use sim_core::model::{bandwidth::place, predict, Coefficients};
+use sim_core::scenario::{apply_override, Scenario};
+use sim_core::{report, Mode};
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+fn scenarios() -> &'static BTreeMap<String, Scenario> {
+    static S: OnceLock<BTreeMap<String, Scenario>> = OnceLock::new();
+    S.get_or_init(|| {
+        let files = load_dir(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../data")).expect("data");
+        let (ds, _) = load(&files);
+        report::scenarios_by_model(&ds).0
+    })
+}
+
+fn any_case() -> impl Strategy<Value = (String, Mode, u32, u32, u32)> {
+    let ids: Vec<String> = scenarios().keys().cloned().collect();
+    (
+        proptest::sample::select(ids),
+        proptest::sample::select(vec![Mode::Single, Mode::Tp2, Mode::Pd]),
+        proptest::sample::select(vec![(512u32, 512u32), (8192, 1024), (2048, 256)]),
+        1u32..=512,
+    )
+        .prop_map(|(id, m, (i, o), c)| (id, m, i, o, c))
+}
+
+fn with(s: &Scenario, key: &str, factor: f64, get: impl Fn(&Scenario) -> f64) -> Scenario {
+    let mut t = s.clone();
+    apply_override(&mut t, key, get(s) * factor).expect("override");
+    t
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn more_bandwidth_or_memory_never_lowers_throughput((id, mode, isl, osl, c) in any_case(), f in 1.0f64..4.0) {
+        let k = Coefficients::default();
+        let s = &scenarios()[&id];
+        let base = predict(s, &k, mode, isl, osl, c).output_tok_s;
+        for (key, get) in [
+            ("hardware.hbm_bytes_per_sec", (|s: &Scenario| s.hardware.hbm_bytes_per_sec) as fn(&Scenario) -> f64),
+            ("hardware.slow_path_bytes_per_sec", |s: &Scenario| s.hardware.slow_path_bytes_per_sec),
+            ("hardware.gpu_memory_bytes", |s: &Scenario| s.hardware.gpu_memory_bytes),
+            ("link.line_rate_bytes_per_sec_per_rail", |s: &Scenario| s.hardware.link.line_rate_bytes_per_sec_per_rail),
+        ] {
+            let better = predict(&with(s, key, f, get), &k, mode, isl, osl, c).output_tok_s;
+            prop_assert!(better >= base * (1.0 - 1e-9), "{key} x{f}: {better} < {base}");
+        }
+    }
+
+    #[test]
+    fn throughput_never_exceeds_the_roofline((id, mode, isl, osl, c) in any_case()) {
+        let k = Coefficients::default();
+        let s = &scenarios()[&id];
+        let p = predict(s, &k, mode, isl, osl, c);
+        // Every step reads at least the HBM-resident dense weights of one GPU at full HBM bandwidth, and a
+        // sequence gains at most draft + 1 tokens per step.
+        let tp = if mode == Mode::Tp2 { 2.0 } else { 1.0 };
+        let pl = place(&s.model, &s.hardware, tp, &k);
+        let min_step = pl.dense_bytes_hbm / s.hardware.hbm_bytes_per_sec;
+        let bound = f64::from(c) * (s.model.draft_tokens + 1.0) / min_step;
+        prop_assert!(p.output_tok_s <= bound, "{} > roofline {}", p.output_tok_s, bound);
+        prop_assert!(p.output_tok_s.is_finite() && p.output_tok_s >= 0.0);
+    }
+}
+
+#[test]
+fn pd_at_one_stream_matches_one_station() {
+    let k = Coefficients::default();
+    for s in scenarios().values() {
+        for (isl, osl) in [(512, 512), (8192, 1024)] {
+            let single = predict(s, &k, Mode::Single, isl, osl, 1).output_tok_s;
+            let pd = predict(s, &k, Mode::Pd, isl, osl, 1).output_tok_s;
+            let diff = (pd / single - 1.0).abs();
+            assert!(diff < 0.05, "{} {isl}/{osl}: pd {pd:.1} vs single {single:.1}", s.model.id);
+        }
+    }
+}
