@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+#! Runs every test on a fresh machine: installs the tools, proves the wasm build, validates the data, builds the
+#! explorer bundle, then runs the whole workspace's tests (including the headless-Chromium end-to-end test).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+export PATH="$HOME/.cargo/bin:$ROOT/.tools/node_modules/.bin:$PATH"
+
+bash scripts/setup.sh
+
+echo "==> sim-core builds for wasm32-unknown-unknown without the CLI"
+cargo build -q -p sim-core --lib --no-default-features --target wasm32-unknown-unknown
+
+echo "==> sim-core validate data/"
+seeds=()
+[ -d "$ROOT/../shared/seeds" ] && seeds=(--seeds "$ROOT/../shared/seeds")
+cargo run -q --release -p sim-core -- validate data/ "${seeds[@]}"
+
+if [ -f scripts/build-app.sh ]; then
+  echo "==> build the explorer bundle (dist/)"
+  bash scripts/build-app.sh
+fi
+
+echo "==> cargo test --workspace"
+cargo test --workspace --no-fail-fast
