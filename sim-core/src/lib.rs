@@ -11,6 +11,7 @@ pub mod fit;
 #[cfg(feature = "cli")]
 pub mod fsio;
 pub mod model;
+pub mod plan;
 pub mod position;
 pub mod report;
 pub mod scenario;

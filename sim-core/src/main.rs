@@ -79,6 +79,16 @@ enum Command {
         #[arg(long, value_enum, default_value = "table")]
         format: Format,
     },
+    /// What a second machine buys: one machine, TP2 and PD across the scenario's concurrency range, with a
+    /// recommendation.
+    Plan {
+        scenario: PathBuf,
+        /// Dataset directory the scenario's ids refer to (default: the scenario's parent's parent).
+        #[arg(long)]
+        data: Option<PathBuf>,
+        #[arg(long, value_enum, default_value = "table")]
+        format: Format,
+    },
     /// Predicted against measured bus bandwidth of every collective.
     Fabric {
         dir: PathBuf,
@@ -190,19 +200,31 @@ fn run(cmd: Command, out: &mut Out) -> Result<ExitCode, CliError> {
             out.table(&t, format == Format::Csv, format == Format::Json);
             Ok(ExitCode::SUCCESS)
         }
-        Command::Predict { scenario: path, mode, concurrency, data, fit, format } => {
-            let text = std::fs::read_to_string(&path).map_err(|e| CliError::Usage(format!("{}: {e}", path.display())))?;
-            let data_dir = data.unwrap_or_else(|| path.parent().and_then(Path::parent).map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from(".")));
-            let ds = load_valid(&data_dir)?;
-            let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-            let (one, mut diags) = load(&[SourceText { path: name.clone(), text }]);
-            let Some(sc) = one.scenarios.values().next().cloned() else {
-                if diags.is_empty() {
-                    diags.push(Diagnostic::error(&name, "/kind", "not a scenario file").with_hint("a scenario has \"kind\": \"scenario\""));
+        Command::Plan { scenario: path, data, format } => {
+            let (ds, sc, s) = load_scenario(&path, data)?;
+            let k = coefficients_for(&ds, &sc, FitSet::All);
+            let plan = sim_core::plan::plan(&s, &k);
+            if format == Format::Json {
+                out.line(&serde_json::to_string_pretty(&plan).unwrap_or_default());
+                return Ok(ExitCode::SUCCESS);
+            }
+            let mut t = Table::new(&["isl", "osl", "concurrency", "single_tok_s", "tp2_tok_s", "pd_tok_s", "best", "gain", "single_bound", "tp2_bound", "pd_bound", "single_ttft_s", "tp2_ttft_s", "pd_ttft_s", "single_tpot_ms", "tp2_tpot_ms", "pd_tpot_ms"]);
+            for r in &plan.rows {
+                t.row(vec![r.isl.to_string(), r.osl.to_string(), r.concurrency.to_string(), fmt_num(r.single.output_tok_s), fmt_num(r.tp2.output_tok_s), fmt_num(r.pd.output_tok_s), r.best.name().into(), format!("{:.2}", r.gain), r.single.bottleneck.name().into(), r.tp2.bottleneck.name().into(), r.pd.bottleneck.name().into(), fmt3(r.single.ttft_s), fmt3(r.tp2.ttft_s), fmt3(r.pd.ttft_s), fmt3(r.single.tpot_s * 1e3), fmt3(r.tp2.tpot_s * 1e3), fmt3(r.pd.tpot_s * 1e3)]);
+            }
+            out.table(&t, format == Format::Csv, false);
+            if format == Format::Table {
+                out.line("");
+                for p in &plan.placements {
+                    let pl = &p.placement;
+                    out.line(&format!("{:<6} per GPU: {:.1} GB weights in HBM, {:.1} GB spilled to CPU memory, {:.1} GB pinned in CPU memory, {:.1} GB KV pool", p.mode.name(), pl.hbm_weight_bytes() / 1e9, pl.spilled_bytes() / 1e9, pl.pinned_cpu_bytes / 1e9, pl.kv_pool_bytes / 1e9));
                 }
-                return Err(CliError::Invalid(diags));
-            };
-            let s = scenario::resolve(&ds, &name, &sc).map_err(CliError::Invalid)?;
+                out.line(&format!("recommended: {} ({})", plan.recommended_mode.name(), plan.reason));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Predict { scenario: path, mode, concurrency, data, fit, format } => {
+            let (ds, sc, s) = load_scenario(&path, data)?;
             let modes = match mode {
                 Some(m) => vec![Mode::parse(&m).ok_or_else(|| CliError::Usage(format!("unknown mode `{m}`; use single, tp2 or pd")))?],
                 None => s.modes.clone(),
@@ -263,6 +285,23 @@ fn run(cmd: Command, out: &mut Out) -> Result<ExitCode, CliError> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// Reads a scenario file and resolves it against its dataset (given, or the scenario's grandparent folder).
+fn load_scenario(path: &Path, data: Option<PathBuf>) -> Result<(sim_core::dataset::Dataset, ScenarioFile, scenario::Scenario), CliError> {
+    let text = std::fs::read_to_string(path).map_err(|e| CliError::Usage(format!("{}: {e}", path.display())))?;
+    let data_dir = data.unwrap_or_else(|| path.parent().and_then(Path::parent).map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from(".")));
+    let ds = load_valid(&data_dir)?;
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let (one, mut diags) = load(&[SourceText { path: name.clone(), text }]);
+    let Some(sc) = one.scenarios.values().next().cloned() else {
+        if diags.is_empty() {
+            diags.push(Diagnostic::error(&name, "/kind", "not a scenario file").with_hint("a scenario has \"kind\": \"scenario\""));
+        }
+        return Err(CliError::Invalid(diags));
+    };
+    let s = scenario::resolve(&ds, &name, &sc).map_err(CliError::Invalid)?;
+    Ok((ds, sc, s))
 }
 
 /// Coefficients for a scenario: its own calibration if it has one, else fitted on the dataset.

@@ -97,9 +97,12 @@ pub fn scenarios_by_model(ds: &Dataset) -> (BTreeMap<String, Scenario>, Vec<Diag
     for sc in ds.scenarios.values() {
         let file = ds.paths.get(&("scenario".to_string(), sc.id.clone())).cloned().unwrap_or_default();
         match resolve(ds, &file, sc) {
-            Ok(s) => {
+            // The scenario named after its model describes the report's own setup; other scenarios of the
+            // same model (planner examples on other hardware) never stand in for it.
+            Ok(s) if s.id == s.model.id => {
                 out.insert(s.model.id.clone(), s);
             }
+            Ok(_) => {}
             Err(e) => errs.extend(e),
         }
     }

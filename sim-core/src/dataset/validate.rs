@@ -145,11 +145,10 @@ impl Checker<'_> {
         for hw in self.ds.hardware.values() {
             let file = self.path("hardware", &hw.id);
             use Dimension::*;
-            let fields: [(&str, &Quantity, Dimension); 9] = [
+            let fields: [(&str, &Quantity, Dimension); 8] = [
                 ("gpus", &hw.gpus, Count),
                 ("gpu_memory", &hw.gpu_memory, Bytes),
                 ("gpu_memory_bandwidth", &hw.gpu_memory_bandwidth, BytesPerSec),
-                ("cpu_memory", &hw.cpu_memory, Bytes),
                 ("cpu_memory_bandwidth", &hw.cpu_memory_bandwidth, BytesPerSec),
                 ("slow_path_bandwidth", &hw.slow_path_bandwidth, BytesPerSec),
                 ("compute_fp4", &hw.compute_fp4, FlopsPerSec),
@@ -159,6 +158,8 @@ impl Checker<'_> {
             for (name, q, dim) in fields {
                 self.quantity(&file, &format!("/{name}"), q, dim, false);
             }
+            // Zero CPU memory is legal: a unified-memory machine has no slower tier to spill to.
+            self.quantity(&file, "/cpu_memory", &hw.cpu_memory, Bytes, true);
             if let Some(q) = &hw.intra_machine_bandwidth {
                 self.quantity(&file, "/intra_machine_bandwidth", q, BytesPerSec, false);
             }

@@ -49,12 +49,12 @@ pub fn place(model: &ModelSpec, hw: &HardwareSpec, tp: f64, k: &Coefficients) ->
     let weights = model.weight_bytes / tp;
     let experts = model.routed_expert_bytes.min(model.weight_bytes) / tp;
     let dense = weights - experts;
-    let budget = (hw.gpu_memory_bytes - k.hbm_reserve_bytes).max(0.0);
+    let budget = hw.gpu_memory_bytes * (1.0 - k.hbm_reserve_fraction).max(0.0);
     let overflow = (weights - budget).max(0.0);
     let expert_spill = overflow.min(experts);
     let dense_spill = overflow - expert_spill;
     let hbm_weights = weights - overflow;
-    let kv_pool = (hw.gpu_memory_bytes - hbm_weights - k.runtime_reserve_bytes).max(0.0);
+    let kv_pool = (hw.gpu_memory_bytes * (1.0 - k.runtime_reserve_fraction) - hbm_weights).max(0.0);
     let kv_per_token = if model.kv_split_under_tp { model.kv_bytes_per_token / tp } else { model.kv_bytes_per_token };
     // CPU memory of one machine holds the spilled share of every GPU in it plus the pinned tables.
     let gpus_per_machine = hw.gpus.max(1.0);

@@ -31,11 +31,12 @@ pub struct Coefficients {
     /// Multiplier on the link's per-call collective latency inside an engine step (fitted on pair points
     /// only; 1.0 in the single-station fit, where no point can inform it).
     pub tp_latency_scale: f64,
-    /// HBM kept free of weights for KV cache, activations and runtime (derived: 252 GB - (433 GB - 215 GB)
-    /// = 34 GB, from GLM-5.2's published checkpoint and offload sizes on one station).
-    pub hbm_reserve_bytes: f64,
-    /// Of that reserve, what activations, CUDA graphs and the runtime take (assumed 8 GB; the rest is KV).
-    pub runtime_reserve_bytes: f64,
+    /// Share of GPU memory kept free of weights for KV cache, activations and runtime (derived: (252 GB -
+    /// (433 GB - 215 GB)) / 252 GB = 34/252, from GLM-5.2's published checkpoint and offload on one station).
+    pub hbm_reserve_fraction: f64,
+    /// Of GPU memory, the share activations, CUDA graphs and the runtime take (assumed 8 GB of 252; the rest of
+    /// the reserve is KV cache).
+    pub runtime_reserve_fraction: f64,
     /// Prefill tokens one engine step takes at most (assumed 8192: vLLM's default max_num_batched_tokens
     /// for large models).
     pub prefill_chunk_tokens: f64,
@@ -57,8 +58,8 @@ impl Default for Coefficients {
             per_seq_overhead_s: 50e-6,
             draft_pass_overhead_s: 1e-3,
             tp_latency_scale: 1.0,
-            hbm_reserve_bytes: 34e9,
-            runtime_reserve_bytes: 8e9,
+            hbm_reserve_fraction: 34.0 / 252.0,
+            runtime_reserve_fraction: 8.0 / 252.0,
             prefill_chunk_tokens: 8192.0,
             acceptance: Default::default(),
             spilled_routing_share: Default::default(),
@@ -88,8 +89,8 @@ impl Coefficients {
             ("per_seq_overhead_s".into(), self.per_seq_overhead_s, fit("prior 50 us")),
             ("draft_pass_overhead_s".into(), self.draft_pass_overhead_s, fit("prior 1 ms")),
             ("tp_latency_scale".into(), self.tp_latency_scale, fit("1.0 when no pair point is fitted")),
-            ("hbm_reserve_bytes".into(), self.hbm_reserve_bytes, "derived: 252 GB - (433 GB - 215 GB), GLM-5.2 on one station".into()),
-            ("runtime_reserve_bytes".into(), self.runtime_reserve_bytes, "assumed: activations, CUDA graphs, runtime".into()),
+            ("hbm_reserve_fraction".into(), self.hbm_reserve_fraction, "derived: (252 GB - (433 GB - 215 GB)) / 252 GB, GLM-5.2 on one station".into()),
+            ("runtime_reserve_fraction".into(), self.runtime_reserve_fraction, "assumed: 8 GB of 252 for activations, CUDA graphs, runtime".into()),
             ("prefill_chunk_tokens".into(), self.prefill_chunk_tokens, "assumed: vLLM max_num_batched_tokens".into()),
         ];
         for (m, a) in &self.acceptance {
