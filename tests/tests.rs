@@ -147,3 +147,23 @@ fn fabric_peaks_and_ordering() {
     let group = |v: &[sim_core::dataset::schema::Collective]| v.iter().map(|c| format!("{:?}", c)).collect::<Vec<_>>()[3..].to_vec();
     assert_eq!(group(&measured), group(&predicted));
 }
+
+/// The planner reproduces the report's rule for the modes it measured: spilling models -> TP2, fitting -> PD.
+#[test]
+fn planner_recommendations_for_the_report_models() {
+    let (ds, _) = load(&shipped());
+    let (scenarios, errs) = report::scenarios_by_model(&ds);
+    assert!(errs.is_empty());
+    let k = report::build(&ds, FitSet::All).expect("report").calibration.coefficients;
+    let mut seen = Vec::new();
+    for (id, want) in [("glm-5.2", "tp2"), ("glm-5.3", "tp2"), ("minimax-m3", "tp2"), ("glm-5.3-flash", "pd")] {
+        let plan = sim_core::plan::plan(&scenarios[id], &k);
+        assert_eq!(plan.recommended_mode.name(), want, "{id}: {}", plan.reason);
+        assert!(!plan.reason.is_empty());
+        seen.push(id);
+    }
+    // DeepSeek V4.1 Flash was only run as PD; the plan's answer is a prediction, shown with its reason.
+    let ds_plan = sim_core::plan::plan(&scenarios["deepseek-v4.1-flash"], &k);
+    assert!(ds_plan.rows.iter().all(|r| r.pd.output_tok_s > 0.0), "{}", ds_plan.reason);
+    assert_eq!(seen.len(), 4);
+}
