@@ -58,7 +58,8 @@ fn fitted(ds: &Dataset) -> Bundle {
         Err(e) => return Bundle { errors: e.iter().map(|d| d.to_string()).collect(), ..Bundle::default() },
     };
     let (scenarios, _) = report::scenarios_by_model(ds);
-    let link = ds.hardware.values().next().map(|h| sim_core::scenario::hardware_spec(h).link);
+    // The link of the pair the fabric measurements were taken on.
+    let link = ds.fabrics.values().find_map(|f| ds.hardware.get(&f.hardware)).map(|h| sim_core::scenario::hardware_spec(h).link);
     Bundle {
         errors: Vec::new(),
         scenarios,

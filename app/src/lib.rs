@@ -1,1 +1,16 @@
-//! stub
+//! twotower browser explorer. Pure modules (data, state, compute, charts, csv) build natively for tests;
+//! the page (app and views) only builds for wasm32.
+
+pub mod charts;
+pub mod compute;
+pub mod csv;
+pub mod data;
+pub mod state;
+
+#[cfg(target_arch = "wasm32")]
+mod app;
+#[cfg(target_arch = "wasm32")]
+mod views;
+
+#[cfg(target_arch = "wasm32")]
+pub use app::mount;

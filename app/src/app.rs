@@ -1,0 +1,108 @@
+//! The page: state from the URL, kept in the URL, tabs, controls, the chart and the view below it.
+
+use crate::charts::ChartSpec;
+use crate::data::{self, Bundle};
+use crate::state::{UrlState, View};
+use crate::views::{chart::Chart, controls::Controls, explorer::ExplorerTable, export::Export, fabric::FabricTable, gain::GainTable};
+use crate::compute;
+use leptos::prelude::*;
+use std::sync::Arc;
+use wasm_bindgen::JsValue;
+
+/// Installs the panic hook and mounts the page.
+pub fn mount() {
+    console_error_panic_hook::set_once();
+    leptos::mount::mount_to_body(App);
+}
+
+#[component]
+fn App() -> impl IntoView {
+    let bundle = Arc::new(data::load());
+    if !bundle.errors.is_empty() {
+        let text = bundle.errors.join("\n\n");
+        return view! {
+            <main class="dataset-errors">
+                <h1>"The bundled dataset has errors"</h1>
+                <p>"Fix them and rebuild (`sim-core validate data/` shows the same list):"</p>
+                <pre>{text}</pre>
+            </main>
+        }
+        .into_any();
+    }
+    let models = bundle.model_ids();
+    let query = window().location().search().unwrap_or_default();
+    let (initial, warnings) = UrlState::parse(&query, &models);
+    let embed = initial.embed;
+    let st = RwSignal::new(initial);
+    Effect::new(move |_| {
+        let q = st.with(UrlState::to_query);
+        if let Ok(h) = window().history() {
+            let _ = h.replace_state_with_url(&JsValue::NULL, "", Some(&q));
+        }
+    });
+    let spec = chart_spec(bundle.clone(), st);
+    let model = Signal::derive(move || st.with(|s| s.model.clone()));
+    let warning = (!warnings.is_empty()).then(|| {
+        view! {
+            <div class="url-warning" role="alert">
+                <strong>"Some link parameters were not understood; defaults are shown instead:"</strong>
+                <ul>{warnings.into_iter().map(|w| view! { <li>{w}</li> }).collect_view()}</ul>
+            </div>
+        }
+    });
+    if embed {
+        return view! {
+            <div class="embed-root">
+                {warning}
+                <Chart spec=spec model=model embed=true />
+            </div>
+        }
+        .into_any();
+    }
+    let b = bundle.clone();
+    view! {
+        <header>
+            <h1>"twotower: what does a second GPU workstation buy?"</h1>
+            <p class="sub">"Published LLM inference throughput on one and two GB300 stations, against the sim-core model (fitted on all unflagged published points)."</p>
+        </header>
+        {warning}
+        <nav class="tabs" role="tablist">
+            {View::ALL
+                .into_iter()
+                .map(|v| {
+                    view! {
+                        <button role="tab" class="tab" data-view=v.name()
+                            aria-selected=move || (st.with(|s| s.view) == v).to_string()
+                            on:click=move |_| st.update(|s| s.view = v)>{v.label()}</button>
+                    }
+                })
+                .collect_view()}
+        </nav>
+        <div class="layout">
+            <aside><Controls bundle=bundle.clone() st=st /></aside>
+            <section class="main">
+                <Chart spec=spec model=model embed=false />
+                <Export spec=spec st=st />
+                {move || match st.with(|s| s.view) {
+                    View::Explorer => view! { <ExplorerTable bundle=b.clone() st=st /> }.into_any(),
+                    View::Gain => view! { <GainTable spec=spec /> }.into_any(),
+                    View::Fabric => view! { <FabricTable bundle=b.clone() /> }.into_any(),
+                }}
+            </section>
+        </div>
+    }
+    .into_any()
+}
+
+/// The chart of the current view, recomputed only when its inputs change.
+fn chart_spec(b: Arc<Bundle>, st: RwSignal<UrlState>) -> Memo<ChartSpec> {
+    let (b1, b2, b3) = (b.clone(), b.clone(), b);
+    let sweep = Memo::new(move |_| st.with(|s| compute::sweep(&b1, s).0));
+    let gain = Memo::new(move |_| st.with(|s| compute::gain(&b2, s)));
+    let fabric = Memo::new(move |_| st.with(|s| compute::fabric(&b3, s)));
+    Memo::new(move |_| match st.with(|s| s.view) {
+        View::Explorer => ChartSpec::Sweep(sweep.get()),
+        View::Gain => ChartSpec::Gain(gain.get()),
+        View::Fabric => ChartSpec::Fabric(fabric.get()),
+    })
+}

@@ -1,0 +1,298 @@
+//! The charts as pure functions over any plotters backend (canvas in the browser, SVG in tests).
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use sim_core::Mode;
+
+/// Okabe-Ito colour-blind-safe palette.
+pub const OKABE_ITO: [RGBColor; 8] = [
+    RGBColor(0x00, 0x72, 0xB2), // blue
+    RGBColor(0xD5, 0x5E, 0x00), // vermillion
+    RGBColor(0x00, 0x9E, 0x73), // bluish green
+    RGBColor(0xE6, 0x9F, 0x00), // orange
+    RGBColor(0x56, 0xB4, 0xE9), // sky blue
+    RGBColor(0xCC, 0x79, 0xA7), // reddish purple
+    RGBColor(0x00, 0x00, 0x00), // black
+    RGBColor(0xF0, 0xE4, 0x42), // yellow
+];
+
+/// Colour of a mode: single blue, tp2 vermillion, pd bluish green.
+pub fn mode_colour(m: Mode) -> RGBColor {
+    match m {
+        Mode::Single => OKABE_ITO[0],
+        Mode::Tp2 => OKABE_ITO[1],
+        Mode::Pd => OKABE_ITO[2],
+    }
+}
+
+/// Marker shape name of a mode, for the page's legend text: single circle, tp2 triangle, pd square.
+pub fn mode_shape(m: Mode) -> &'static str {
+    match m {
+        Mode::Single => "circle",
+        Mode::Tp2 => "triangle",
+        Mode::Pd => "square",
+    }
+}
+
+/// A published point on a chart; `hollow` for flagged points (dips, other checkpoints).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Marker {
+    pub mode: Mode,
+    pub x: f64,
+    pub y: f64,
+    pub hollow: bool,
+}
+
+/// Throughput against concurrency: predicted curves per mode and published markers.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SweepChartData {
+    pub title: String,
+    pub predicted: Vec<(Mode, Vec<(u32, f64)>)>,
+    pub measured: Vec<Marker>,
+}
+
+/// Pair over one station at equal concurrency: predicted ratio curves and published ratios.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct GainChartData {
+    pub title: String,
+    pub predicted: Vec<(Mode, Vec<(u32, f64)>)>,
+    pub measured: Vec<Marker>,
+}
+
+/// Bus bandwidth (GB/s) against message size (bytes) per collective, measured rows, payload ceiling.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FabricChartData {
+    pub title: String,
+    pub predicted: Vec<(String, Vec<(f64, f64)>)>,
+    pub measured: Vec<(String, f64, f64)>,
+    pub ceiling_gbps: f64,
+}
+
+fn err<E: std::fmt::Debug>(e: E) -> String {
+    format!("{e:?}")
+}
+
+fn log2(x: f64) -> f64 {
+    x.max(1e-9).log2()
+}
+
+type Chart<'a, DB> = ChartContext<'a, DB, Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>>;
+
+/// Draws the markers of one mode with a legend entry: single circle, tp2 triangle, pd square; flagged points
+/// are stroked only (hollow).
+fn markers<'a, DB: DrawingBackend + 'a>(chart: &mut Chart<'a, DB>, mode: Mode, pts: &[&Marker], label: &str) -> Result<(), String> {
+    let c = mode_colour(mode);
+    let (fs, hs) = (c.filled(), c.stroke_width(2));
+    let xy = |m: &&&Marker| (log2(m.x), m.y);
+    let (filled, hollow): (Vec<&Marker>, Vec<&Marker>) = pts.iter().partition(|m| !m.hollow);
+    let label = label.to_string();
+    match mode {
+        Mode::Single => {
+            chart
+                .draw_series(filled.iter().map(|m| EmptyElement::at(xy(&m)) + Circle::new((0, 0), 5, fs)))
+                .map_err(err)?
+                .label(label)
+                .legend(move |(x, y)| Circle::new((x + 10, y), 4, fs));
+            chart.draw_series(hollow.iter().map(|m| EmptyElement::at(xy(&m)) + Circle::new((0, 0), 5, hs))).map_err(err)?;
+        }
+        Mode::Tp2 => {
+            chart
+                .draw_series(filled.iter().map(|m| EmptyElement::at(xy(&m)) + TriangleMarker::new((0, 0), 7, fs)))
+                .map_err(err)?
+                .label(label)
+                .legend(move |(x, y)| TriangleMarker::new((x + 10, y), 5, fs));
+            let t = 7;
+            let tri = vec![(0, -t), (t, t * 2 / 3), (-t, t * 2 / 3), (0, -t)];
+            chart
+                .draw_series(hollow.iter().map(|m| EmptyElement::at(xy(&m)) + PathElement::new(tri.clone(), hs)))
+                .map_err(err)?;
+        }
+        Mode::Pd => {
+            chart
+                .draw_series(filled.iter().map(|m| EmptyElement::at(xy(&m)) + Rectangle::new([(-5, -5), (5, 5)], fs)))
+                .map_err(err)?
+                .label(label)
+                .legend(move |(x, y)| Rectangle::new([(x + 6, y - 4), (x + 14, y + 4)], fs));
+            chart
+                .draw_series(hollow.iter().map(|m| EmptyElement::at(xy(&m)) + Rectangle::new([(-5, -5), (5, 5)], hs)))
+                .map_err(err)?;
+        }
+    }
+    Ok(())
+}
+
+/// Shared by the throughput and gain charts: log2 concurrency on x, curves and markers per mode.
+fn mode_chart<DB: DrawingBackend>(
+    root: DrawingArea<DB, Shift>,
+    title: &str,
+    y_desc: &str,
+    predicted: &[(Mode, Vec<(u32, f64)>)],
+    measured: &[Marker],
+    reference: Option<f64>,
+) -> Result<(), String> {
+    root.fill(&WHITE).map_err(err)?;
+    let ymax = predicted
+        .iter()
+        .flat_map(|(_, v)| v.iter().map(|p| p.1))
+        .chain(measured.iter().map(|m| m.y))
+        .chain(reference)
+        .fold(0.0f64, f64::max);
+    let ymax = if ymax > 0.0 { ymax * 1.1 } else { 1.0 };
+    let (w, _) = root.dim_in_pixel();
+    let font = if w < 500 { 12 } else { 15 };
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", font + 3))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(78)
+        .build_cartesian_2d(-0.3f64..8.3f64, 0f64..ymax)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_labels(9)
+        .x_label_formatter(&|x| format!("{}", 2f64.powf(*x).round()))
+        .y_label_formatter(&|y| if ymax < 20.0 { format!("{y:.1}") } else { format!("{y:.0}") })
+        .x_desc("concurrent requests (log2)")
+        .y_desc(y_desc)
+        .label_style(("sans-serif", font))
+        .light_line_style(WHITE.mix(0.0))
+        .draw()
+        .map_err(err)?;
+    if let Some(r) = reference {
+        chart.draw_series(LineSeries::new([(-0.3, r), (8.3, r)], BLACK.mix(0.4).stroke_width(1))).map_err(err)?;
+    }
+    for (mode, pts) in predicted {
+        let c = mode_colour(*mode);
+        chart
+            .draw_series(LineSeries::new(pts.iter().map(|(x, y)| (log2(*x as f64), *y)), c.stroke_width(2)))
+            .map_err(err)?
+            .label(format!("{} predicted", mode.name()))
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
+    }
+    for mode in Mode::ALL {
+        let pts: Vec<&Marker> = measured.iter().filter(|m| m.mode == mode).collect();
+        if !pts.is_empty() {
+            markers(&mut chart, mode, &pts, &format!("{} published", mode.name()))?;
+        }
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK.mix(0.3))
+        .label_font(("sans-serif", font - 1))
+        .draw()
+        .map_err(err)?;
+    root.present().map_err(err)
+}
+
+/// Output tokens/s against concurrency for one model and workload.
+pub fn draw_sweep<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, data: &SweepChartData) -> Result<(), String> {
+    mode_chart(root, &data.title, "output tokens/s", &data.predicted, &data.measured, None)
+}
+
+/// Pair over one station at equal concurrency, with the 1x line.
+pub fn draw_gain<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, data: &GainChartData) -> Result<(), String> {
+    mode_chart(root, &data.title, "pair / one station (x)", &data.predicted, &data.measured, Some(1.0))
+}
+
+/// Human message size for a log2 byte count.
+pub fn size_label(log2_bytes: f64) -> String {
+    let b = 2f64.powf(log2_bytes.round());
+    for (unit, f) in [("GiB", 2f64.powi(30)), ("MiB", 2f64.powi(20)), ("KiB", 1024.0)] {
+        if b >= f {
+            return format!("{}{unit}", (b / f).round());
+        }
+    }
+    format!("{b}B")
+}
+
+/// Bus bandwidth against message size per collective, measured rows as dots, and the payload ceiling.
+pub fn draw_fabric<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, data: &FabricChartData) -> Result<(), String> {
+    root.fill(&WHITE).map_err(err)?;
+    let ymax = data.predicted.iter().flat_map(|(_, v)| v.iter().map(|p| p.1)).chain([data.ceiling_gbps]).fold(1.0f64, f64::max) * 1.12;
+    let (w, _) = root.dim_in_pixel();
+    let font = if w < 500 { 12 } else { 15 };
+    let mut chart = ChartBuilder::on(&root)
+        .caption(&data.title, ("sans-serif", font + 3))
+        .margin(12)
+        .margin_right(34)
+        .x_label_area_size(40)
+        .y_label_area_size(70)
+        .build_cartesian_2d(10f64..34f64, 0f64..ymax)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_labels(13)
+        .x_label_formatter(&|x| size_label(*x))
+        .y_label_formatter(&|y| format!("{y:.0}"))
+        .x_desc("message size (log2)")
+        .y_desc("bus bandwidth, GB/s")
+        .label_style(("sans-serif", font))
+        .light_line_style(WHITE.mix(0.0))
+        .draw()
+        .map_err(err)?;
+    let ceil = data.ceiling_gbps;
+    chart
+        .draw_series(LineSeries::new([(10.0, ceil), (34.0, ceil)], BLACK.mix(0.45).stroke_width(3)))
+        .map_err(err)?
+        .label(format!("payload ceiling {ceil:.2} GB/s"))
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.mix(0.45).stroke_width(3)));
+    for (i, (name, pts)) in data.predicted.iter().enumerate() {
+        let c = OKABE_ITO[i % OKABE_ITO.len()];
+        chart
+            .draw_series(LineSeries::new(pts.iter().map(|(x, y)| (log2(*x), *y)), c.stroke_width(2)))
+            .map_err(err)?
+            .label(name.clone())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
+        let measured = data.measured.iter().filter(|(n, _, _)| n == name);
+        chart
+            .draw_series(measured.map(|(_, b, g)| EmptyElement::at((log2(*b), *g)) + Circle::new((0, 0), 5, c.filled())))
+            .map_err(err)?;
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK.mix(0.3))
+        .label_font(("sans-serif", font - 1))
+        .draw()
+        .map_err(err)?;
+    root.present().map_err(err)
+}
+
+/// Whichever chart the page shows.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ChartSpec {
+    Sweep(SweepChartData),
+    Gain(GainChartData),
+    Fabric(FabricChartData),
+}
+
+impl ChartSpec {
+    pub fn draw<DB: DrawingBackend>(&self, root: DrawingArea<DB, Shift>) -> Result<(), String> {
+        match self {
+            ChartSpec::Sweep(d) => draw_sweep(root, d),
+            ChartSpec::Gain(d) => draw_gain(root, d),
+            ChartSpec::Fabric(d) => draw_fabric(root, d),
+        }
+    }
+
+    /// Sum of every predicted value: a cheap fingerprint the browser test watches for what-if changes.
+    pub fn predicted_sum(&self) -> f64 {
+        match self {
+            ChartSpec::Sweep(d) => d.predicted.iter().flat_map(|(_, v)| v.iter().map(|p| p.1)).sum(),
+            ChartSpec::Gain(d) => d.predicted.iter().flat_map(|(_, v)| v.iter().map(|p| p.1)).sum(),
+            ChartSpec::Fabric(d) => d.predicted.iter().flat_map(|(_, v)| v.iter().map(|p| p.1)).sum(),
+        }
+    }
+
+    /// The chart's data as CSV, and a file name stem.
+    pub fn csv(&self) -> (String, &'static str) {
+        match self {
+            ChartSpec::Sweep(d) => (crate::csv::sweep(d), "throughput"),
+            ChartSpec::Gain(d) => (crate::csv::gain(d), "gain"),
+            ChartSpec::Fabric(d) => (crate::csv::fabric(d), "fabric"),
+        }
+    }
+}

@@ -1,0 +1,52 @@
+//! CSV of the data behind the current chart, for the export button.
+
+use crate::charts::{FabricChartData, GainChartData, SweepChartData};
+
+fn field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// kind,mode,concurrency,value rows: predicted curve points then published points.
+pub fn sweep(d: &SweepChartData) -> String {
+    let mut out = String::from("kind,mode,concurrency,output_tok_s,flagged\n");
+    for (m, pts) in &d.predicted {
+        for (c, y) in pts {
+            out.push_str(&format!("predicted,{},{c},{y:.2},\n", m.name()));
+        }
+    }
+    for p in &d.measured {
+        out.push_str(&format!("published,{},{},{},{}\n", p.mode.name(), p.x, p.y, p.hollow));
+    }
+    out
+}
+
+pub fn gain(d: &GainChartData) -> String {
+    let mut out = String::from("kind,mode,concurrency,pair_over_single,flagged\n");
+    for (m, pts) in &d.predicted {
+        for (c, y) in pts {
+            out.push_str(&format!("predicted,{},{c},{y:.4},\n", m.name()));
+        }
+    }
+    for p in &d.measured {
+        out.push_str(&format!("published,{},{},{:.4},{}\n", p.mode.name(), p.x, p.y, p.hollow));
+    }
+    out
+}
+
+pub fn fabric(d: &FabricChartData) -> String {
+    let mut out = String::from("kind,collective,bytes,busbw_gb_s\n");
+    for (n, pts) in &d.predicted {
+        for (b, g) in pts {
+            out.push_str(&format!("predicted,{},{b},{g:.3}\n", field(n)));
+        }
+    }
+    for (n, b, g) in &d.measured {
+        out.push_str(&format!("measured,{},{b},{g}\n", field(n)));
+    }
+    out.push_str(&format!("ceiling,,,{:.3}\n", d.ceiling_gbps));
+    out
+}

@@ -1,0 +1,46 @@
+//! PNG and CSV downloads of the current chart.
+
+use crate::charts::ChartSpec;
+use crate::state::UrlState;
+use leptos::prelude::*;
+use wasm_bindgen::{JsCast, JsValue};
+use web_sys::{Blob, BlobPropertyBag, HtmlAnchorElement, HtmlCanvasElement, Url};
+
+fn click(href: &str, name: &str) -> Option<()> {
+    let a: HtmlAnchorElement = document().create_element("a").ok()?.unchecked_into();
+    a.set_href(href);
+    a.set_download(name);
+    a.click();
+    Some(())
+}
+
+fn png(name: &str) -> Option<()> {
+    let canvas: HtmlCanvasElement = document().get_element_by_id("chart")?.dyn_into().ok()?;
+    click(&canvas.to_data_url().ok()?, name)
+}
+
+fn csv(text: &str, name: &str) -> Option<()> {
+    let parts = js_sys::Array::of1(&JsValue::from_str(text));
+    let opts = BlobPropertyBag::new();
+    opts.set_type("text/csv");
+    let blob = Blob::new_with_str_sequence_and_options(&parts, &opts).ok()?;
+    let url = Url::create_object_url_with_blob(&blob).ok()?;
+    click(&url, name);
+    let _ = Url::revoke_object_url(&url);
+    Some(())
+}
+
+#[component]
+pub fn Export(spec: Memo<ChartSpec>, st: RwSignal<UrlState>) -> impl IntoView {
+    let stem = move || {
+        let (stem, model) = (spec.with(|s| s.csv().1), st.with(|s| s.model.clone()));
+        if stem == "fabric" { "twotower-fabric".to_string() } else { format!("twotower-{stem}-{model}") }
+    };
+    view! {
+        <div class="export">
+            <button id="export-png" on:click=move |_| { png(&format!("{}.png", stem())); }>"PNG"</button>
+            <button id="export-csv" on:click=move |_| { csv(&spec.with(|s| s.csv().0), &format!("{}.csv", stem())); }>"CSV"</button>
+            <a class="embed-link" href=move || format!("{}&embed=1", st.with(UrlState::to_query)) target="_blank">"embed link"</a>
+        </div>
+    }
+}

@@ -1,0 +1,8 @@
+//! Page components: the chart canvas, the controls, export buttons, and the table under each view.
+
+pub mod chart;
+pub mod controls;
+pub mod explorer;
+pub mod export;
+pub mod fabric;
+pub mod gain;

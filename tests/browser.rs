@@ -1,0 +1,280 @@
+//! End to end: serves dist/ locally, drives headless Chromium through chromedriver, and checks the explorer
+//! draws, reacts to its controls, restores and repairs URLs, embeds, stays within its size budget, and logs
+//! no errors. Needs dist/ (scripts/build-app.sh); set TWOTOWER_SKIP_BROWSER=1 to skip.
+
+use fantoccini::{Client, ClientBuilder, Locator};
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BUDGET_GZIP_BYTES: u64 = 500 * 1024;
+
+fn dist() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../dist")
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// Kills chromedriver (and with it Chromium) when the test ends, passing or not.
+struct Guard(Child);
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A static file server for dist/ on 127.0.0.1; the thread dies with the test process.
+fn serve(root: PathBuf) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let root = root.clone();
+            std::thread::spawn(move || {
+                let _ = respond(stream, &root);
+            });
+        }
+    });
+    port
+}
+
+fn respond(mut stream: TcpStream, root: &Path) -> std::io::Result<()> {
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut line = String::new();
+    reader.read_line(&mut line)?;
+    loop {
+        let mut h = String::new();
+        if reader.read_line(&mut h)? == 0 || h == "\r\n" || h == "\n" {
+            break;
+        }
+    }
+    let path = line.split_whitespace().nth(1).unwrap_or("/");
+    let path = path.split(['?', '#']).next().unwrap_or("/");
+    let rel = if path == "/" { "index.html" } else { path.trim_start_matches('/') };
+    let file = root.join(rel);
+    let ok = !rel.contains("..") && file.is_file();
+    let (status, body) = if ok { ("200 OK", std::fs::read(&file)?) } else { ("404 Not Found", b"not found".to_vec()) };
+    let ctype = match file.extension().and_then(|e| e.to_str()) {
+        Some("html") => "text/html; charset=utf-8",
+        Some("js") => "text/javascript",
+        Some("wasm") => "application/wasm",
+        Some("css") => "text/css",
+        Some("png") => "image/png",
+        _ => "application/octet-stream",
+    };
+    write!(stream, "HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len())?;
+    stream.write_all(&body)?;
+    stream.flush()
+}
+
+fn gzipped_size(dir: &Path) -> u64 {
+    let mut total = 0;
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            total += gzipped_size(&p);
+        } else {
+            let mut raw = Vec::new();
+            std::fs::File::open(&p).unwrap().read_to_end(&mut raw).unwrap();
+            let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+            enc.write_all(&raw).unwrap();
+            total += enc.finish().unwrap().len() as u64;
+        }
+    }
+    total
+}
+
+async fn js(c: &Client, script: &str) -> Value {
+    c.execute(script, vec![]).await.unwrap_or_else(|e| panic!("script failed: {e}\n{script}"))
+}
+
+/// The chart wrapper's data attributes: (draws, model, predicted sum).
+async fn chart_state(c: &Client) -> (u64, String, String) {
+    let v = js(
+        c,
+        "const w = document.querySelector('.chart-wrap'); if (!w) return null; \
+         return [Number(w.dataset.draws || 0), w.dataset.model || '', w.dataset.predictedSum || ''];",
+    )
+    .await;
+    match v {
+        Value::Array(a) => (a[0].as_u64().unwrap_or(0), a[1].as_str().unwrap_or("").into(), a[2].as_str().unwrap_or("").into()),
+        _ => (0, String::new(), String::new()),
+    }
+}
+
+async fn wait_draws_above(c: &Client, n: u64, what: &str) -> u64 {
+    let start = Instant::now();
+    loop {
+        let (d, _, _) = chart_state(c).await;
+        if d > n {
+            return d;
+        }
+        if start.elapsed() > Duration::from_secs(20) {
+            let errors = js(c, "return window.__errors || []").await;
+            panic!("{what}: no draw after 20 s (draws = {d}); page errors: {errors}");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Non-white pixels of the canvas and a hash of all its pixels.
+async fn pixels(c: &Client) -> (u64, String) {
+    let v = js(
+        c,
+        "const c = document.getElementById('chart'); const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data; \
+         let n = 0, h = 2166136261 >>> 0; \
+         for (let i = 0; i < d.length; i += 4) { if (d[i] < 250 || d[i+1] < 250 || d[i+2] < 250) n++; \
+           h = Math.imul(h ^ (d[i] + 7 * d[i+1] + 13 * d[i+2]), 16777619) >>> 0; } \
+         return [n, String(h)];",
+    )
+    .await;
+    (v[0].as_u64().unwrap(), v[1].as_str().unwrap().to_string())
+}
+
+async fn assert_no_errors(c: &Client, page: &str) {
+    let errors = js(c, "return window.__errors || ['__errors hook missing']").await;
+    assert_eq!(errors, json!([]), "console errors or panics on {page}");
+}
+
+async fn set_value(c: &Client, selector: &str, value: &str, event: &str) {
+    let script = format!(
+        "const e = document.querySelector({selector:?}); e.value = {value:?}; e.dispatchEvent(new Event({event:?}, {{bubbles: true}})); return e.value;"
+    );
+    js(c, &script).await;
+}
+
+async fn run(c: &Client, base: &str) {
+    // 1. First load: it draws, with ink on the canvas, and reports the time to first draw.
+    c.goto(base).await.unwrap();
+    let d0 = wait_draws_above(c, 0, "first load").await;
+    let first_ms = js(c, "return window.__firstDrawMs").await;
+    println!("time from navigation to first draw: {:.0} ms", first_ms.as_f64().unwrap_or(f64::NAN));
+    let (ink, hash0) = pixels(c).await;
+    assert!(ink > 2000, "canvas looks empty: {ink} non-white pixels");
+    assert_eq!(js(c, "return document.querySelectorAll('table.points tbody tr').length > 0").await, json!(true));
+    assert_no_errors(c, "first load").await;
+
+    // 2. Model and workload pickers redraw the chart.
+    set_value(c, "#model", "minimax-m3", "change").await;
+    let d1 = wait_draws_above(c, d0, "model change").await;
+    let (_, model, _) = chart_state(c).await;
+    assert_eq!(model, "minimax-m3");
+    set_value(c, "#workload", "1", "change").await;
+    let d2 = wait_draws_above(c, d1, "workload change").await;
+    let (_, hash2) = pixels(c).await;
+    assert_ne!(hash0, hash2, "chart pixels unchanged after switching model and workload");
+    let url = c.current_url().await.unwrap();
+    assert!(url.as_str().contains("model=minimax-m3") && url.as_str().contains("workload=8192-1024"), "URL not updated: {url}");
+
+    // 3. A what-if control moves the predicted curves.
+    let (_, _, sum_before) = chart_state(c).await;
+    set_value(c, "#knob-hbm", "20", "input").await;
+    let d3 = wait_draws_above(c, d2, "what-if change").await;
+    let (_, _, sum_after) = chart_state(c).await;
+    let (_, hash3) = pixels(c).await;
+    assert_ne!(sum_before, sum_after, "predicted values unchanged after moving the HBM control");
+    assert_ne!(hash2, hash3, "chart pixels unchanged after moving the HBM control");
+    assert!(c.current_url().await.unwrap().as_str().contains("hbm=20"));
+
+    // 4. Reloading the URL restores the state.
+    let saved = c.current_url().await.unwrap();
+    c.goto(saved.as_str()).await.unwrap();
+    wait_draws_above(c, 0, "reload").await;
+    assert_eq!(chart_state(c).await.2, sum_after, "reloaded URL did not restore the what-if state");
+    assert_eq!(js(c, "return document.getElementById('model').value").await, json!("minimax-m3"));
+
+    // 5. Gain and fabric tabs draw.
+    for view in ["gain", "fabric"] {
+        let before = chart_state(c).await.0;
+        js(c, &format!("document.querySelector('.tab[data-view={view}]').click(); return 1;")).await;
+        wait_draws_above(c, before, view).await;
+        assert!(c.current_url().await.unwrap().as_str().contains(&format!("view={view}")));
+        assert!(pixels(c).await.0 > 2000, "{view} chart looks empty");
+    }
+    let _ = d3;
+    assert_no_errors(c, "after interaction").await;
+
+    // 6. Embed mode: chart only.
+    c.goto(&format!("{base}?model=glm-5.3&embed=1")).await.unwrap();
+    wait_draws_above(c, 0, "embed").await;
+    assert!(pixels(c).await.0 > 2000, "embedded chart looks empty");
+    assert!(c.find(Locator::Css("#model")).await.is_err(), "controls shown in embed mode");
+    assert!(c.find(Locator::Css("header")).await.is_err(), "header shown in embed mode");
+    assert_no_errors(c, "embed").await;
+
+    // 7. Broken parameters: a visible warning, defaults, and still a chart.
+    c.goto(&format!("{base}?model=nope&gpu_mem=abc&hbm=-3&view=zzz")).await.unwrap();
+    wait_draws_above(c, 0, "broken link").await;
+    let warning = c.find(Locator::Css(".url-warning")).await.expect("no .url-warning element");
+    assert!(warning.is_displayed().await.unwrap(), "url-warning not visible");
+    let text = warning.text().await.unwrap();
+    assert!(text.contains("nope") && text.contains("gpu_mem"), "warning text: {text}");
+    assert!(pixels(c).await.0 > 2000, "chart missing after broken link");
+    assert_eq!(chart_state(c).await.1, "glm-5.2", "did not fall back to the default model");
+    assert_no_errors(c, "broken link").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn explorer_end_to_end() {
+    if std::env::var("TWOTOWER_SKIP_BROWSER").as_deref() == Ok("1") {
+        eprintln!("SKIPPED: TWOTOWER_SKIP_BROWSER=1, the browser test did not run");
+        return;
+    }
+    let dist = dist();
+    assert!(dist.join("index.html").is_file(), "{} is missing: run scripts/build-app.sh first (or set TWOTOWER_SKIP_BROWSER=1)", dist.display());
+
+    let gz = gzipped_size(&dist);
+    println!("bundle size: {gz} bytes gzipped ({:.1} KB) for everything in dist/", gz as f64 / 1024.0);
+    assert!(gz < BUDGET_GZIP_BYTES, "bundle is {gz} bytes gzipped, budget {BUDGET_GZIP_BYTES}");
+
+    let http = serve(dist);
+    let base = format!("http://127.0.0.1:{http}/");
+    let wd_port = free_port();
+    let driver = Command::new("/usr/bin/chromedriver")
+        .arg(format!("--port={wd_port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start /usr/bin/chromedriver");
+    let _guard = Guard(driver);
+    let start = Instant::now();
+    while TcpStream::connect(("127.0.0.1", wd_port)).is_err() {
+        assert!(start.elapsed() < Duration::from_secs(20), "chromedriver did not listen on {wd_port}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let profile = std::env::temp_dir().join(format!("twotower-chromium-{}-{wd_port}", std::process::id()));
+    let mut caps = serde_json::Map::new();
+    caps.insert(
+        "goog:chromeOptions".into(),
+        json!({
+            "binary": "/usr/bin/chromium",
+            "args": ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                     "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                     "--disable-dev-shm-usage", "--window-size=1200,900",
+                     format!("--user-data-dir={}", profile.display())]
+        }),
+    );
+    let client = ClientBuilder::native()
+        .capabilities(caps)
+        .connect(&format!("http://127.0.0.1:{wd_port}"))
+        .await
+        .expect("connect to chromedriver");
+    // Run the checks in their own task so a failed assertion still closes the browser before it is reported.
+    let c = client.clone();
+    let task = tokio::spawn(async move { tokio::time::timeout(Duration::from_secs(180), run(&c, &base)).await });
+    let outcome = task.await;
+    let _ = client.close().await;
+    let _ = std::fs::remove_dir_all(&profile);
+    match outcome {
+        Ok(Ok(())) => {}
+        Ok(Err(_)) => panic!("browser test timed out after 180 s"),
+        Err(e) => std::panic::resume_unwind(e.into_panic()),
+    }
+}
