@@ -6,6 +6,7 @@
 //! The library does no IO and keeps no global state, so it runs unchanged in the browser (wasm32).
 
 pub mod dataset;
+pub mod describe;
 pub mod diagnostic;
 pub mod fit;
 #[cfg(feature = "cli")]

@@ -89,6 +89,17 @@ enum Command {
         #[arg(long, value_enum, default_value = "table")]
         format: Format,
     },
+    /// Read a Hugging Face style config.json and print a model description to paste into a scenario
+    /// (`"model": {"describe": ...}`).
+    DescribeModel {
+        config: PathBuf,
+        /// Id to give the model (default: the config's folder name).
+        #[arg(long)]
+        id: Option<String>,
+        /// Bits per weight as loaded: 4.5 for NVFP4, 8 for FP8, 16 for BF16.
+        #[arg(long, default_value_t = 16.0)]
+        bits: f64,
+    },
     /// Predicted against measured bus bandwidth of every collective.
     Fabric {
         dir: PathBuf,
@@ -261,6 +272,14 @@ fn run(cmd: Command, out: &mut Out) -> Result<ExitCode, CliError> {
             if format == Format::Table {
                 render_summary(out, &r);
             }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::DescribeModel { config, id, bits } => {
+            let text = std::fs::read_to_string(&config).map_err(|e| CliError::Usage(format!("{}: {e}", config.display())))?;
+            let id = id.unwrap_or_else(|| config.parent().and_then(Path::file_name).map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "model".into()));
+            let d = sim_core::describe::ModelDescription::from_hf_config(&id, &text, bits).map_err(|e| CliError::Usage(format!("{}: {e}", config.display())))?;
+            d.to_spec().map_err(|e| CliError::Usage(format!("{}: {e}", config.display())))?;
+            out.line(&serde_json::to_string_pretty(&serde_json::json!({ "describe": d })).unwrap_or_default());
             Ok(ExitCode::SUCCESS)
         }
         Command::Fabric { dir, format } => {

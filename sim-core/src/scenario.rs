@@ -193,13 +193,20 @@ pub fn resolve(ds: &Dataset, file: &str, sc: &ScenarioFile) -> Result<Scenario, 
         Reference::Inline(h) => Some(hardware_spec(h)),
     };
     let model = match &sc.model {
-        Reference::Id(id) => ds.models.get(id).map(model_spec),
-        Reference::Inline(m) => Some(model_spec(m)),
+        ModelRef::Id(id) => ds.models.get(id).map(model_spec),
+        ModelRef::Inline(m) => Some(model_spec(m)),
+        ModelRef::Described { describe } => match describe.to_spec() {
+            Ok(m) => Some(m),
+            Err(e) => {
+                errs.push(Diagnostic::error(file, "/model/describe", e).with_hint("see sim-core/src/describe.rs for the fields"));
+                return Err(errs);
+            }
+        },
     };
     if hardware.is_none() {
         errs.push(Diagnostic::error(file, "/hardware", "unknown hardware id").with_hint("use an id from data/hardware/"));
     }
-    if model.is_none() {
+    if model.is_none() && errs.is_empty() {
         errs.push(Diagnostic::error(file, "/model", "unknown model id").with_hint("use an id from data/models/"));
     }
     let (Some(hardware), Some(model)) = (hardware, model) else { return Err(errs) };

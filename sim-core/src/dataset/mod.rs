@@ -200,6 +200,7 @@ fn load_one(ds: &mut Dataset, f: &SourceText, diags: &mut Vec<Diagnostic>) {
             if errs.is_empty() {
                 if let Some(x) = typed::<FabricFile>(file, &value, &mut errs) {
                     register(ds, diags, "fabric", &x.id, file);
+                    ds.sources.extend(x.sources.iter().cloned());
                     ds.fabrics.insert(x.id.clone(), x);
                 }
             }
@@ -218,6 +219,7 @@ fn load_one(ds: &mut Dataset, f: &SourceText, diags: &mut Vec<Diagnostic>) {
             }
             if errs.is_empty() {
                 if let Some(x) = typed::<SweepFile>(file, &value, &mut errs) {
+                    ds.sources.extend(x.sources.iter().cloned());
                     ds.sweeps.insert(file.to_string(), x);
                 }
             }

@@ -111,10 +111,17 @@ pub struct Source {
     pub language: String,
     pub title: String,
     pub role: String,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub published: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub original: Option<String>,
+}
+
+impl Source {
+    /// Imported measurement files are not seed texts: their quotes are checked against the file at import.
+    pub fn is_import(&self) -> bool {
+        self.role == "import"
+    }
 }
 
 /// One machine: GPU memory tier, CPU memory tier and the path between them, compute, NIC.
@@ -167,6 +174,9 @@ pub struct LinkSpec {
 pub struct FabricFile {
     pub schema_version: u32,
     pub kind: String,
+    /// Sources defined by this file itself (imported measurements name the file they were read from).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<Source>,
     pub id: String,
     pub hardware: String,
     pub link: FabricLink,
@@ -371,6 +381,9 @@ pub struct ReportConfig {
 pub struct SweepFile {
     pub schema_version: u32,
     pub kind: String,
+    /// Sources defined by this file itself (imported measurements name the file they were read from).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<Source>,
     pub model: String,
     pub series: Vec<Series>,
     #[serde(default)]
@@ -542,8 +555,9 @@ pub struct ScenarioFile {
     pub description: Option<String>,
     /// A hardware id from `data/hardware/`, or a full hardware object inline.
     pub hardware: Reference<HardwareFile>,
-    /// A model id from `data/models/`, or a full model object inline.
-    pub model: Reference<ModelFile>,
+    /// A model id from `data/models/`, a full model card inline, or `{"describe": {...}}` with a few numbers
+    /// (see `describe::ModelDescription`).
+    pub model: ModelRef,
     pub workloads: Vec<Workload>,
     #[serde(default = "default_concurrency")]
     pub concurrency: Vec<u32>,
@@ -562,6 +576,14 @@ pub struct ScenarioFile {
 pub enum Reference<T> {
     Id(String),
     Inline(Box<T>),
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ModelRef {
+    Id(String),
+    Described { describe: crate::describe::ModelDescription },
+    Inline(Box<ModelFile>),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

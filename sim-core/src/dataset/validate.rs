@@ -34,6 +34,12 @@ impl Checker<'_> {
     }
 
     fn sources(&mut self) {
+        let mut ids = BTreeSet::new();
+        for s in &self.ds.sources {
+            if !ids.insert(s.id.as_str()) {
+                self.out.push(Diagnostic::error("sources.json", "", format!("source id `{}` is defined twice", s.id)).with_hint("source ids are unique across sources.json and imported files"));
+            }
+        }
         if self.ds.sources.is_empty() {
             self.out.push(
                 Diagnostic::error("sources.json", "", "no sources defined")
@@ -58,7 +64,7 @@ impl Checker<'_> {
             self.err(file, format!("{pointer}/from/quote"), "empty quote".into(), "copy the sentence the value comes from");
             return;
         }
-        if let Some(seeds) = self.seeds {
+        if let Some(seeds) = self.seeds.filter(|_| !src.is_import()) {
             match seeds.get(&src.file) {
                 Some(text) if !text.contains(&from.quote) => self.err(
                     file,
@@ -436,7 +442,7 @@ impl Checker<'_> {
                     self.err(&file, "/hardware".into(), format!("unknown hardware `{id}`"), "use an id from data/hardware/ or an inline object");
                 }
             }
-            if let Reference::Id(id) = &s.model {
+            if let ModelRef::Id(id) = &s.model {
                 if !self.ds.models.contains_key(id) {
                     self.err(&file, "/model".into(), format!("unknown model `{id}`"), "use an id from data/models/ or an inline object");
                 }
