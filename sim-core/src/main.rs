@@ -1,5 +1,6 @@
 //! The `sim-core` command line: reads files, calls the library, renders tables, sets the exit code.
 
+mod cli_import;
 mod cli_io;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -99,6 +100,11 @@ enum Command {
         /// Bits per weight as loaded: 4.5 for NVFP4, 8 for FP8, 16 for BF16.
         #[arg(long, default_value_t = 16.0)]
         bits: f64,
+    },
+    /// Turn measurement files (nccl-tests output, vLLM benchmark results) into a dataset file `validate` accepts.
+    Import {
+        #[command(subcommand)]
+        what: cli_import::ImportCommand,
     },
     /// Predicted against measured bus bandwidth of every collective.
     Fabric {
@@ -282,6 +288,13 @@ fn run(cmd: Command, out: &mut Out) -> Result<ExitCode, CliError> {
             out.line(&serde_json::to_string_pretty(&serde_json::json!({ "describe": d })).unwrap_or_default());
             Ok(ExitCode::SUCCESS)
         }
+        Command::Import { what } => match cli_import::run(what) {
+            Ok(json) => {
+                out.line(&json);
+                Ok(ExitCode::SUCCESS)
+            }
+            Err(msg) => Err(CliError::Invalid(vec![msg])),
+        },
         Command::Fabric { dir, format } => {
             let ds = load_valid(&dir)?;
             let rows = report::fabric_rows(&ds);
