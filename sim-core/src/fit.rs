@@ -120,12 +120,19 @@ pub fn log_error(predicted: f64, measured: f64) -> f64 {
 
 /// Fits the coefficients on the points `set` admits. `scenarios` maps model id to its scenario.
 pub fn fit(scenarios: &BTreeMap<String, Scenario>, points: &[MeasuredPoint], set: FitSet) -> Calibration {
+    fit_from(&Coefficients::default(), scenarios, points, set, 1e-3)
+}
+
+/// Fits starting from (and regularised toward) `base`: a team calibrating on its own sweep starts from the
+/// coefficients the published data gave.
+/// `prior_weight` pulls each free coordinate toward `base`; a small sweep needs a stronger pull than the report.
+pub fn fit_from(base: &Coefficients, scenarios: &BTreeMap<String, Scenario>, points: &[MeasuredPoint], set: FitSet, prior_weight: f64) -> Calibration {
     let used: Vec<&MeasuredPoint> = points.iter().filter(|p| set.includes(p) && scenarios.contains_key(&p.model)).collect();
     let mut models: Vec<String> = used.iter().map(|p| p.model.clone()).collect();
     models.sort();
     models.dedup();
     let priors: BTreeMap<String, f64> = scenarios.iter().map(|(id, s)| (id.clone(), s.model.draft_acceptance)).collect();
-    let base = Coefficients::default();
+    let base = base.clone();
     // Models whose fitted points include an engine that spills weights to CPU memory.
     let mut spilling: Vec<String> = used
         .iter()
@@ -152,7 +159,7 @@ pub fn fit(scenarios: &BTreeMap<String, Scenario>, points: &[MeasuredPoint], set
             })
             .sum();
         // A weak pull toward the priors keeps coefficients the points cannot see from drifting.
-        let reg: f64 = x.iter().zip(encode(&base, &models, &spilling, &priors)).map(|(a, b)| (a - b).powi(2)).sum::<f64>() * 1e-3;
+        let reg: f64 = x.iter().zip(encode(&base, &models, &spilling, &priors)).map(|(a, b)| (a - b).powi(2)).sum::<f64>() * prior_weight;
         sum / used.len().max(1) as f64 + reg
     };
     let x0 = encode(&base, &models, &spilling, &priors);

@@ -90,6 +90,17 @@ enum Command {
         #[arg(long, value_enum, default_value = "table")]
         format: Format,
     },
+    /// Fit the free coefficients to a team's own single-machine sweep (dataset sweep files, e.g. from
+    /// `sim-core import vllm-bench`) and print the scenario with its calibration, ready for `plan` and `predict`.
+    Calibrate {
+        scenario: PathBuf,
+        /// Sweep files with the team's measured points (single-machine points are fitted; others are ignored).
+        #[arg(required = true)]
+        measurements: Vec<PathBuf>,
+        /// Dataset directory the scenario's ids refer to (default: the scenario's parent's parent).
+        #[arg(long)]
+        data: Option<PathBuf>,
+    },
     /// Read a Hugging Face style config.json and print a model description to paste into a scenario
     /// (`"model": {"describe": ...}`).
     DescribeModel {
@@ -280,6 +291,51 @@ fn run(cmd: Command, out: &mut Out) -> Result<ExitCode, CliError> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Command::Calibrate { scenario: path, measurements, data } => {
+            let (ds, mut sc, s) = load_scenario(&path, data)?;
+            let mut files = Vec::new();
+            for m in &measurements {
+                let text = std::fs::read_to_string(m).map_err(|e| CliError::Usage(format!("{}: {e}", m.display())))?;
+                let name = m.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                files.push(SourceText { path: format!("sweeps/{name}"), text });
+            }
+            let (mds, diags) = load(&files);
+            let errors: Vec<Diagnostic> = diags.into_iter().filter(Diagnostic::is_error).collect();
+            if !errors.is_empty() {
+                return Err(CliError::Invalid(errors));
+            }
+            // Every measured point belongs to the scenario's model, whatever id the file used.
+            let points: Vec<_> = mds.points().into_iter().filter(|p| p.mode == Mode::Single && !p.is_flagged()).map(|mut p| { p.model = s.model.id.clone(); p }).collect();
+            if points.is_empty() {
+                return Err(CliError::Usage("no unflagged single-machine points in the measurement files".into()));
+            }
+            let base = coefficients_for(&ds, &sc, FitSet::All);
+            let scenarios = std::collections::BTreeMap::from([(s.model.id.clone(), s.clone())]);
+            // A team's sweep is small: pull harder toward the published calibration than the report's own fit does.
+            let cal = sim_core::fit::fit_from(&base, &scenarios, &points, FitSet::Single, 0.05);
+            let k = &cal.coefficients;
+            let apes: Vec<f64> = points.iter().map(|p| (predict(&s, k, p.mode, p.isl, p.osl, p.concurrency).output_tok_s / p.output_tok_s - 1.0).abs() * 100.0).collect();
+            let stats = report::ErrorStats::of(&apes).expect("points is not empty");
+            let mut map = std::collections::BTreeMap::new();
+            for (key, v) in [("hbm_efficiency", k.hbm_efficiency), ("slow_efficiency", k.slow_efficiency), ("compute_efficiency", k.compute_efficiency), ("step_overhead_s", k.step_overhead_s), ("per_seq_overhead_s", k.per_seq_overhead_s), ("draft_pass_overhead_s", k.draft_pass_overhead_s), ("tp_latency_scale", k.tp_latency_scale)] {
+                map.insert(key.to_string(), v);
+            }
+            map.insert("acceptance".into(), k.acceptance_for(&s.model));
+            map.insert("spilled_routing_share".into(), k.spilled_routing_share_for(&s.model));
+            sc.calibration = Some(map);
+            sc.id = format!("{}-calibrated", sc.id);
+            sc.description = Some(format!(
+                "{} Calibrated on {} single-machine points from {}: median error {:.1}%, 90th percentile {:.1}%.",
+                sc.description.clone().unwrap_or_default(),
+                points.len(),
+                measurements.iter().map(|m| m.display().to_string()).collect::<Vec<_>>().join(", "),
+                stats.median_ape,
+                stats.p90_ape
+            ).trim().to_string());
+            eprintln!("calibrated on {} points: median error {:.1}%, 90th percentile {:.1}%", points.len(), stats.median_ape, stats.p90_ape);
+            out.line(&serde_json::to_string_pretty(&sc).unwrap_or_default());
+            Ok(ExitCode::SUCCESS)
+        }
         Command::DescribeModel { config, id, bits } => {
             let text = std::fs::read_to_string(&config).map_err(|e| CliError::Usage(format!("{}: {e}", config.display())))?;
             let id = id.unwrap_or_else(|| config.parent().and_then(Path::file_name).map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "model".into()));
@@ -350,11 +406,26 @@ fn coefficients_for(ds: &sim_core::dataset::Dataset, sc: &ScenarioFile, set: Fit
                 "per_seq_overhead_s" => k.per_seq_overhead_s = *v,
                 "draft_pass_overhead_s" => k.draft_pass_overhead_s = *v,
                 "tp_latency_scale" => k.tp_latency_scale = *v,
+                "acceptance" => {
+                    k.acceptance.insert(model_id(sc), *v);
+                }
+                "spilled_routing_share" => {
+                    k.spilled_routing_share.insert(model_id(sc), *v);
+                }
                 _ => {}
             }
         }
     }
     k
+}
+
+/// The model id a scenario's per-model coefficients are keyed by.
+fn model_id(sc: &ScenarioFile) -> String {
+    match &sc.model {
+        sim_core::dataset::schema::ModelRef::Id(id) => id.clone(),
+        sim_core::dataset::schema::ModelRef::Inline(m) => m.id.clone(),
+        sim_core::dataset::schema::ModelRef::Described { describe } => describe.id.clone(),
+    }
 }
 
 fn render_summary(out: &mut Out, r: &report::Report) {

@@ -62,3 +62,40 @@ fn closed_pipe_is_not_a_panic() {
     assert!(!err.contains("panicked"), "{err}");
     assert!(status.success(), "exit {status:?}, stderr {err}");
 }
+
+#[test]
+fn calibrate_then_plan_from_the_calibrated_scenario() {
+    let out = bin().args(["calibrate"]).arg(data().join("scenarios/glm-5.2.json")).arg(data().join("sweeps/glm-5.2.json")).output().expect("run");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("median error"), "says how well the fit matched");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("scenario json");
+    assert_eq!(v["id"], "glm-5.2-calibrated");
+    assert!(v["calibration"]["hbm_efficiency"].as_f64().is_some_and(|x| x > 0.0 && x <= 1.0));
+    let dir = std::env::temp_dir().join(format!("twotower-cal-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("tmp");
+    let path = dir.join("cal.json");
+    std::fs::write(&path, &out.stdout).expect("write");
+    let plan = bin().args(["plan", "--format", "json", "--data"]).arg(data()).arg(&path).output().expect("run");
+    assert!(plan.status.success(), "{}", String::from_utf8_lossy(&plan.stderr));
+    let p: serde_json::Value = serde_json::from_slice(&plan.stdout).expect("plan json");
+    assert_eq!(p["recommended_mode"], "tp2");
+    assert!(p["rows"].as_array().is_some_and(|r| !r.is_empty()));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn describe_model_reads_a_config_json() {
+    let dir = std::env::temp_dir().join(format!("twotower-cfg-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("tmp");
+    let cfg = dir.join("config.json");
+    std::fs::write(&cfg, r#"{"num_hidden_layers": 48, "hidden_size": 2048, "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128, "vocab_size": 151936, "num_experts": 128, "num_experts_per_tok": 8, "moe_intermediate_size": 768, "intermediate_size": 6144}"#).expect("write");
+    let out = bin().args(["describe-model", "--bits", "4.5", "--id", "qwen-moe"]).arg(&cfg).output().expect("run");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let total = v["describe"]["total_params"].as_f64().expect("total");
+    assert!((25e9..35e9).contains(&total), "Qwen3-30B-A3B's config, got {total}");
+    std::fs::write(&cfg, "{\"hidden_size\": 4096").expect("write");
+    let bad = bin().args(["describe-model"]).arg(&cfg).output().expect("run");
+    assert_eq!(bad.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(dir);
+}
