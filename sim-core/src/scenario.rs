@@ -123,65 +123,50 @@ pub fn model_spec(m: &ModelFile) -> ModelSpec {
     }
 }
 
-/// Override keys a scenario (or the browser's what-if controls) may set, with their SI unit.
-pub const OVERRIDE_KEYS: &[(&str, &str)] = &[
-    ("hardware.gpus", "count"),
-    ("hardware.gpu_memory_bytes", "B"),
-    ("hardware.hbm_bytes_per_sec", "B/s"),
-    ("hardware.cpu_memory_bytes", "B"),
-    ("hardware.slow_path_bytes_per_sec", "B/s"),
-    ("hardware.flops_fp4", "FLOP/s"),
-    ("hardware.flops_fp8", "FLOP/s"),
-    ("hardware.intra_bytes_per_sec", "B/s"),
-    ("link.rails", "count"),
-    ("link.line_rate_bytes_per_sec_per_rail", "B/s"),
-    ("link.payload_efficiency", "fraction"),
-    ("link.call_latency_s", "s"),
-    ("model.weight_bytes", "B"),
-    ("model.routed_expert_bytes", "B"),
-    ("model.active_params", "count"),
-    ("model.kv_bytes_per_token", "B"),
-    ("model.draft_tokens", "count"),
-    ("model.draft_acceptance", "fraction"),
-    ("model.pinned_cpu_bytes", "B"),
+/// A field a scenario's `overrides` (or the browser's what-if controls) may set.
+pub struct OverrideKey {
+    pub key: &'static str,
+    /// SI unit of the value.
+    pub unit: &'static str,
+    field: fn(&mut Scenario) -> &mut f64,
+}
+
+/// Every overridable field, in one table so the key list and the setter cannot drift apart.
+pub const OVERRIDES: &[OverrideKey] = &[
+    OverrideKey { key: "hardware.gpus", unit: "count", field: |s| &mut s.hardware.gpus },
+    OverrideKey { key: "hardware.gpu_memory_bytes", unit: "B", field: |s| &mut s.hardware.gpu_memory_bytes },
+    OverrideKey { key: "hardware.hbm_bytes_per_sec", unit: "B/s", field: |s| &mut s.hardware.hbm_bytes_per_sec },
+    OverrideKey { key: "hardware.cpu_memory_bytes", unit: "B", field: |s| &mut s.hardware.cpu_memory_bytes },
+    OverrideKey { key: "hardware.slow_path_bytes_per_sec", unit: "B/s", field: |s| &mut s.hardware.slow_path_bytes_per_sec },
+    OverrideKey { key: "hardware.flops_fp4", unit: "FLOP/s", field: |s| &mut s.hardware.flops_fp4 },
+    OverrideKey { key: "hardware.flops_fp8", unit: "FLOP/s", field: |s| &mut s.hardware.flops_fp8 },
+    OverrideKey { key: "hardware.intra_bytes_per_sec", unit: "B/s", field: |s| &mut s.hardware.intra_bytes_per_sec },
+    OverrideKey { key: "link.rails", unit: "count", field: |s| &mut s.hardware.link.rails },
+    OverrideKey { key: "link.line_rate_bytes_per_sec_per_rail", unit: "B/s", field: |s| &mut s.hardware.link.line_rate_bytes_per_sec_per_rail },
+    OverrideKey { key: "link.payload_efficiency", unit: "fraction", field: |s| &mut s.hardware.link.payload_efficiency },
+    OverrideKey { key: "link.call_latency_s", unit: "s", field: |s| &mut s.hardware.link.call_latency_s },
+    OverrideKey { key: "model.weight_bytes", unit: "B", field: |s| &mut s.model.weight_bytes },
+    OverrideKey { key: "model.routed_expert_bytes", unit: "B", field: |s| &mut s.model.routed_expert_bytes },
+    OverrideKey { key: "model.active_params", unit: "count", field: |s| &mut s.model.active_params },
+    OverrideKey { key: "model.kv_bytes_per_token", unit: "B", field: |s| &mut s.model.kv_bytes_per_token },
+    OverrideKey { key: "model.draft_tokens", unit: "count", field: |s| &mut s.model.draft_tokens },
+    OverrideKey { key: "model.draft_acceptance", unit: "fraction", field: |s| &mut s.model.draft_acceptance },
+    OverrideKey { key: "model.pinned_cpu_bytes", unit: "B", field: |s| &mut s.model.pinned_cpu_bytes },
 ];
 
-/// Sets one field by its override key. Values must be finite and non-negative.
+/// Sets one field by its override key. Values must be finite and non-negative; acceptance below 1.
 pub fn apply_override(s: &mut Scenario, key: &str, value: f64) -> Result<(), String> {
     if !value.is_finite() || value < 0.0 {
         return Err(format!("override `{key}` must be a finite non-negative number, got {value}"));
     }
-    let h = &mut s.hardware;
-    let m = &mut s.model;
-    let slot: &mut f64 = match key {
-        "hardware.gpus" => &mut h.gpus,
-        "hardware.gpu_memory_bytes" => &mut h.gpu_memory_bytes,
-        "hardware.hbm_bytes_per_sec" => &mut h.hbm_bytes_per_sec,
-        "hardware.cpu_memory_bytes" => &mut h.cpu_memory_bytes,
-        "hardware.slow_path_bytes_per_sec" => &mut h.slow_path_bytes_per_sec,
-        "hardware.flops_fp4" => &mut h.flops_fp4,
-        "hardware.flops_fp8" => &mut h.flops_fp8,
-        "hardware.intra_bytes_per_sec" => &mut h.intra_bytes_per_sec,
-        "link.rails" => &mut h.link.rails,
-        "link.line_rate_bytes_per_sec_per_rail" => &mut h.link.line_rate_bytes_per_sec_per_rail,
-        "link.payload_efficiency" => &mut h.link.payload_efficiency,
-        "link.call_latency_s" => &mut h.link.call_latency_s,
-        "model.weight_bytes" => &mut m.weight_bytes,
-        "model.routed_expert_bytes" => &mut m.routed_expert_bytes,
-        "model.active_params" => &mut m.active_params,
-        "model.kv_bytes_per_token" => &mut m.kv_bytes_per_token,
-        "model.draft_tokens" => &mut m.draft_tokens,
-        "model.draft_acceptance" => &mut m.draft_acceptance,
-        "model.pinned_cpu_bytes" => &mut m.pinned_cpu_bytes,
-        _ => {
-            let known: Vec<_> = OVERRIDE_KEYS.iter().map(|(k, _)| *k).collect();
-            return Err(format!("unknown override `{key}`; known keys: {}", known.join(", ")));
-        }
-    };
-    *slot = value;
-    if m.draft_acceptance >= 1.0 {
+    if key == "model.draft_acceptance" && value >= 1.0 {
         return Err("model.draft_acceptance must be below 1".into());
     }
+    let Some(o) = OVERRIDES.iter().find(|o| o.key == key) else {
+        let known: Vec<_> = OVERRIDES.iter().map(|o| o.key).collect();
+        return Err(format!("unknown override `{key}`; known keys: {}", known.join(", ")));
+    };
+    *(o.field)(s) = value;
     Ok(())
 }
 
