@@ -582,7 +582,7 @@ pub enum Reference<T> {
 #[serde(untagged)]
 pub enum ModelRef {
     Id(String),
-    Described { describe: crate::describe::ModelDescription },
+    Described { describe: Box<crate::describe::ModelDescription> },
     Inline(Box<ModelFile>),
 }
 
