@@ -1,22 +1,108 @@
-//! `sim-core import`: command-line glue for the importers in `sim_core::import` (placeholder until they land).
+//! `sim-core import`: command-line glue for the importers in `sim_core::import`.
+
+#![allow(clippy::result_large_err)] // `Result<_, Diagnostic>` is what main.rs expects.
 
 use clap::Subcommand;
+use sim_core::dataset::schema::Mode;
+use sim_core::import::{self, NcclOptions, VllmOptions};
 use sim_core::Diagnostic;
 use std::path::PathBuf;
 
 #[derive(Subcommand)]
 pub enum ImportCommand {
-    /// nccl-tests output (the text table or its JSON output).
-    NcclTests { files: Vec<PathBuf> },
-    /// Result files of `vllm bench serve` or `benchmark_serving.py`.
-    VllmBench { files: Vec<PathBuf> },
+    /// nccl-tests output (the text table or its -J JSON), one collective per file, to a fabric file.
+    NcclTests {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Collective measured, when the output does not name its *_perf binary (e.g. all_reduce, sendrecv_bidirectional).
+        #[arg(long)]
+        collective: Option<String>,
+        /// Id of the fabric file.
+        #[arg(long, default_value = "imported")]
+        id: String,
+        /// Hardware id (a data/hardware file) the fabric connects.
+        #[arg(long, default_value = "gb300-station")]
+        hardware: String,
+        /// Rails between the machines (recorded in `link`, marked as given on the command line).
+        #[arg(long, default_value_t = 2)]
+        rails: u32,
+        /// Line rate of one rail, Gb/s.
+        #[arg(long, default_value_t = 400.0)]
+        line_rate_gbit: f64,
+        /// MTU in bytes.
+        #[arg(long, default_value_t = 9000)]
+        mtu: u32,
+        #[arg(long, default_value = "RoCEv2")]
+        transport: String,
+        /// Prefix of the source ids the file defines (`<prefix>-1`, ...).
+        #[arg(long, default_value = "import")]
+        source_prefix: String,
+    },
+    /// Result files of `vllm bench serve --save-result` or `benchmark_serving.py --save-result` to a sweep file.
+    VllmBench {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Cluster mode the runs used.
+        #[arg(long, default_value = "single", value_parser = ["single", "tp2", "pd"])]
+        mode: String,
+        /// Model id (a data/models file); default: the last segment of the results' model_id, lower-cased.
+        #[arg(long)]
+        model: Option<String>,
+        #[arg(long, default_value = "gb300-station")]
+        hardware: String,
+        /// Concurrency of results run without --max-concurrency.
+        #[arg(long)]
+        concurrency: Option<u32>,
+        /// Input length of the series (default: measured tokens per request).
+        #[arg(long)]
+        isl: Option<u32>,
+        /// Output length of the series (default: measured tokens per request).
+        #[arg(long)]
+        osl: Option<u32>,
+        #[arg(long, default_value = "import")]
+        source_prefix: String,
+    },
+}
+
+fn read_all(files: &[PathBuf]) -> Result<Vec<import::Input>, Diagnostic> {
+    files
+        .iter()
+        .map(|f| {
+            let name = f.display().to_string();
+            match std::fs::read(f) {
+                Ok(bytes) => Ok((name, String::from_utf8_lossy(&bytes).into_owned())),
+                Err(e) => Err(Diagnostic::error(&name, "", format!("cannot read the file: {e}")).with_hint("check the path")),
+            }
+        })
+        .collect()
 }
 
 /// Runs an import and returns the dataset file as pretty JSON, or the problem as a diagnostic.
 pub fn run(cmd: ImportCommand) -> Result<String, Diagnostic> {
-    let files = match &cmd {
-        ImportCommand::NcclTests { files } | ImportCommand::VllmBench { files } => files,
+    let json = match cmd {
+        ImportCommand::NcclTests { files, collective, id, hardware, rails, line_rate_gbit, mtu, transport, source_prefix } => {
+            let first = files.first().map(|f| f.display().to_string()).unwrap_or_default();
+            let collective = match collective {
+                None => None,
+                Some(c) => Some(import::nccl_tests::parse_collective(&c).ok_or_else(|| {
+                    Diagnostic::error(&first, "", format!("unknown collective `{c}`"))
+                        .with_hint("one of all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, sendrecv, sendrecv_bidirectional")
+                })?),
+            };
+            if !line_rate_gbit.is_finite() || line_rate_gbit <= 0.0 {
+                return Err(Diagnostic::error(&first, "", format!("--line-rate-gbit must be positive, got {line_rate_gbit}")).with_hint("e.g. 400"));
+            }
+            let opts = NcclOptions { id, hardware, collective, rails, line_rate_gbit, mtu, transport, source_prefix };
+            let fabric = import::nccl_tests(&read_all(&files)?, &opts)?;
+            serde_json::to_string_pretty(&fabric)
+        }
+        ImportCommand::VllmBench { files, mode, model, hardware, concurrency, isl, osl, source_prefix } => {
+            let first = files.first().map(|f| f.display().to_string()).unwrap_or_default();
+            let mode = Mode::parse(&mode).ok_or_else(|| Diagnostic::error(&first, "", format!("unknown mode `{mode}`")).with_hint("single, tp2 or pd"))?;
+            let opts = VllmOptions { mode, model, hardware, concurrency, isl, osl, source_prefix };
+            let sweep = import::vllm_bench(&read_all(&files)?, &opts)?;
+            serde_json::to_string_pretty(&sweep)
+        }
     };
-    let name = files.first().map(|f| f.display().to_string()).unwrap_or_default();
-    Err(Diagnostic::error(&name, "", "importers are not built yet"))
+    json.map_err(|e| Diagnostic::error("", "", format!("cannot write the result as JSON: {e}")))
 }

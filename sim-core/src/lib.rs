@@ -9,6 +9,7 @@ pub mod dataset;
 pub mod describe;
 pub mod diagnostic;
 pub mod fit;
+pub mod import;
 #[cfg(feature = "cli")]
 pub mod fsio;
 pub mod model;

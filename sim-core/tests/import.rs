@@ -1,0 +1,230 @@
+//! Importers: sample outputs of nccl-tests and vLLM's serving benchmark in, dataset files that validate
+//! together with the shipped data out; broken samples give a diagnostic that names the file.
+
+use sim_core::dataset::schema::{Collective, Mode};
+use sim_core::dataset::{load, validate, SourceText};
+use sim_core::import::{self, Input, NcclOptions, VllmOptions};
+use sim_core::Diagnostic;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn samples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/import-samples")
+}
+
+fn input(name: &str) -> Input {
+    let text = std::fs::read_to_string(samples().join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+    (name.to_string(), text)
+}
+
+/// Loads the shipped data plus `text` at `path` and returns every error `load` and `check` report.
+fn errors_with(path: &str, text: &str) -> Vec<Diagnostic> {
+    let mut files = sim_core::fsio::load_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../data")).expect("data dir");
+    files.push(SourceText { path: path.into(), text: text.into() });
+    let (ds, mut diags) = load(&files);
+    diags.extend(validate::check(&ds, None));
+    diags.into_iter().filter(Diagnostic::is_error).collect()
+}
+
+fn assert_validates(path: &str, text: &str) {
+    let errs = errors_with(path, text);
+    assert!(errs.is_empty(), "{path} does not validate:\n{}\n{text}", errs.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"));
+}
+
+fn glm() -> VllmOptions {
+    VllmOptions { model: Some("glm-5.2".into()), ..VllmOptions::default() }
+}
+
+#[test]
+fn nccl_text_json_and_alltoall_make_one_valid_fabric_file() {
+    let inputs = [input("all_reduce_perf.txt"), input("alltoall_perf.txt"), input("all_gather_perf.json")];
+    let fab = import::nccl_tests(&inputs, &NcclOptions::default()).expect("imports");
+    assert_eq!(fab.id, "imported");
+    assert_eq!(fab.hardware, "gb300-station");
+    assert_eq!((fab.link.rails, fab.link.line_rate_gbit_s_per_rail, fab.link.mtu_bytes), (2, 400.0, 9000));
+    assert!(fab.link.note.as_deref().unwrap_or("").contains("given on the command line"));
+    assert_eq!(fab.sources.len(), 4);
+    assert!(fab.sources.iter().all(|s| s.role == "import"));
+
+    let ar = &fab.nccl[0];
+    assert_eq!(ar.collective, Collective::AllReduce);
+    assert_eq!(ar.peak_size_bytes, 1073741824.0);
+    assert_eq!(ar.peak_busbw_gb_s, 91.03);
+    assert_eq!(ar.busbw_16gib_gb_s, Some(90.56));
+    assert_eq!(ar.from.source, "import-1");
+    assert!(ar.from.quote.starts_with("1073741824") && ar.from.quote.contains("91.03"), "{}", ar.from.quote);
+    assert!(ar.note.as_deref().unwrap_or("").contains("out-of-place"));
+
+    let a2a = &fab.nccl[1];
+    assert_eq!(a2a.collective, Collective::Alltoall, "named by the file name");
+    assert_eq!(a2a.peak_busbw_gb_s, 82.64);
+    assert_eq!(a2a.busbw_16gib_gb_s, None, "the run stops at 1 GiB");
+    assert!(a2a.note.as_deref().unwrap_or("").contains("1073741824 bytes"));
+
+    let ag = &fab.nccl[2];
+    assert_eq!(ag.collective, Collective::AllGather, "named by args[0] of the JSON");
+    assert_eq!(ag.peak_size_bytes, 17179869184.0);
+    assert!(ag.busbw_16gib_gb_s.is_some_and(|b| (b - ag.peak_busbw_gb_s).abs() < 1e-12));
+    assert!(ag.from.quote.starts_with("{\"size\":17179869184,"), "{}", ag.from.quote);
+    assert!(inputs[2].1.contains(&ag.from.quote), "the JSON quote is verbatim");
+
+    for (row, (_, text)) in fab.nccl.iter().zip(&inputs) {
+        assert!(text.contains(&row.from.quote), "quote of {} is verbatim", row.collective.name());
+    }
+    let json = serde_json::to_string_pretty(&fab).unwrap();
+    assert_validates("fabric/imported.json", &json);
+}
+
+#[test]
+fn nccl_options_override_the_file() {
+    let opts = NcclOptions { collective: Some(Collective::SendrecvBidirectional), id: "lab".into(), rails: 1, ..NcclOptions::default() };
+    let fab = import::nccl_tests(&[input("all_reduce_perf.txt")], &opts).expect("imports");
+    assert_eq!(fab.nccl[0].collective, Collective::SendrecvBidirectional);
+    assert_eq!(fab.link.rails, 1);
+    assert_validates("fabric/lab.json", &serde_json::to_string(&fab).unwrap());
+}
+
+#[test]
+fn vllm_serve_results_make_one_series() {
+    let inputs = [input("vllm-serve-c8.json"), input("vllm-serve-c1.json"), input("vllm-serve-c32.json")];
+    let sweep = import::vllm_bench(&inputs, &glm()).expect("imports");
+    assert_eq!(sweep.model, "glm-5.2");
+    assert_eq!(sweep.series.len(), 1);
+    let s = &sweep.series[0];
+    assert_eq!((s.mode, s.isl, s.osl, s.hardware.as_str()), (Mode::Single, 1024, 1024, "gb300-station"));
+    let got: Vec<(f64, f64)> = s.points.iter().map(|p| (p.concurrency, p.output_tok_s)).collect();
+    assert_eq!(got, vec![(1.0, 36.84127519073461), (8.0, 221.5066230897314), (32.0, 512.3361904761904)]);
+    assert_eq!(s.points[0].from.source, "import-2", "sources follow the input order");
+    assert_eq!(s.points[0].from.quote, "\"output_throughput\": 36.84127519073461");
+    assert!(sweep.sources.iter().all(|src| src.title == "vllm bench serve output"));
+    assert_validates("sweeps/imported.json", &serde_json::to_string_pretty(&sweep).unwrap());
+
+    // Without --model the id comes from model_id ("zai-org/GLM-5.2" -> "glm-5.2").
+    let by_default = import::vllm_bench(&inputs, &VllmOptions::default()).expect("imports");
+    assert_eq!(by_default.model, "glm-5.2");
+}
+
+#[test]
+fn benchmark_serving_result_and_options() {
+    let inputs = [input("benchmark_serving-c4.json")];
+    let sweep = import::vllm_bench(&inputs, &VllmOptions { mode: Mode::Tp2, ..glm() }).expect("imports");
+    let s = &sweep.series[0];
+    assert_eq!((s.mode, s.isl, s.osl), (Mode::Tp2, 128, 16));
+    assert_eq!(s.points[0].concurrency, 4.0);
+    assert_eq!(s.points[0].output_tok_s, 131.77249);
+    assert_eq!(sweep.sources[0].title, "benchmark_serving.py output");
+    assert_validates("sweeps/imported.json", &serde_json::to_string_pretty(&sweep).unwrap());
+
+    // --isl far from what the run measured is refused, naming the file.
+    let d = import::vllm_bench(&inputs, &VllmOptions { isl: Some(1024), ..glm() }).unwrap_err();
+    assert_eq!(d.file, "benchmark_serving-c4.json");
+    assert!(d.message.contains("5%"), "{}", d.message);
+}
+
+#[test]
+fn vllm_problems_name_the_files() {
+    // The same concurrency twice in one series.
+    let twice = [input("vllm-serve-c8.json"), ("copy-c8.json".to_string(), input("vllm-serve-c8.json").1)];
+    let d = import::vllm_bench(&twice, &glm()).unwrap_err();
+    assert!(d.message.contains("vllm-serve-c8.json") && d.message.contains("copy-c8.json"), "{}", d.message);
+
+    // No max_concurrency: an error unless --concurrency is given.
+    let open_loop = input("vllm-serve-c1.json").1.replace("\"max_concurrency\": 1,", "\"max_concurrency\": null,");
+    let d = import::vllm_bench(&[("open.json".into(), open_loop.clone())], &glm()).unwrap_err();
+    assert_eq!((d.file.as_str(), d.pointer.as_str()), ("open.json", "/max_concurrency"));
+    assert!(d.line.is_some());
+    let ok = import::vllm_bench(&[("open.json".into(), open_loop)], &VllmOptions { concurrency: Some(2), ..glm() }).expect("imports");
+    assert_eq!(ok.series[0].points[0].concurrency, 2.0);
+
+    // Python's bare NaN where a number is needed.
+    let nan = input("vllm-serve-c1.json").1.replace("\"output_throughput\": 36.84127519073461", "\"output_throughput\": NaN");
+    let d = import::vllm_bench(&[("nan.json".into(), nan)], &glm()).unwrap_err();
+    assert_eq!(d.pointer, "/output_throughput");
+    assert!(d.message.contains("finite"), "{}", d.message);
+
+    // A missing field.
+    let missing = input("vllm-serve-c1.json").1.replace("\"total_output_tokens\": 10240, ", "");
+    let d = import::vllm_bench(&[("missing.json".into(), missing)], &glm()).unwrap_err();
+    assert!(d.message.contains("total_output_tokens"), "{}", d.message);
+
+    // --append-result: one result per line, each a point.
+    let lines = format!("{}\n{}", input("vllm-serve-c1.json").1, input("vllm-serve-c32.json").1);
+    let sweep = import::vllm_bench(&[("appended.json".into(), lines)], &glm()).expect("imports");
+    assert_eq!(sweep.series[0].points.len(), 2);
+}
+
+#[test]
+fn broken_samples_give_located_diagnostics() {
+    let d = import::vllm_bench(&[input("broken-truncated.json")], &glm()).unwrap_err();
+    assert_eq!(d.file, "broken-truncated.json");
+    assert!(d.message.contains("truncated"), "{}", d.message);
+    assert!(d.line.is_some() && d.hint.is_some());
+
+    let d = import::vllm_bench(&[input("broken-not-a-result.json")], &glm()).unwrap_err();
+    assert_eq!(d.file, "broken-not-a-result.json");
+    assert!(d.message.contains("not a vLLM serving benchmark result"), "{}", d.message);
+
+    let d = import::nccl_tests(&[input("broken-no-rows.txt")], &NcclOptions::default()).unwrap_err();
+    assert_eq!(d.file, "broken-no-rows.txt");
+    assert!(d.message.contains("no data rows"), "{}", d.message);
+
+    let d = import::nccl_tests(&[input("broken-short-row.txt")], &NcclOptions::default()).unwrap_err();
+    assert_eq!(d.file, "broken-short-row.txt");
+    assert_eq!(d.line, Some(20));
+    assert!(d.message.contains("too few columns"), "{}", d.message);
+
+    // Cross-wired formats point at the other importer.
+    let d = import::nccl_tests(&[input("vllm-serve-c1.json")], &NcclOptions::default()).unwrap_err();
+    assert!(d.hint.as_deref().unwrap_or("").contains("vllm-bench"), "{d}");
+    let d = import::vllm_bench(&[input("all_reduce_perf.txt")], &glm()).unwrap_err();
+    assert!(d.hint.as_deref().unwrap_or("").contains("nccl-tests"), "{d}");
+    let d = import::nccl_tests(&[("notes.txt".into(), "hello\nworld\n".into())], &NcclOptions::default()).unwrap_err();
+    assert!(d.message.contains("unknown format"), "{d}");
+}
+
+#[test]
+fn no_input_makes_an_importer_panic() {
+    let texts = [input("all_reduce_perf.txt").1, input("all_gather_perf.json").1, input("vllm-serve-c8.json").1];
+    for text in &texts {
+        // Every prefix (cut at char boundaries, in steps) and a few mangled versions.
+        let cuts: Vec<usize> = (0..text.len()).step_by(37).filter(|i| text.is_char_boundary(*i)).collect();
+        for &cut in &cuts {
+            let t = &text[..cut];
+            let _ = import::nccl_tests(&[("x".into(), t.into())], &NcclOptions::default());
+            let _ = import::vllm_bench(&[("x".into(), t.into())], &glm());
+        }
+        for mangled in [text.replace("0", "nan"), text.replace(' ', ""), text.replace("\"", ""), text.replace('1', "-")] {
+            let _ = import::nccl_tests(&[("x".into(), mangled.clone())], &NcclOptions::default());
+            let _ = import::vllm_bench(&[("x".into(), mangled)], &glm());
+        }
+    }
+}
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_sim-core"))
+}
+
+#[test]
+fn cli_exit_codes() {
+    let ok = bin().args(["import", "nccl-tests", "--id", "cli"]).arg(samples().join("all_reduce_perf.txt")).output().expect("run");
+    assert_eq!(ok.status.code(), Some(0), "{}", String::from_utf8_lossy(&ok.stderr));
+    let text = String::from_utf8_lossy(&ok.stdout).into_owned();
+    assert_validates("fabric/cli.json", &text);
+
+    let bad = bin().args(["import", "nccl-tests"]).arg(samples().join("broken-no-rows.txt")).output().expect("run");
+    assert_eq!(bad.status.code(), Some(1));
+    let all = format!("{}{}", String::from_utf8_lossy(&bad.stdout), String::from_utf8_lossy(&bad.stderr));
+    assert!(all.contains("broken-no-rows.txt"), "{all}");
+
+    let files = ["vllm-serve-c1.json", "vllm-serve-c8.json", "vllm-serve-c32.json"].map(|f| samples().join(f));
+    let ok = bin().args(["import", "vllm-bench", "--model", "glm-5.2", "--mode", "tp2"]).args(&files).output().expect("run");
+    assert_eq!(ok.status.code(), Some(0), "{}", String::from_utf8_lossy(&ok.stderr));
+    let text = String::from_utf8_lossy(&ok.stdout).into_owned();
+    assert!(text.contains("\"mode\": \"tp2\""));
+    assert_validates("sweeps/cli.json", &text);
+
+    let bad = bin().args(["import", "vllm-bench"]).arg(samples().join("broken-truncated.json")).output().expect("run");
+    assert_eq!(bad.status.code(), Some(1));
+    let missing = bin().args(["import", "vllm-bench"]).arg(samples().join("does-not-exist.json")).output().expect("run");
+    assert_eq!(missing.status.code(), Some(1));
+}
