@@ -1,7 +1,9 @@
 //! End to end: serves dist/ locally, drives headless Chromium through chromedriver, and checks the explorer
-//! draws, reacts to its controls, restores and repairs URLs, embeds, stays within its size budget, and logs
+//! draws, reacts to its controls, restores and repairs URLs, embeds, plans (preset, pasted config.json), exports
+//! PNG and CSV, shows hover tooltips, sizes the canvas by devicePixelRatio, stays within its size budget, and logs
 //! no errors. Needs dist/ (scripts/build-app.sh); set TWOTOWER_SKIP_BROWSER=1 to skip.
 
+use fantoccini::actions::{InputSource, MouseActions, PointerAction};
 use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -219,6 +221,160 @@ async fn run(c: &Client, base: &str) {
     assert!(pixels(c).await.0 > 2000, "chart missing after broken link");
     assert_eq!(chart_state(c).await.1, "glm-5.2", "did not fall back to the default model");
     assert_no_errors(c, "broken link").await;
+
+    planner(c, base).await;
+    exports(c).await;
+    hover(c, base).await;
+}
+
+/// A small DeepSeek-V3-shaped config.json (MLA, 256 routed experts, top-8, one MTP layer).
+const V3_CONFIG: &str = r#"{"architectures": ["DeepseekV3ForCausalLM"], "num_hidden_layers": 61, "hidden_size": 7168,
+  "num_attention_heads": 128, "num_key_value_heads": 128, "vocab_size": 129280, "kv_lora_rank": 512,
+  "qk_rope_head_dim": 64, "q_lora_rank": 1536, "qk_nope_head_dim": 128, "v_head_dim": 128,
+  "n_routed_experts": 256, "num_experts_per_tok": 8, "n_shared_experts": 1, "intermediate_size": 18432,
+  "moe_intermediate_size": 2048, "first_k_dense_replace": 3, "num_nextn_predict_layers": 1}"#;
+
+/// The verdict box: (recommended mode, full text).
+async fn verdict(c: &Client) -> (String, String) {
+    let v = js(c, "const v = document.getElementById('verdict'); return v ? [v.dataset.mode || '', v.innerText] : null;").await;
+    match v {
+        Value::Array(a) => (a[0].as_str().unwrap_or("").into(), a[1].as_str().unwrap_or("").into()),
+        _ => panic!("no #verdict element"),
+    }
+}
+
+async fn wait_for(c: &Client, script: &str, what: &str) -> Value {
+    let start = Instant::now();
+    loop {
+        let v = js(c, script).await;
+        if !v.is_null() && v != json!(false) {
+            return v;
+        }
+        if start.elapsed() > Duration::from_secs(20) {
+            let errors = js(c, "return window.__errors || []").await;
+            panic!("{what}: not seen after 20 s; page errors: {errors}");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// 8. The planner: loads from a URL, gives a verdict, draws, reacts to the hardware preset, plans a pasted
+/// config.json and shows a broken one's error inline.
+async fn planner(c: &Client, base: &str) {
+    c.goto(&format!("{base}?view=plan&hw=dgx-spark&model=glm-5.3-flash&isl=8192&osl=1024&cmax=128")).await.unwrap();
+    let d0 = wait_draws_above(c, 0, "planner load").await;
+    assert!(c.find(Locator::Css(".url-warning")).await.is_err(), "planner URL produced warnings");
+    let (mode0, text0) = verdict(c).await;
+    println!("planner verdict (glm-5.3-flash on DGX Spark): [{mode0}] {}", text0.replace('\n', " / "));
+    assert!(!mode0.is_empty(), "no recommended mode: {text0}");
+    assert_eq!(js(c, "return document.getElementById('verdict').dataset.fits").await, json!("true"), "{text0}");
+    assert!(text0.contains("Why:"), "verdict has no reason: {text0}");
+    assert!(pixels(c).await.0 > 2000, "planner chart looks empty");
+    assert_eq!(js(c, "return document.getElementById('plan-hw').value").await, json!("dgx-spark"));
+    // 8 concurrency levels (1..128) x 3 modes, and the placement table's two setups.
+    assert_eq!(js(c, "return document.querySelectorAll('#plan-table tbody tr').length").await, json!(24));
+    assert_eq!(js(c, "return document.querySelectorAll('#plan-placement tbody tr').length").await, json!(2));
+    let (_, _, sum0) = chart_state(c).await;
+
+    set_value(c, "#plan-hw", "h200-sxm", "change").await;
+    let d1 = wait_draws_above(c, d0, "hardware preset change").await;
+    let (mode1, text1) = verdict(c).await;
+    let (_, _, sum1) = chart_state(c).await;
+    println!("planner verdict (glm-5.3-flash on 8x H200): [{mode1}] {}", text1.replace('\n', " / "));
+    assert!(sum0 != sum1 && text0 != text1, "changing the preset changed neither the numbers nor the verdict");
+    assert!(c.current_url().await.unwrap().as_str().contains("hw=h200-sxm"));
+    // The preset's GPU memory is shown in its field.
+    let mem = js(c, "return Number(document.getElementById('plan-hw_mem').value)").await;
+    assert!(mem.as_f64().unwrap_or(0.0) > 100.0, "GPU memory field shows {mem}");
+
+    // A field edit goes into the URL and the numbers.
+    set_value(c, "#plan-hw_hbm", "9", "change").await;
+    let d2 = wait_draws_above(c, d1, "HBM field change").await;
+    assert!(c.current_url().await.unwrap().as_str().contains("hw_hbm=9"));
+    assert_ne!(chart_state(c).await.2, sum1, "HBM field did not change the prediction");
+
+    // Paste a config.json.
+    set_value(c, "#plan-src", "hf", "change").await;
+    wait_for(c, "return document.getElementById('plan-hf-error') !== null", "empty config message").await;
+    set_value(c, "#plan-hf", V3_CONFIG, "input").await;
+    wait_draws_above(c, d2, "pasted config").await;
+    wait_for(c, "const v = document.getElementById('verdict'); return v && v.dataset.mode !== '' && !document.getElementById('plan-hf-error');", "plan from the pasted config").await;
+    let (mode2, text2) = verdict(c).await;
+    println!("planner verdict (pasted DeepSeek-V3 config on 8x H200): [{mode2}] {}", text2.replace('\n', " / "));
+    assert!(pixels(c).await.0 > 2000, "chart empty after pasting a config");
+    assert!(c.current_url().await.unwrap().as_str().contains("src=hf"));
+    // A broken config: its error inline, no panic.
+    set_value(c, "#plan-hf", "{\"num_hidden_layers\": 61,", "input").await;
+    let err = wait_for(c, "const e = document.getElementById('plan-hf-error'); return e && e.innerText;", "config error").await;
+    assert!(err.as_str().unwrap_or("").contains("not valid JSON"), "config error text: {err}");
+    set_value(c, "#plan-hf", V3_CONFIG, "input").await;
+    wait_for(c, "return !document.getElementById('plan-hf-error')", "error cleared").await;
+    // The whole state is in the URL: reloading restores the pasted plan.
+    let saved = c.current_url().await.unwrap();
+    c.goto(saved.as_str()).await.unwrap();
+    wait_draws_above(c, 0, "planner reload").await;
+    assert_eq!(verdict(c).await, (mode2, text2), "reloading the planner URL did not restore the plan");
+    assert_no_errors(c, "planner").await;
+}
+
+/// 9. The export buttons produce a PNG data URL and a CSV blob with the planner's header.
+async fn exports(c: &Client) {
+    js(c, "window.__lastExport = null; document.getElementById('export-csv').click(); return 1;").await;
+    let csv = js(c, "const e = window.__lastExport; return e && [e.kind, e.href, e.text];").await;
+    assert_eq!(csv[0], json!("csv"));
+    assert!(csv[1].as_str().unwrap().starts_with("blob:"), "CSV href: {}", csv[1]);
+    let text = csv[2].as_str().unwrap();
+    assert!(text.starts_with("mode,concurrency,output_tok_s,ttft_s,tpot_ms,gain_over_single,bound\n"), "CSV: {text}");
+    assert!(text.lines().count() > 3);
+    js(c, "window.__lastExport = null; document.getElementById('export-png').click(); return 1;").await;
+    let png = js(c, "const e = window.__lastExport; return e && [e.kind, e.href.slice(0, 30), e.href.length];").await;
+    assert_eq!(png[0], json!("png"));
+    assert!(png[1].as_str().unwrap().starts_with("data:image/png"), "PNG href: {}", png[1]);
+    assert!(png[2].as_u64().unwrap() > 5000, "PNG suspiciously small");
+    assert_no_errors(c, "exports").await;
+}
+
+/// 10. Hovering each published point shows its tooltip with the source quote; the dip says why it is flagged.
+/// Also: the canvas backing store follows devicePixelRatio.
+async fn hover(c: &Client, base: &str) {
+    c.goto(&format!("{base}?model=glm-5.2&workload=512-512")).await.unwrap();
+    wait_draws_above(c, 0, "hover page").await;
+    let dims = js(c, "const c = document.getElementById('chart'); return [c.width, c.height, c.clientWidth, c.clientHeight, window.devicePixelRatio];").await;
+    let (w, h, cw, ch, dpr) = (dims[0].as_f64().unwrap(), dims[1].as_f64().unwrap(), dims[2].as_f64().unwrap(), dims[3].as_f64().unwrap(), dims[4].as_f64().unwrap());
+    assert_eq!((w, h), ((cw * dpr).round(), (ch * dpr).round()), "canvas backing store not sized by devicePixelRatio");
+    let hits = js(c, "return document.querySelector('.chart-wrap').dataset.hitPoints").await;
+    let hits: Vec<(f64, f64)> = hits
+        .as_str()
+        .unwrap()
+        .split(';')
+        .filter_map(|p| p.split_once(',').and_then(|(x, y)| Some((x.parse().ok()?, y.parse().ok()?))))
+        .collect();
+    assert_eq!(hits.len(), 7, "hit points: {hits:?}");
+    let canvas = c.find(Locator::Css("#chart")).await.unwrap();
+    let mut texts = Vec::new();
+    for (x, y) in &hits {
+        let act = MouseActions::new("mouse".into()).then(PointerAction::MoveToElement {
+            element: canvas.clone(),
+            duration: Some(Duration::from_millis(20)),
+            x: (x - cw / 2.0).round(),
+            y: (y - ch / 2.0).round(),
+        });
+        c.perform_actions(act).await.unwrap();
+        let t = wait_for(c, "const t = document.getElementById('chart-tooltip'); return t && t.innerText;", "tooltip").await;
+        texts.push(t.as_str().unwrap().to_string());
+    }
+    c.release_actions().await.unwrap();
+    for t in &texts {
+        assert!(t.contains("measured") && t.contains("predicted") && t.contains('%') && t.contains('\u{201c}'), "tooltip: {t}");
+    }
+    println!("tooltip: {}", texts[0].replace('\n', " / "));
+    assert!(texts.iter().any(|t| t.contains("Flagged")), "no tooltip explains the dip: {texts:?}");
+    // Moving away hides it.
+    let act = MouseActions::new("mouse".into()).then(PointerAction::MoveToElement { element: canvas.clone(), duration: None, x: 0.0, y: (ch / 2.0 - 3.0).round() });
+    c.perform_actions(act).await.unwrap();
+    c.release_actions().await.unwrap();
+    wait_for(c, "return !document.getElementById('chart-tooltip')", "tooltip hidden").await;
+    assert_no_errors(c, "hover").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

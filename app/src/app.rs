@@ -4,6 +4,8 @@ use crate::charts::ChartSpec;
 use crate::data::{self, Bundle};
 use crate::state::{UrlState, View};
 use crate::views::{chart::Chart, controls::Controls, explorer::ExplorerTable, export::Export, fabric::FabricTable, gain::GainTable};
+use crate::views::plan::{PlanControls, PlanTables, Verdict};
+use sim_core::plan::Plan;
 use crate::compute;
 use leptos::prelude::*;
 use std::sync::Arc;
@@ -31,7 +33,7 @@ fn App() -> impl IntoView {
     }
     let models = bundle.model_ids();
     let query = window().location().search().unwrap_or_default();
-    let (initial, warnings) = UrlState::parse(&query, &models);
+    let (initial, warnings) = UrlState::parse_with(&query, &models, &bundle.hardware_ids());
     let embed = initial.embed;
     let st = RwSignal::new(initial);
     Effect::new(move |_| {
@@ -40,7 +42,12 @@ fn App() -> impl IntoView {
             let _ = h.replace_state_with_url(&JsValue::NULL, "", Some(&q));
         }
     });
-    let spec = chart_spec(bundle.clone(), st);
+    let bp = bundle.clone();
+    // Plan is not PartialEq: every recomputation counts as a change (it only runs when the state changes).
+    let plan: Memo<Result<Plan, String>> = Memo::new_with_compare(move |_| st.with(|s| compute::plan(&bp, s)), |_, _| true);
+    let spec = chart_spec(bundle.clone(), st, plan);
+    let br = bundle.clone();
+    let rows = Memo::new(move |_| st.with(|s| if s.view == View::Explorer { compute::sweep(&br, s).1 } else { Vec::new() }));
     let model = Signal::derive(move || st.with(|s| s.model.clone()));
     let warning = (!warnings.is_empty()).then(|| {
         view! {
@@ -54,12 +61,13 @@ fn App() -> impl IntoView {
         return view! {
             <div class="embed-root">
                 {warning}
-                <Chart spec=spec model=model embed=true />
+                <Chart spec=spec model=model embed=true rows=rows />
             </div>
         }
         .into_any();
     }
     let b = bundle.clone();
+    let b2 = bundle.clone();
     view! {
         <header>
             <h1>"twotower: what does a second GPU workstation buy?"</h1>
@@ -79,14 +87,20 @@ fn App() -> impl IntoView {
                 .collect_view()}
         </nav>
         <div class="layout">
-            <aside><Controls bundle=bundle.clone() st=st /></aside>
+            <aside>{move || if st.with(|s| s.view) == View::Plan {
+                view! { <PlanControls bundle=b2.clone() st=st plan=plan /> }.into_any()
+            } else {
+                view! { <Controls bundle=b2.clone() st=st /> }.into_any()
+            }}</aside>
             <section class="main">
-                <Chart spec=spec model=model embed=false />
+                {move || (st.with(|s| s.view) == View::Plan).then(|| view! { <Verdict plan=plan /> })}
+                <Chart spec=spec model=model embed=false rows=rows />
                 <Export spec=spec st=st />
                 {move || match st.with(|s| s.view) {
                     View::Explorer => view! { <ExplorerTable bundle=b.clone() st=st /> }.into_any(),
                     View::Gain => view! { <GainTable spec=spec /> }.into_any(),
                     View::Fabric => view! { <FabricTable bundle=b.clone() /> }.into_any(),
+                    View::Plan => view! { <PlanTables plan=plan /> }.into_any(),
                 }}
             </section>
         </div>
@@ -95,14 +109,19 @@ fn App() -> impl IntoView {
 }
 
 /// The chart of the current view, recomputed only when its inputs change.
-fn chart_spec(b: Arc<Bundle>, st: RwSignal<UrlState>) -> Memo<ChartSpec> {
+fn chart_spec(b: Arc<Bundle>, st: RwSignal<UrlState>, plan: Memo<Result<Plan, String>>) -> Memo<ChartSpec> {
     let (b1, b2, b3) = (b.clone(), b.clone(), b);
     let sweep = Memo::new(move |_| st.with(|s| compute::sweep(&b1, s).0));
     let gain = Memo::new(move |_| st.with(|s| compute::gain(&b2, s)));
     let fabric = Memo::new(move |_| st.with(|s| compute::fabric(&b3, s)));
+    let planned = Memo::new(move |_| {
+        let name = st.with(|s| s.plan.hardware.clone());
+        plan.with(|p| compute::plan_chart(p, &name))
+    });
     Memo::new(move |_| match st.with(|s| s.view) {
         View::Explorer => ChartSpec::Sweep(sweep.get()),
         View::Gain => ChartSpec::Gain(gain.get()),
         View::Fabric => ChartSpec::Fabric(fabric.get()),
+        View::Plan => ChartSpec::Plan(planned.get()),
     })
 }

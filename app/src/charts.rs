@@ -59,6 +59,35 @@ pub struct GainChartData {
     pub measured: Vec<Marker>,
 }
 
+/// One mode at one concurrency of a plan, for the planner's CSV.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PlanPoint {
+    pub mode: Option<Mode>,
+    pub concurrency: u32,
+    pub output_tok_s: f64,
+    pub ttft_s: f64,
+    pub tpot_ms: f64,
+    /// This mode's throughput over one machine's.
+    pub gain: f64,
+    pub bound: String,
+}
+
+/// The planner: predicted throughput per mode over the scenario's concurrency range, the recommended mode drawn
+/// thicker.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PlanChartData {
+    pub title: String,
+    pub predicted: Vec<(Mode, Vec<(u32, f64)>)>,
+    pub recommended: Option<Mode>,
+    pub rows: Vec<PlanPoint>,
+    /// Top of the concurrency range: the x axis reaches it even where no mode fits.
+    pub concurrency_max: u32,
+}
+
+/// Where a chart put its published points, in the drawing area's pixels (same order as the data's `measured`):
+/// what the page's hover tooltip looks up.
+pub type HitPoints = Vec<(i32, i32)>;
+
 /// Bus bandwidth (GB/s) against message size (bytes) per collective, measured rows, payload ceiling.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct FabricChartData {
@@ -121,15 +150,25 @@ fn markers<'a, DB: DrawingBackend + 'a>(chart: &mut Chart<'a, DB>, mode: Mode, p
     Ok(())
 }
 
-/// Shared by the throughput and gain charts: log2 concurrency on x, curves and markers per mode.
+/// What differs between the charts `mode_chart` draws: a horizontal reference line (gain: 1x), a mode drawn
+/// thicker with its points marked (planner: the recommended one), and the least concurrency the x axis reaches.
+struct Extras {
+    reference: Option<f64>,
+    emphasis: Option<Mode>,
+    min_x_max: f64,
+}
+
+/// Shared by the throughput, gain and planner charts: log2 concurrency on x (1 to 256, or further when the data
+/// go further), curves and markers per mode. Returns the pixel position of every published marker.
 fn mode_chart<DB: DrawingBackend>(
     root: DrawingArea<DB, Shift>,
     title: &str,
     y_desc: &str,
     predicted: &[(Mode, Vec<(u32, f64)>)],
     measured: &[Marker],
-    reference: Option<f64>,
-) -> Result<(), String> {
+    extras: Extras,
+) -> Result<HitPoints, String> {
+    let Extras { reference, emphasis, min_x_max } = extras;
     root.fill(&WHITE).map_err(err)?;
     let ymax = predicted
         .iter()
@@ -138,6 +177,13 @@ fn mode_chart<DB: DrawingBackend>(
         .chain(reference)
         .fold(0.0f64, f64::max);
     let ymax = if ymax > 0.0 { ymax * 1.1 } else { 1.0 };
+    let xmax = predicted
+        .iter()
+        .flat_map(|(_, v)| v.iter().map(|p| p.0 as f64))
+        .chain(measured.iter().map(|m| m.x))
+        .fold(min_x_max.max(1.0), f64::max)
+        .log2()
+        .ceil();
     let (w, _) = root.dim_in_pixel();
     let font = if w < 500 { 12 } else { 15 };
     let mut chart = ChartBuilder::on(&root)
@@ -145,11 +191,11 @@ fn mode_chart<DB: DrawingBackend>(
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(78)
-        .build_cartesian_2d(-0.3f64..8.3f64, 0f64..ymax)
+        .build_cartesian_2d(-0.3f64..xmax + 0.3, 0f64..ymax)
         .map_err(err)?;
     chart
         .configure_mesh()
-        .x_labels(9)
+        .x_labels(xmax as usize + 1)
         .x_label_formatter(&|x| format!("{}", 2f64.powf(*x).round()))
         .y_label_formatter(&|y| if ymax < 20.0 { format!("{y:.1}") } else { format!("{y:.0}") })
         .x_desc("concurrent requests (log2)")
@@ -159,15 +205,22 @@ fn mode_chart<DB: DrawingBackend>(
         .draw()
         .map_err(err)?;
     if let Some(r) = reference {
-        chart.draw_series(LineSeries::new([(-0.3, r), (8.3, r)], BLACK.mix(0.4).stroke_width(1))).map_err(err)?;
+        chart.draw_series(LineSeries::new([(-0.3, r), (xmax + 0.3, r)], BLACK.mix(0.4).stroke_width(1))).map_err(err)?;
     }
     for (mode, pts) in predicted {
         let c = mode_colour(*mode);
+        let (width, label) = if emphasis == Some(*mode) { (4, format!("{} predicted (recommended)", mode.name())) } else { (2, format!("{} predicted", mode.name())) };
         chart
-            .draw_series(LineSeries::new(pts.iter().map(|(x, y)| (log2(*x as f64), *y)), c.stroke_width(2)))
+            .draw_series(LineSeries::new(pts.iter().map(|(x, y)| (log2(*x as f64), *y)), c.stroke_width(width)))
             .map_err(err)?
-            .label(format!("{} predicted", mode.name()))
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
+            .label(label)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(width)));
+        if emphasis.is_some() {
+            // The planner has no published points: mark the predicted ones so single values can be read.
+            chart
+                .draw_series(pts.iter().map(|(x, y)| Circle::new((log2(*x as f64), *y), 3, c.filled())))
+                .map_err(err)?;
+        }
     }
     for mode in Mode::ALL {
         let pts: Vec<&Marker> = measured.iter().filter(|m| m.mode == mode).collect();
@@ -175,25 +228,40 @@ fn mode_chart<DB: DrawingBackend>(
             markers(&mut chart, mode, &pts, &format!("{} published", mode.name()))?;
         }
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK.mix(0.3))
-        .label_font(("sans-serif", font - 1))
-        .draw()
-        .map_err(err)?;
-    root.present().map_err(err)
+    if !predicted.is_empty() || !measured.is_empty() {
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK.mix(0.3))
+            .label_font(("sans-serif", font - 1))
+            .draw()
+            .map_err(err)?;
+    }
+    let hits = measured.iter().map(|m| chart.backend_coord(&(log2(m.x), m.y))).collect();
+    root.present().map_err(err)?;
+    Ok(hits)
 }
 
 /// Output tokens/s against concurrency for one model and workload.
 pub fn draw_sweep<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, data: &SweepChartData) -> Result<(), String> {
-    mode_chart(root, &data.title, "output tokens/s", &data.predicted, &data.measured, None)
+    draw_sweep_mapped(root, data).map(|_| ())
+}
+
+/// `draw_sweep`, returning where each published point (`data.measured`, in order) was drawn.
+pub fn draw_sweep_mapped<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, data: &SweepChartData) -> Result<HitPoints, String> {
+    mode_chart(root, &data.title, "output tokens/s", &data.predicted, &data.measured, Extras { reference: None, emphasis: None, min_x_max: 256.0 })
 }
 
 /// Pair over one station at equal concurrency, with the 1x line.
 pub fn draw_gain<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, data: &GainChartData) -> Result<(), String> {
-    mode_chart(root, &data.title, "pair / one station (x)", &data.predicted, &data.measured, Some(1.0))
+    mode_chart(root, &data.title, "pair / one station (x)", &data.predicted, &data.measured, Extras { reference: Some(1.0), emphasis: None, min_x_max: 256.0 }).map(|_| ())
+}
+
+/// The planner: predicted output tokens/s of one machine, TP2 and PD over the concurrency range.
+pub fn draw_plan<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, data: &PlanChartData) -> Result<(), String> {
+    let emphasis = data.recommended.or(Some(Mode::Single));
+    mode_chart(root, &data.title, "predicted output tokens/s", &data.predicted, &[], Extras { reference: None, emphasis, min_x_max: f64::from(data.concurrency_max.max(1)) }).map(|_| ())
 }
 
 /// Human message size for a log2 byte count.
@@ -267,14 +335,21 @@ pub enum ChartSpec {
     Sweep(SweepChartData),
     Gain(GainChartData),
     Fabric(FabricChartData),
+    Plan(PlanChartData),
 }
 
 impl ChartSpec {
     pub fn draw<DB: DrawingBackend>(&self, root: DrawingArea<DB, Shift>) -> Result<(), String> {
+        self.draw_mapped(root).map(|_| ())
+    }
+
+    /// Draws and returns where the published points went (empty for charts without hover).
+    pub fn draw_mapped<DB: DrawingBackend>(&self, root: DrawingArea<DB, Shift>) -> Result<HitPoints, String> {
         match self {
-            ChartSpec::Sweep(d) => draw_sweep(root, d),
-            ChartSpec::Gain(d) => draw_gain(root, d),
-            ChartSpec::Fabric(d) => draw_fabric(root, d),
+            ChartSpec::Sweep(d) => draw_sweep_mapped(root, d),
+            ChartSpec::Gain(d) => draw_gain(root, d).map(|_| Vec::new()),
+            ChartSpec::Fabric(d) => draw_fabric(root, d).map(|_| Vec::new()),
+            ChartSpec::Plan(d) => draw_plan(root, d).map(|_| Vec::new()),
         }
     }
 
@@ -284,6 +359,7 @@ impl ChartSpec {
             ChartSpec::Sweep(d) => d.predicted.iter().flat_map(|(_, v)| v.iter().map(|p| p.1)).sum(),
             ChartSpec::Gain(d) => d.predicted.iter().flat_map(|(_, v)| v.iter().map(|p| p.1)).sum(),
             ChartSpec::Fabric(d) => d.predicted.iter().flat_map(|(_, v)| v.iter().map(|p| p.1)).sum(),
+            ChartSpec::Plan(d) => d.predicted.iter().flat_map(|(_, v)| v.iter().map(|p| p.1)).sum(),
         }
     }
 
@@ -293,6 +369,7 @@ impl ChartSpec {
             ChartSpec::Sweep(d) => (crate::csv::sweep(d), "throughput"),
             ChartSpec::Gain(d) => (crate::csv::gain(d), "gain"),
             ChartSpec::Fabric(d) => (crate::csv::fabric(d), "fabric"),
+            ChartSpec::Plan(d) => (crate::csv::plan(d), "plan"),
         }
     }
 }

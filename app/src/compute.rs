@@ -1,8 +1,11 @@
 //! Derived numbers: the what-if scenario, and the data behind each chart and table. Pure, no browser.
 
-use crate::charts::{FabricChartData, GainChartData, Marker, SweepChartData};
+use crate::charts::{FabricChartData, GainChartData, Marker, PlanChartData, SweepChartData};
 use crate::data::Bundle;
-use crate::state::UrlState;
+use crate::state::{pf, ModelSource, UrlState, PLAN_FIELDS};
+use sim_core::dataset::schema::Workload;
+use sim_core::describe::ModelDescription;
+use sim_core::plan::Plan;
 use sim_core::dataset::schema::{Collective, Flag};
 use sim_core::model::fabric::busbw;
 use sim_core::model::{predict, Coefficients};
@@ -174,5 +177,134 @@ pub fn fabric(b: &Bundle, st: &UrlState) -> FabricChartData {
             data.measured.push((c.name().to_string(), r.bytes, r.measured_busbw_gbps));
         }
     }
+    data
+}
+
+/// The hardware preset's value of each planner hardware field, in the form's units.
+pub fn hardware_baseline(b: &Bundle, id: &str) -> [f64; 6] {
+    let Some(h) = b.hardware.get(id) else { return [f64::NAN; 6] };
+    [
+        h.gpu_memory_bytes / 1e9,
+        h.hbm_bytes_per_sec / 1e12,
+        h.slow_path_bytes_per_sec / 1e9,
+        h.gpus,
+        h.link.line_rate_bytes_per_sec_per_rail * 8.0 / 1e9,
+        h.link.rails,
+    ]
+}
+
+/// The model the planner's form describes.
+pub fn form_description(st: &UrlState) -> ModelDescription {
+    let p = &st.plan;
+    let v = |i: usize| p.value(i);
+    let mla = p.attention == "mla";
+    ModelDescription {
+        id: "custom".into(),
+        name: Some("described model".into()),
+        total_params: v(pf::TOTAL) * 1e9,
+        active_params: v(pf::ACTIVE) * 1e9,
+        layers: v(pf::LAYERS),
+        hidden_size: v(pf::HIDDEN),
+        attention: p.attention.clone(),
+        kv_heads: (!mla).then(|| v(pf::KV_HEADS)),
+        head_dim: (!mla).then(|| v(pf::HEAD_DIM)),
+        kv_lora_rank: mla.then(|| v(pf::KV_LORA)),
+        rope_dim: mla.then(|| v(pf::ROPE)),
+        kv_bytes_per_element: 2.0,
+        routed_experts: v(pf::EXPERTS),
+        experts_per_token: if v(pf::EXPERTS) > 0.0 { v(pf::TOPK) } else { 0.0 },
+        routed_expert_params: None,
+        bits_per_weight: p.bits,
+        draft_tokens: v(pf::DRAFT),
+        draft_acceptance: v(pf::ACCEPT) / 100.0,
+    }
+}
+
+/// The planner's scenario: preset plus overrides, the chosen model, one workload, the concurrency range.
+/// An error is a message for the page (a broken config.json, an inconsistent description).
+pub fn plan_scenario(b: &Bundle, st: &UrlState) -> Result<Scenario, String> {
+    let p = &st.plan;
+    let hardware = b.hardware.get(&p.hardware).cloned().ok_or_else(|| format!("unknown hardware `{}`", p.hardware))?;
+    let model = match p.source {
+        ModelSource::Report => b.scenarios.get(&st.model).map(|s| s.model.clone()).ok_or_else(|| format!("unknown model `{}`", st.model))?,
+        ModelSource::Form => form_description(st).to_spec()?,
+        ModelSource::HfConfig => {
+            if p.hf.trim().is_empty() {
+                return Err("paste a Hugging Face config.json into the box".into());
+            }
+            ModelDescription::from_hf_config("pasted-config", &p.hf, p.bits)?.to_spec()?
+        }
+    };
+    let mut s = Scenario {
+        id: format!("plan-{}-{}", model.id, hardware.id),
+        hardware,
+        model,
+        workloads: vec![Workload { isl: p.value(pf::ISL).round() as u32, osl: p.value(pf::OSL).round() as u32 }],
+        concurrency: p.concurrency(),
+        modes: Mode::ALL.to_vec(),
+    };
+    let keys = [
+        ("hardware.gpu_memory_bytes", 1e9),
+        ("hardware.hbm_bytes_per_sec", 1e12),
+        ("hardware.slow_path_bytes_per_sec", 1e9),
+        ("hardware.gpus", 1.0),
+        ("link.line_rate_bytes_per_sec_per_rail", 1e9 / 8.0),
+        ("link.rails", 1.0),
+    ];
+    for (i, (key, scale)) in pf::HARDWARE.zip(keys) {
+        if let Some(v) = p.values[i] {
+            apply_override(&mut s, key, v * scale).map_err(|e| format!("{}: {e}", PLAN_FIELDS[i].label))?;
+        }
+    }
+    Ok(s)
+}
+
+/// The plan for the state, or why there is none.
+pub fn plan(b: &Bundle, st: &UrlState) -> Result<Plan, String> {
+    let s = plan_scenario(b, st)?;
+    Ok(sim_core::plan::plan(&s, &b.coefficients))
+}
+
+/// The planner's chart: predicted output tok/s per mode over the concurrency range (modes that fit only).
+pub fn plan_chart(plan: &Result<Plan, String>, hardware_name: &str) -> PlanChartData {
+    let Ok(p) = plan else { return PlanChartData { title: "no plan".into(), ..Default::default() } };
+    let (isl, osl) = p.rows.first().map(|r| (r.isl, r.osl)).unwrap_or((0, 0));
+    let mut data = PlanChartData { title: format!("{} on {hardware_name}, ISL {isl} / OSL {osl}", p.model), ..Default::default() };
+    for mode in Mode::ALL {
+        let pts = p
+            .rows
+            .iter()
+            .map(|r| {
+                let pr = match mode {
+                    Mode::Single => &r.single,
+                    Mode::Tp2 => &r.tp2,
+                    Mode::Pd => &r.pd,
+                };
+                (r.concurrency, pr.output_tok_s)
+            })
+            .filter(|(_, y)| y.is_finite() && *y > 0.0)
+            .collect::<Vec<_>>();
+        if !pts.is_empty() {
+            data.predicted.push((mode, pts));
+        }
+    }
+    data.concurrency_max = p.rows.iter().map(|r| r.concurrency).max().unwrap_or(1);
+    if data.predicted.is_empty() {
+        data.title.push_str(": does not fit");
+    }
+    for r in &p.rows {
+        for pr in [&r.single, &r.tp2, &r.pd] {
+            data.rows.push(crate::charts::PlanPoint {
+                mode: Some(pr.mode),
+                concurrency: r.concurrency,
+                output_tok_s: pr.output_tok_s,
+                ttft_s: pr.ttft_s,
+                tpot_ms: pr.tpot_s * 1e3,
+                gain: if r.single.output_tok_s > 0.0 { pr.output_tok_s / r.single.output_tok_s } else { f64::NAN },
+                bound: pr.bottleneck.name().to_string(),
+            });
+        }
+    }
+    data.recommended = data.predicted.iter().any(|(m, _)| *m == p.recommended_mode).then_some(p.recommended_mode);
     data
 }

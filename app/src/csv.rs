@@ -1,6 +1,6 @@
 //! CSV of the data behind the current chart, for the export button.
 
-use crate::charts::{FabricChartData, GainChartData, SweepChartData};
+use crate::charts::{FabricChartData, GainChartData, PlanChartData, SweepChartData};
 
 fn field(s: &str) -> String {
     if s.contains([',', '"', '\n']) {
@@ -48,5 +48,15 @@ pub fn fabric(d: &FabricChartData) -> String {
         out.push_str(&format!("measured,{},{b},{g}\n", field(n)));
     }
     out.push_str(&format!("ceiling,,,{:.3}\n", d.ceiling_gbps));
+    out
+}
+
+/// One row per mode and concurrency of a plan.
+pub fn plan(d: &PlanChartData) -> String {
+    let mut out = String::from("mode,concurrency,output_tok_s,ttft_s,tpot_ms,gain_over_single,bound\n");
+    for r in &d.rows {
+        let mode = r.mode.map(|m| m.name()).unwrap_or("");
+        out.push_str(&format!("{mode},{},{:.2},{:.3},{:.2},{:.3},{}\n", r.concurrency, r.output_tok_s, r.ttft_s, r.tpot_ms, r.gain, field(&r.bound)));
+    }
     out
 }

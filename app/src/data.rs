@@ -4,7 +4,7 @@ use sim_core::dataset::{self, Dataset, MeasuredPoint, SourceText};
 use sim_core::model::fabric::FabricRow;
 use sim_core::model::Coefficients;
 use sim_core::report;
-use sim_core::scenario::{LinkParams, Scenario};
+use sim_core::scenario::{HardwareSpec, LinkParams, Scenario};
 use sim_core::fit::FitSet;
 use std::collections::BTreeMap;
 
@@ -21,11 +21,17 @@ pub struct Bundle {
     pub points: Vec<MeasuredPoint>,
     pub fabric: Vec<FabricRow>,
     pub link: Option<LinkParams>,
+    /// Every `kind: hardware` file, resolved: the planner's presets.
+    pub hardware: BTreeMap<String, HardwareSpec>,
 }
 
 impl Bundle {
     pub fn model_ids(&self) -> Vec<String> {
         self.scenarios.keys().cloned().collect()
+    }
+
+    pub fn hardware_ids(&self) -> Vec<String> {
+        self.hardware.keys().cloned().collect()
     }
 }
 
@@ -67,5 +73,6 @@ fn fitted(ds: &Dataset) -> Bundle {
         points: ds.points(),
         fabric: report::fabric_rows(ds),
         link,
+        hardware: ds.hardware.iter().map(|(id, h)| (id.clone(), sim_core::scenario::hardware_spec(h))).collect(),
     }
 }

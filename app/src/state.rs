@@ -6,16 +6,18 @@ pub enum View {
     Explorer,
     Gain,
     Fabric,
+    Plan,
 }
 
 impl View {
-    pub const ALL: [View; 3] = [View::Explorer, View::Gain, View::Fabric];
+    pub const ALL: [View; 4] = [View::Explorer, View::Gain, View::Fabric, View::Plan];
 
     pub fn name(self) -> &'static str {
         match self {
             View::Explorer => "explorer",
             View::Gain => "gain",
             View::Fabric => "fabric",
+            View::Plan => "plan",
         }
     }
 
@@ -24,6 +26,7 @@ impl View {
             View::Explorer => "Throughput",
             View::Gain => "Gain of the pair",
             View::Fabric => "Fabric",
+            View::Plan => "Planner",
         }
     }
 }
@@ -59,12 +62,164 @@ pub struct UrlState {
     pub workload: usize,
     pub whatif: [Option<f64>; 5],
     pub embed: bool,
+    pub plan: PlanState,
+}
+
+/// Where the planner's model comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModelSource {
+    /// One of the report's models (`UrlState::model`).
+    Report,
+    /// The `m_*` fields of the form.
+    Form,
+    /// A pasted Hugging Face config.json.
+    HfConfig,
+}
+
+impl ModelSource {
+    pub const ALL: [ModelSource; 3] = [ModelSource::Report, ModelSource::Form, ModelSource::HfConfig];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ModelSource::Report => "report",
+            ModelSource::Form => "form",
+            ModelSource::HfConfig => "hf",
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            ModelSource::Report => "a model of the report",
+            ModelSource::Form => "describe a model",
+            ModelSource::HfConfig => "paste a config.json",
+        }
+    }
+}
+
+/// Bits per weight the planner offers: NVFP4 (with scales), FP8, BF16.
+pub const BITS: [(f64, &str); 3] = [(4.5, "4.5 (NVFP4)"), (8.0, "8 (FP8)"), (16.0, "16 (BF16)")];
+
+/// Hardware presets the planner offers (ids of `data/hardware/`), default first.
+pub const DEFAULT_HARDWARE: &str = "gb300-station";
+
+/// One numeric planner field: URL key, label, unit, range, step, default (NaN: the hardware preset's value).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Field {
+    pub key: &'static str,
+    pub label: &'static str,
+    pub unit: &'static str,
+    pub min: f64,
+    pub max: f64,
+    pub step: f64,
+    pub default: f64,
+}
+
+const fn f(key: &'static str, label: &'static str, unit: &'static str, min: f64, max: f64, step: f64, default: f64) -> Field {
+    Field { key, label, unit, min, max, step, default }
+}
+
+/// Indices into `PLAN_FIELDS`.
+pub mod pf {
+    pub const HW_MEM: usize = 0;
+    pub const HW_HBM: usize = 1;
+    pub const HW_SLOW: usize = 2;
+    pub const HW_GPUS: usize = 3;
+    pub const HW_LINK: usize = 4;
+    pub const HW_RAILS: usize = 5;
+    pub const ISL: usize = 6;
+    pub const OSL: usize = 7;
+    pub const CMAX: usize = 8;
+    pub const TOTAL: usize = 9;
+    pub const ACTIVE: usize = 10;
+    pub const LAYERS: usize = 11;
+    pub const HIDDEN: usize = 12;
+    pub const KV_HEADS: usize = 13;
+    pub const HEAD_DIM: usize = 14;
+    pub const KV_LORA: usize = 15;
+    pub const ROPE: usize = 16;
+    pub const EXPERTS: usize = 17;
+    pub const TOPK: usize = 18;
+    pub const DRAFT: usize = 19;
+    pub const ACCEPT: usize = 20;
+    /// The hardware fields (defaults come from the preset).
+    pub const HARDWARE: std::ops::Range<usize> = 0..6;
+    /// The model form's fields.
+    pub const MODEL: std::ops::Range<usize> = 9..21;
+}
+
+/// Every numeric planner input, in `pf` order. Model defaults describe a DeepSeek-V3-shaped MoE.
+pub const PLAN_FIELDS: [Field; 21] = [
+    f("hw_mem", "GPU memory", "GB", 8.0, 4096.0, 1.0, f64::NAN),
+    f("hw_hbm", "HBM bandwidth", "TB/s", 0.05, 50.0, 0.01, f64::NAN),
+    f("hw_slow", "Slow path (CPU memory) bandwidth", "GB/s", 0.0, 5000.0, 1.0, f64::NAN),
+    f("hw_gpus", "GPUs per machine", "", 1.0, 64.0, 1.0, f64::NAN),
+    f("hw_link", "Link per rail", "Gb/s", 1.0, 3200.0, 1.0, f64::NAN),
+    f("hw_rails", "Link rails", "", 1.0, 16.0, 1.0, f64::NAN),
+    f("isl", "Input tokens (ISL)", "", 1.0, 1_048_576.0, 1.0, 8192.0),
+    f("osl", "Output tokens (OSL)", "", 1.0, 262_144.0, 1.0, 1024.0),
+    f("cmax", "Concurrency up to", "streams", 1.0, 4096.0, 1.0, 256.0),
+    f("m_total", "Total parameters", "B", 0.1, 20_000.0, 0.1, 671.0),
+    f("m_active", "Active parameters", "B", 0.1, 20_000.0, 0.1, 37.0),
+    f("m_layers", "Layers", "", 1.0, 1024.0, 1.0, 61.0),
+    f("m_hidden", "Hidden size", "", 64.0, 131_072.0, 1.0, 7168.0),
+    f("m_kv_heads", "KV heads (GQA)", "", 1.0, 1024.0, 1.0, 8.0),
+    f("m_head_dim", "Head dim (GQA)", "", 8.0, 2048.0, 1.0, 128.0),
+    f("m_kv_lora", "KV LoRA rank (MLA)", "", 8.0, 8192.0, 1.0, 512.0),
+    f("m_rope", "RoPE dim (MLA)", "", 0.0, 2048.0, 1.0, 64.0),
+    f("m_experts", "Routed experts (0 = dense)", "", 0.0, 4096.0, 1.0, 256.0),
+    f("m_topk", "Experts per token (top-k)", "", 0.0, 256.0, 1.0, 8.0),
+    f("m_draft", "Draft tokens (MTP)", "", 0.0, 16.0, 1.0, 1.0),
+    f("m_accept", "Draft acceptance", "%", 0.0, 95.0, 1.0, 70.0),
+];
+
+/// The planner's inputs. Numeric fields are `None` when they keep their default (or the preset's value).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanState {
+    pub hardware: String,
+    pub source: ModelSource,
+    pub values: [Option<f64>; 21],
+    /// `mla` or `gqa`.
+    pub attention: String,
+    pub bits: f64,
+    /// The pasted config.json.
+    pub hf: String,
+}
+
+impl Default for PlanState {
+    fn default() -> Self {
+        PlanState { hardware: DEFAULT_HARDWARE.into(), source: ModelSource::Report, values: [None; 21], attention: "mla".into(), bits: 4.5, hf: String::new() }
+    }
+}
+
+impl PlanState {
+    /// A field's value, falling back to its default (NaN for hardware fields without an override).
+    pub fn value(&self, i: usize) -> f64 {
+        self.values[i].unwrap_or(PLAN_FIELDS[i].default)
+    }
+
+    /// Concurrency levels: powers of two up to `cmax`, and `cmax` itself.
+    pub fn concurrency(&self) -> Vec<u32> {
+        let max = self.value(pf::CMAX).round().max(1.0) as u32;
+        let mut v: Vec<u32> = (0..13).map(|e| 1u32 << e).take_while(|c| *c < max).collect();
+        v.push(max);
+        v
+    }
 }
 
 impl UrlState {
     pub fn defaults(models: &[String]) -> Self {
         let model = if models.iter().any(|m| m == "glm-5.2") { "glm-5.2".to_string() } else { models.first().cloned().unwrap_or_default() };
-        UrlState { view: View::Explorer, model, workload: 0, whatif: [None; 5], embed: false }
+        UrlState { view: View::Explorer, model, workload: 0, whatif: [None; 5], embed: false, plan: PlanState::default() }
+    }
+
+    /// Like `parse`, also checking the planner's hardware id against the bundled presets.
+    pub fn parse_with(query: &str, models: &[String], hardware: &[String]) -> (Self, Vec<String>) {
+        let (mut s, mut warn) = Self::parse(query, models);
+        if !hardware.contains(&s.plan.hardware) {
+            warn.push(format!("unknown hardware `{}`; showing {DEFAULT_HARDWARE} (known: {})", s.plan.hardware, hardware.join(", ")));
+            s.plan.hardware = DEFAULT_HARDWARE.into();
+        }
+        (s, warn)
     }
 
     /// Parses a query string (with or without the leading `?`). Unknown or broken values fall back to defaults
@@ -90,6 +245,30 @@ impl UrlState {
                     None => warn.push(format!("unknown workload `{v}`; use 512-512 or 8192-1024")),
                 },
                 "embed" => s.embed = v == "1" || v == "true",
+                "hw" => s.plan.hardware = v,
+                "src" => match ModelSource::ALL.into_iter().find(|x| x.name() == v) {
+                    Some(x) => s.plan.source = x,
+                    None => warn.push(format!("unknown model source `{v}`; use report, form or hf")),
+                },
+                "attn" => match v.as_str() {
+                    "gqa" | "mla" => s.plan.attention = v,
+                    _ => warn.push(format!("unknown attention `{v}`; use gqa or mla (showing mla)")),
+                },
+                "bits" => match v.parse::<f64>().ok().filter(|b| BITS.iter().any(|(x, _)| x == b)) {
+                    Some(b) => s.plan.bits = b,
+                    None => warn.push(format!("bits=`{v}` is not one of 4.5, 8, 16; using 4.5")),
+                },
+                "hf" => s.plan.hf = v,
+                key if PLAN_FIELDS.iter().any(|fl| fl.key == key) => {
+                    let i = PLAN_FIELDS.iter().position(|fl| fl.key == key).unwrap_or(0);
+                    let fl = PLAN_FIELDS[i];
+                    let what = if fl.default.is_nan() { "the preset's value".to_string() } else { format!("{}", fl.default) };
+                    match v.parse::<f64>() {
+                        Ok(x) if x.is_finite() && x >= fl.min && x <= fl.max => s.plan.values[i] = Some(x),
+                        Ok(x) => warn.push(format!("{key}={x} is outside {}..{} {}; using {what}", fl.min, fl.max, fl.unit)),
+                        Err(_) => warn.push(format!("{key}=`{v}` is not a number; using {what}")),
+                    }
+                }
                 key => match KNOBS.iter().position(|kn| kn.key == key) {
                     Some(i) => {
                         let kn = KNOBS[i];
@@ -119,6 +298,27 @@ impl UrlState {
             if let Some(v) = v {
                 parts.push(format!("{}={}", kn.key, trim(v)));
             }
+        }
+        let p = &self.plan;
+        if p.hardware != DEFAULT_HARDWARE {
+            parts.push(format!("hw={}", encode(&p.hardware)));
+        }
+        if p.source != ModelSource::Report {
+            parts.push(format!("src={}", p.source.name()));
+        }
+        if p.attention != "mla" {
+            parts.push(format!("attn={}", p.attention));
+        }
+        if p.bits != 4.5 {
+            parts.push(format!("bits={}", trim(p.bits)));
+        }
+        for (fl, v) in PLAN_FIELDS.iter().zip(p.values) {
+            if let Some(v) = v {
+                parts.push(format!("{}={}", fl.key, trim(v)));
+            }
+        }
+        if !p.hf.is_empty() {
+            parts.push(format!("hf={}", encode(&p.hf)));
         }
         if self.embed {
             parts.push("embed=1".into());
@@ -199,5 +399,20 @@ mod tests {
         let (s, w) = UrlState::parse("model=nope&gpu_mem=abc&hbm=1e9&view=x&%zz=%", &models());
         assert_eq!(s, UrlState::defaults(&models()));
         assert_eq!(w.len(), 5, "{w:?}");
+    }
+
+    #[test]
+    fn planner_round_trip_and_nonsense() {
+        let hw = vec!["gb300-station".to_string(), "dgx-spark".to_string()];
+        let q = "?view=plan&hw=dgx-spark&src=hf&bits=8&isl=2048&cmax=64&hw_mem=96&hf=%7B%22a%22%3A%201%7D&attn=gqa";
+        let (s, w) = UrlState::parse_with(q, &models(), &hw);
+        assert!(w.is_empty(), "{w:?}");
+        assert_eq!((s.view, s.plan.hardware.as_str(), s.plan.source, s.plan.bits), (View::Plan, "dgx-spark", ModelSource::HfConfig, 8.0));
+        assert_eq!(s.plan.hf, "{\"a\": 1}");
+        assert_eq!(s.plan.concurrency(), vec![1, 2, 4, 8, 16, 32, 64]);
+        assert_eq!(UrlState::parse_with(&s.to_query(), &models(), &hw).0, s);
+        let (s, w) = UrlState::parse_with("view=plan&hw=tpu&bits=3&isl=-1&cmax=x&src=zz&attn=ssm", &models(), &hw);
+        assert_eq!(s.plan, PlanState::default());
+        assert_eq!(w.len(), 6, "{w:?}");
     }
 }

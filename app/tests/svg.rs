@@ -1,6 +1,8 @@
 //! Native test of the chart functions: render to SVG and count what was drawn.
 
 use plotters::prelude::*;
+use sim_core::Mode;
+use twotower_app::charts::{Marker, PlanChartData, SweepChartData};
 use twotower_app::{charts, compute, csv, data, state::UrlState};
 
 fn render(f: impl FnOnce(DrawingArea<SVGBackend<'_>, plotters::coord::Shift>) -> Result<(), String>) -> String {
@@ -73,4 +75,100 @@ fn gain_and_fabric_charts_draw() {
     let svg = render(|root| charts::draw_fabric(root, &f));
     assert_eq!(svg.matches("<circle").count(), f.measured.len());
     assert!(csv::fabric(&f).contains("all_reduce"));
+}
+
+fn render_at(size: (u32, u32), f: impl FnOnce(DrawingArea<SVGBackend<'_>, plotters::coord::Shift>) -> Result<(), String>) -> String {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
+        f(root).expect("draw");
+    }
+    svg
+}
+
+fn fixed_sweep() -> SweepChartData {
+    let curve = |k: f64| [1u32, 2, 4, 8, 16, 32, 64, 128, 256].iter().map(|&c| (c, k * (c as f64).sqrt())).collect::<Vec<_>>();
+    SweepChartData {
+        title: "fixed - ISL 512 / OSL 512".into(),
+        predicted: vec![(Mode::Single, curve(100.0)), (Mode::Tp2, curve(160.0)), (Mode::Pd, curve(140.0))],
+        measured: vec![
+            Marker { mode: Mode::Single, x: 1.0, y: 110.0, hollow: false },
+            Marker { mode: Mode::Single, x: 32.0, y: 520.0, hollow: false },
+            Marker { mode: Mode::Tp2, x: 8.0, y: 430.0, hollow: false },
+            Marker { mode: Mode::Tp2, x: 64.0, y: 900.0, hollow: true },
+            Marker { mode: Mode::Pd, x: 128.0, y: 1500.0, hollow: false },
+        ],
+    }
+}
+
+#[test]
+fn sweep_chart_svg_snapshot() {
+    let d = fixed_sweep();
+    let svg = render_at((640, 380), |root| charts::draw_sweep(root, &d));
+    insta::assert_snapshot!("sweep_fixed", svg);
+}
+
+#[test]
+fn sweep_hit_points_land_inside_the_plot() {
+    let d = fixed_sweep();
+    let mut hits = Vec::new();
+    render_at((640, 380), |root| charts::draw_sweep_mapped(root, &d).map(|h| hits = h));
+    assert_eq!(hits.len(), d.measured.len());
+    // x grows with concurrency, y (pixels) falls as throughput rises, and all are inside the canvas.
+    assert!(hits[0].0 < hits[1].0 && hits[1].1 < hits[0].1, "{hits:?}");
+    assert!(hits.iter().all(|(x, y)| (0..640).contains(x) && (0..380).contains(y)), "{hits:?}");
+}
+
+#[test]
+fn plan_chart_svg_snapshot() {
+    let pts = |k: f64| [1u32, 4, 16, 64, 512].iter().map(|&c| (c, k * (c as f64).powf(0.6))).collect::<Vec<_>>();
+    let d = PlanChartData {
+        title: "fixed model on fixed hardware - ISL 8192 / OSL 1024".into(),
+        predicted: vec![(Mode::Single, pts(50.0)), (Mode::Tp2, pts(80.0)), (Mode::Pd, pts(70.0))],
+        recommended: Some(Mode::Tp2),
+        rows: Vec::new(),
+        concurrency_max: 512,
+    };
+    let svg = render_at((640, 380), |root| charts::draw_plan(root, &d));
+    // The x axis reaches 512 when the range does.
+    assert!(svg.lines().any(|l| l.trim() == "512"), "no 512 tick");
+    assert!(svg.contains("tp2 predicted (recommended)"));
+    insta::assert_snapshot!("plan_fixed", svg);
+}
+
+#[test]
+fn planner_plans_presets_forms_and_configs() {
+    let b = data::load();
+    let models = b.model_ids();
+    let hw = b.hardware_ids();
+    assert_eq!(hw.len(), 6, "{hw:?}");
+    let (a, w) = UrlState::parse_with("view=plan&hw=gb300-station&model=glm-5.2", &models, &hw);
+    assert!(w.is_empty(), "{w:?}");
+    let pa = compute::plan(&b, &a).expect("plan gb300");
+    let (s, _) = UrlState::parse_with("view=plan&hw=dgx-spark&model=glm-5.2", &models, &hw);
+    let ps = compute::plan(&b, &s).expect("plan spark");
+    assert_eq!(pa.rows.len(), 9);
+    assert_ne!(format!("{:?}", pa.rows[5].single.output_tok_s), format!("{:?}", ps.rows[5].single.output_tok_s));
+    let chart = compute::plan_chart(&Ok(pa.clone()), "GB300");
+    assert_eq!(chart.predicted.len(), 3);
+    assert_eq!(chart.rows.len(), 27);
+    assert!(csv::plan(&chart).starts_with("mode,concurrency,output_tok_s,ttft_s,tpot_ms,gain_over_single,bound\n"));
+    let svg = render(|root| charts::draw_plan(root, &chart));
+    assert!(svg.contains("<polyline"));
+    // The form (DeepSeek-V3-shaped defaults) plans; a hardware override changes the numbers.
+    let (f, _) = UrlState::parse_with("view=plan&src=form", &models, &hw);
+    let pf = compute::plan(&b, &f).expect("form plan");
+    let (f2, _) = UrlState::parse_with("view=plan&src=form&hw_hbm=20", &models, &hw);
+    let pf2 = compute::plan(&b, &f2).expect("form plan 2");
+    assert_ne!(pf.rows.last().unwrap().tp2.output_tok_s, pf2.rows.last().unwrap().tp2.output_tok_s);
+    // A pasted config plans; a broken one is an error message.
+    let mut c = f.clone();
+    c.plan.source = twotower_app::state::ModelSource::HfConfig;
+    c.plan.hf = r#"{"num_hidden_layers": 61, "hidden_size": 7168, "num_attention_heads": 128, "vocab_size": 129280,
+        "kv_lora_rank": 512, "qk_rope_head_dim": 64, "n_routed_experts": 256, "num_experts_per_tok": 8,
+        "moe_intermediate_size": 2048, "first_k_dense_replace": 3}"#.into();
+    assert!(compute::plan(&b, &c).is_ok());
+    c.plan.hf = "{not json".into();
+    let e = compute::plan(&b, &c).unwrap_err();
+    assert!(e.contains("not valid JSON"), "{e}");
 }

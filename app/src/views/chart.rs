@@ -1,34 +1,75 @@
-//! The canvas: draws the current chart with plotters-canvas and counts draws for tests (data-draws).
+//! The canvas: draws the current chart with plotters-canvas at the screen's pixel density, counts draws for
+//! tests (data-draws), and shows a tooltip for the published point under the mouse.
 
-use crate::charts::ChartSpec;
+use crate::charts::{ChartSpec, HitPoints};
+use crate::compute::PointRow;
+use leptos::leptos_dom::helpers::request_animation_frame;
 use leptos::prelude::*;
 use plotters::prelude::IntoDrawingArea;
 use plotters_canvas::CanvasBackend;
-use wasm_bindgen::JsValue;
+use wasm_bindgen::{JsCast, JsValue};
+use web_sys::CanvasRenderingContext2d;
+
+/// How close (CSS pixels) the mouse must be to a point to show its tooltip.
+const HOVER_RADIUS: f64 = 14.0;
+
+/// What the tooltip shows for the hovered point.
+#[derive(Debug, Clone, PartialEq)]
+struct Tip {
+    x: i32,
+    y: i32,
+    row: Option<PointRow>,
+    mode: String,
+    concurrency: f64,
+    measured: f64,
+}
 
 #[component]
-pub fn Chart(spec: Memo<ChartSpec>, model: Signal<String>, embed: bool) -> impl IntoView {
+pub fn Chart(spec: Memo<ChartSpec>, model: Signal<String>, embed: bool, rows: Memo<Vec<PointRow>>) -> impl IntoView {
     let canvas = NodeRef::<leptos::html::Canvas>::new();
     let wrap = NodeRef::<leptos::html::Div>::new();
     let draws = RwSignal::new(0u32);
     let first_ms = RwSignal::new(None::<f64>);
     let error = RwSignal::new(None::<String>);
     let resized = RwSignal::new(0u32);
+    let hits = RwSignal::new(HitPoints::new());
+    let tip = RwSignal::new(None::<Tip>);
+    let dpr_seen = RwSignal::new(1.0f64);
     let _ = window_event_listener(leptos::ev::resize, move |_| resized.update(|n| *n += 1));
     Effect::new(move |_| {
         resized.track();
         let (Some(c), Some(w)) = (canvas.get(), wrap.get()) else { return };
         let width = w.client_width().clamp(280, 1100);
         let height = if embed { w.client_height().max(200) } else { (f64::from(width) * 0.58) as i32 };
-        c.set_width(width as u32);
-        c.set_height(height as u32);
+        // Backing store in device pixels, drawing in CSS pixels scaled up: crisp on high-DPI screens.
+        let dpr = window().device_pixel_ratio().clamp(1.0, 4.0);
+        dpr_seen.set(dpr);
+        c.set_width((f64::from(width) * dpr).round() as u32);
+        c.set_height((f64::from(height) * dpr).round() as u32);
+        let style = web_sys::HtmlElement::style(&c);
+        let _ = style.set_property("width", &format!("{width}px"));
+        let _ = style.set_property("height", &format!("{height}px"));
+        if let Some(ctx) = c.get_context("2d").ok().flatten().and_then(|x| x.dyn_into::<CanvasRenderingContext2d>().ok()) {
+            let _ = ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0);
+        }
         let result = spec.with(|s| {
             let backend = CanvasBackend::with_canvas_object(c).ok_or("canvas has no 2d context")?;
-            s.draw(backend.into_drawing_area())
+            s.draw_mapped(backend.into_drawing_area().shrink((0, 0), (width as u32, height as u32)))
         });
         match result {
-            Ok(()) => {
+            Ok(h) => {
+                // The page's scrollbar may appear after this first layout and narrow the wrapper: check again
+                // on the next frame and redraw at the new width if it changed.
+                request_animation_frame(move || {
+                    if let Some(w) = wrap.get_untracked() {
+                        if w.client_width().clamp(280, 1100) != width {
+                            resized.update(|n| *n += 1);
+                        }
+                    }
+                });
                 error.set(None);
+                hits.set(h);
+                tip.set(None);
                 if first_ms.get_untracked().is_none() {
                     let now = window().performance().map(|p| p.now()).unwrap_or(0.0);
                     let _ = js_sys::Reflect::set(&window(), &JsValue::from_str("__firstDrawMs"), &JsValue::from_f64(now));
@@ -39,14 +80,63 @@ pub fn Chart(spec: Memo<ChartSpec>, model: Signal<String>, embed: bool) -> impl 
             Err(e) => error.set(Some(format!("could not draw the chart: {e}"))),
         }
     });
+    let on_move = move |ev: leptos::ev::MouseEvent| {
+        let (mx, my) = (f64::from(ev.offset_x()), f64::from(ev.offset_y()));
+        let nearest = hits.with_untracked(|h| {
+            h.iter()
+                .enumerate()
+                .map(|(i, (x, y))| (i, (f64::from(*x) - mx).hypot(f64::from(*y) - my)))
+                .filter(|(_, d)| *d <= HOVER_RADIUS)
+                .min_by(|a, b| a.1.total_cmp(&b.1))
+                .map(|(i, _)| i)
+        });
+        let next = nearest.and_then(|i| {
+            let (x, y) = hits.with_untracked(|h| h[i]);
+            spec.with_untracked(|s| match s {
+                ChartSpec::Sweep(d) => d.measured.get(i).map(|m| {
+                    let row = rows.with_untracked(|r| r.iter().find(|r| r.mode == m.mode && f64::from(r.concurrency) == m.x).cloned());
+                    Tip { x, y, row, mode: m.mode.name().to_string(), concurrency: m.x, measured: m.y }
+                }),
+                _ => None,
+            })
+        });
+        if tip.with_untracked(|t| t != &next) {
+            tip.set(next);
+        }
+    };
+    let tooltip = move || {
+        tip.get().map(|t| {
+            let left = t.x + 12;
+            let top = (t.y - 8).max(0);
+            let body = match t.row {
+                Some(r) => view! {
+                    <div class="tip-head">{format!("{} at {} requests", r.mode.name(), r.concurrency)}</div>
+                    <div>"measured " <strong>{format!("{:.0}", r.measured)}</strong>" tok/s, predicted " <strong>{format!("{:.0}", r.predicted)}</strong>
+                        " (" {format!("{:+.1}%", r.error_pct)} ")"</div>
+                    {r.flagged.map(|f| view! { <div class="tip-flag">"Flagged: " {f}</div> })}
+                    <div class="tip-quote"><span class="src">{r.source}</span>" \u{201c}"{r.quote}"\u{201d}"</div>
+                }
+                .into_any(),
+                None => view! { <div class="tip-head">{format!("{} at {} requests: {:.0}", t.mode, t.concurrency, t.measured)}</div> }.into_any(),
+            };
+            view! {
+                <div class="chart-tooltip" id="chart-tooltip" role="tooltip" style=format!("left:{left}px;top:{top}px")>{body}</div>
+            }
+        })
+    };
     view! {
         <div class="chart-wrap" class:embed=embed node_ref=wrap
             data-model=move || model.get()
             data-draws=move || draws.get().to_string()
             data-first-draw-ms=move || first_ms.get().map(|x| format!("{x:.0}")).unwrap_or_default()
+            data-dpr=move || dpr_seen.get().to_string()
+            data-hit-points=move || hits.with(|h| h.iter().map(|(x, y)| format!("{x},{y}")).collect::<Vec<_>>().join(";"))
             data-predicted-sum=move || spec.with(|s| format!("{:.3}", s.predicted_sum()))>
             <canvas id="chart" node_ref=canvas role="img"
+                on:mousemove=on_move
+                on:mouseleave=move |_| tip.set(None)
                 aria-label="chart of the current view; the table below lists the same numbers"></canvas>
+            {tooltip}
             {move || error.get().map(|e| view! { <p class="chart-error">{e}</p> })}
         </div>
     }

@@ -14,9 +14,20 @@ fn click(href: &str, name: &str) -> Option<()> {
     Some(())
 }
 
+/// Keeps what the last export produced on `window.__lastExport` (what the browser test checks).
+fn record(kind: &str, href: &str, text: &str) {
+    let o = js_sys::Object::new();
+    for (k, v) in [("kind", kind), ("href", href), ("text", text)] {
+        let _ = js_sys::Reflect::set(&o, &JsValue::from_str(k), &JsValue::from_str(v));
+    }
+    let _ = js_sys::Reflect::set(&window(), &JsValue::from_str("__lastExport"), &o);
+}
+
 fn png(name: &str) -> Option<()> {
     let canvas: HtmlCanvasElement = document().get_element_by_id("chart")?.dyn_into().ok()?;
-    click(&canvas.to_data_url().ok()?, name)
+    let href = canvas.to_data_url().ok()?;
+    record("png", &href, "");
+    click(&href, name)
 }
 
 fn csv(text: &str, name: &str) -> Option<()> {
@@ -25,6 +36,7 @@ fn csv(text: &str, name: &str) -> Option<()> {
     opts.set_type("text/csv");
     let blob = Blob::new_with_str_sequence_and_options(&parts, &opts).ok()?;
     let url = Url::create_object_url_with_blob(&blob).ok()?;
+    record("csv", &url, text);
     click(&url, name);
     let _ = Url::revoke_object_url(&url);
     Some(())
@@ -34,7 +46,11 @@ fn csv(text: &str, name: &str) -> Option<()> {
 pub fn Export(spec: Memo<ChartSpec>, st: RwSignal<UrlState>) -> impl IntoView {
     let stem = move || {
         let (stem, model) = (spec.with(|s| s.csv().1), st.with(|s| s.model.clone()));
-        if stem == "fabric" { "twotower-fabric".to_string() } else { format!("twotower-{stem}-{model}") }
+        match stem {
+            "fabric" => "twotower-fabric".to_string(),
+            "plan" => st.with(|s| format!("twotower-plan-{}-{}", if s.plan.source == crate::state::ModelSource::Report { s.model.as_str() } else { "custom" }, s.plan.hardware)),
+            _ => format!("twotower-{stem}-{model}"),
+        }
     };
     view! {
         <div class="export">

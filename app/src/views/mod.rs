@@ -6,3 +6,4 @@ pub mod explorer;
 pub mod export;
 pub mod fabric;
 pub mod gain;
+pub mod plan;

@@ -1,0 +1,237 @@
+//! The planner: hardware preset and its key fields, the model (a report model, a description, or a pasted
+//! config.json), the workload; the verdict, the per-concurrency table and where the weights live.
+
+use crate::compute;
+use crate::data::Bundle;
+use crate::state::{pf, ModelSource, UrlState, BITS, PLAN_FIELDS};
+use leptos::prelude::*;
+use sim_core::model::bandwidth::Placement;
+use sim_core::plan::Plan;
+use sim_core::Mode;
+use std::sync::Arc;
+
+/// What a mode means for someone deciding whether to buy the second machine.
+pub fn mode_sentence(m: Mode) -> &'static str {
+    match m {
+        Mode::Single => "Stay on one machine",
+        Mode::Tp2 => "Buy the second machine and run both as one engine (TP2)",
+        Mode::Pd => "Buy the second machine and split prefill from decode (PD)",
+    }
+}
+
+/// One numeric input of the planner form; hardware fields show the preset's value until changed.
+fn number_field(st: RwSignal<UrlState>, i: usize, base: Memo<[f64; 6]>) -> impl IntoView {
+    let fl = PLAN_FIELDS[i];
+    let id = format!("plan-{}", fl.key);
+    let value = move || {
+        let v = st.with(|s| s.plan.values[i]);
+        let v = v.unwrap_or_else(|| if pf::HARDWARE.contains(&i) { base.get()[i] } else { fl.default });
+        crate::state::trim(v)
+    };
+    let unit = if fl.unit.is_empty() { String::new() } else { format!(" ({})", fl.unit) };
+    view! {
+        <div class="field">
+            <label for=id.clone()>{fl.label}{unit}</label>
+            <input type="number" id=id name=fl.key min=fl.min max=fl.max step=fl.step
+                class:changed=move || pf::HARDWARE.contains(&i) && st.with(|s| s.plan.values[i].is_some())
+                prop:value=value
+                on:change=move |ev| {
+                    if let Ok(v) = event_target_value(&ev).trim().parse::<f64>() {
+                        if v.is_finite() {
+                            st.update(|s| s.plan.values[i] = Some(v.clamp(fl.min, fl.max)));
+                        }
+                    }
+                } />
+        </div>
+    }
+}
+
+#[component]
+pub fn PlanControls(bundle: Arc<Bundle>, st: RwSignal<UrlState>, plan: Memo<Result<Plan, String>>) -> impl IntoView {
+    let b = bundle.clone();
+    let base = Memo::new(move |_| st.with(|s| compute::hardware_baseline(&b, &s.plan.hardware)));
+    let presets: Vec<(String, String)> = bundle.hardware.iter().map(|(id, h)| (id.clone(), h.name.clone())).collect();
+    let models = bundle.model_ids();
+    let source = move || st.with(|s| s.plan.source);
+    let fields = move |r: std::ops::Range<usize>| r.map(|i| number_field(st, i, base)).collect_view();
+    let hf_error = move || match (source(), plan.get()) {
+        (ModelSource::HfConfig, Err(e)) => Some(view! { <p class="inline-error" id="plan-hf-error" role="alert">{e}</p> }),
+        _ => None,
+    };
+    view! {
+        <div class="controls plan-controls">
+            <h2>"Hardware (one machine)"</h2>
+            <label for="plan-hw">"Preset"</label>
+            <select id="plan-hw" on:change=move |ev| st.update(|s| {
+                s.plan.hardware = event_target_value(&ev);
+                for i in pf::HARDWARE { s.plan.values[i] = None; }
+            })>
+                {presets.into_iter().map(|(id, name)| {
+                    let id2 = id.clone();
+                    view! { <option value=id prop:selected=move || st.with(|s| s.plan.hardware == id2)>{name}</option> }
+                }).collect_view()}
+            </select>
+            {fields(pf::HARDWARE)}
+            <button id="plan-reset-hw" on:click=move |_| st.update(|s| for i in pf::HARDWARE { s.plan.values[i] = None; })>"Reset to the preset's values"</button>
+
+            <h2>"Model"</h2>
+            <label for="plan-src">"Source"</label>
+            <select id="plan-src" on:change=move |ev| {
+                let v = event_target_value(&ev);
+                if let Some(m) = ModelSource::ALL.into_iter().find(|m| m.name() == v) { st.update(|s| s.plan.source = m); }
+            }>
+                {ModelSource::ALL.into_iter().map(|m| view! {
+                    <option value=m.name() prop:selected=move || source() == m>{m.label()}</option>
+                }).collect_view()}
+            </select>
+            <div class="field" class:hidden=move || source() != ModelSource::Report>
+                <label for="plan-model">"Model of the report"</label>
+                <select id="plan-model" on:change=move |ev| st.update(|s| s.model = event_target_value(&ev))>
+                    {models.into_iter().map(|m| {
+                        let (m2, label) = (m.clone(), m.clone());
+                        view! { <option value=m prop:selected=move || st.with(|s| s.model == m2)>{label}</option> }
+                    }).collect_view()}
+                </select>
+            </div>
+            <div class="field" class:hidden=move || source() == ModelSource::Report>
+                <label for="plan-bits">"Bits per weight"</label>
+                <select id="plan-bits" on:change=move |ev| {
+                    if let Ok(b) = event_target_value(&ev).parse::<f64>() { st.update(|s| s.plan.bits = b); }
+                }>
+                    {BITS.iter().map(|(b, label)| {
+                        let b = *b;
+                        view! { <option value=b.to_string() prop:selected=move || st.with(|s| s.plan.bits == b)>{*label}</option> }
+                    }).collect_view()}
+                </select>
+            </div>
+            <div class="model-form" class:hidden=move || source() != ModelSource::Form>
+                {fields(pf::TOTAL..pf::KV_HEADS)}
+                <label for="plan-attn">"Attention"</label>
+                <select id="plan-attn" on:change=move |ev| st.update(|s| s.plan.attention = event_target_value(&ev))>
+                    <option value="mla" prop:selected=move || st.with(|s| s.plan.attention == "mla")>"MLA (latent KV)"</option>
+                    <option value="gqa" prop:selected=move || st.with(|s| s.plan.attention == "gqa")>"GQA"</option>
+                </select>
+                <div class:hidden=move || st.with(|s| s.plan.attention != "gqa")>{fields(pf::KV_HEADS..pf::KV_LORA)}</div>
+                <div class:hidden=move || st.with(|s| s.plan.attention != "mla")>{fields(pf::KV_LORA..pf::EXPERTS)}</div>
+                {fields(pf::EXPERTS..pf::ACCEPT + 1)}
+            </div>
+            <div class="field" class:hidden=move || source() != ModelSource::HfConfig>
+                <label for="plan-hf">"Hugging Face config.json"</label>
+                <textarea id="plan-hf" rows="8" spellcheck="false" placeholder="{\"num_hidden_layers\": 61, \"hidden_size\": 7168, ...}"
+                    prop:value=move || st.with(|s| s.plan.hf.clone())
+                    on:input=move |ev| st.update(|s| s.plan.hf = event_target_value(&ev))></textarea>
+                {hf_error}
+            </div>
+
+            <h2>"Workload"</h2>
+            {fields(pf::ISL..pf::TOTAL)}
+        </div>
+    }
+}
+
+/// The verdict, big, above the chart.
+#[component]
+pub fn Verdict(plan: Memo<Result<Plan, String>>) -> impl IntoView {
+    move || match plan.get() {
+        Err(e) => view! {
+            <div class="verdict verdict-error" id="verdict" data-mode="" role="status">
+                <div class="verdict-mode">"No plan"</div>
+                <p class="verdict-reason">{e}</p>
+            </div>
+        }
+        .into_any(),
+        Ok(p) => {
+            let top = p.rows.iter().max_by_key(|r| r.concurrency).cloned();
+            let fits = top.as_ref().is_some_and(|r| r.single.output_tok_s > 0.0 || r.tp2.output_tok_s > 0.0 || r.pd.output_tok_s > 0.0);
+            let numbers = top.filter(|_| fits).map(|r| {
+                let gain = if r.single.output_tok_s > 0.0 { format!("best is {:.2}x one machine", r.gain) } else { "one machine cannot run it".into() };
+                format!(
+                    "At {} concurrent requests: one machine {:.0} tok/s, TP2 {:.0}, PD {:.0} ({gain}).",
+                    r.concurrency, r.single.output_tok_s, r.tp2.output_tok_s, r.pd.output_tok_s
+                )
+            });
+            let m = p.recommended_mode;
+            let sentence = if fits { mode_sentence(m) } else { "Does not fit: neither one machine nor two hold this model" };
+            view! {
+                <div class="verdict" class:verdict-error=!fits id="verdict" data-mode=m.name() data-fits=fits.to_string() role="status">
+                    <div class="verdict-mode">{sentence}</div>
+                    <p class="verdict-reason">"Why: " {p.reason.clone()}</p>
+                    <p class="verdict-numbers">{numbers}</p>
+                </div>
+            }
+            .into_any()
+        }
+    }
+}
+
+/// A number with `digits` decimals, or a dash where the mode does not run.
+fn num(x: f64, digits: usize) -> String {
+    if x.is_finite() { format!("{x:.digits$}") } else { "-".into() }
+}
+
+fn gb(x: f64) -> String {
+    format!("{:.1}", x / 1e9)
+}
+
+fn placement_row(label: &'static str, p: &Placement) -> impl IntoView {
+    view! {
+        <tr>
+            <td>{label}</td>
+            <td class="num">{format!("{}", p.tp)}</td>
+            <td class="num">{gb(p.weight_bytes_per_gpu)}</td>
+            <td class="num">{gb(p.hbm_weight_bytes())}</td>
+            <td class="num">{gb(p.spilled_bytes())}</td>
+            <td class="num">{gb(p.kv_pool_bytes)}</td>
+            <td class="num">{if p.kv_bytes_per_token > 0.0 { format!("{:.0}", p.kv_pool_bytes / p.kv_bytes_per_token / 1e3) } else { "-".into() }}</td>
+            <td>{if p.fits { "yes" } else { "no" }}</td>
+        </tr>
+    }
+}
+
+/// Under the planner's chart: the per-concurrency table and the placement table.
+#[component]
+pub fn PlanTables(plan: Memo<Result<Plan, String>>) -> impl IntoView {
+    move || {
+        let Ok(p) = plan.get() else { return ().into_any() };
+        let rows = p.rows.iter().map(|r| {
+            let best = r.best;
+            let modes = [&r.single, &r.tp2, &r.pd];
+            modes
+                .into_iter()
+                .enumerate()
+                .map(|(j, pr)| {
+                    let gain = if r.single.output_tok_s > 0.0 { format!("{:.2}x", pr.output_tok_s / r.single.output_tok_s) } else { "-".into() };
+                    let first = j == 0;
+                    view! {
+                        <tr class:best=(pr.mode == best && pr.output_tok_s > 0.0) class:group-start=first>
+                            {first.then(|| view! { <td class="num" rowspan="3">{r.concurrency}</td> })}
+                            <td>{pr.mode.name()}</td>
+                            <td class="num">{format!("{:.0}", pr.output_tok_s)}</td>
+                            <td class="num">{num(pr.ttft_s, 2)}</td>
+                            <td class="num">{num(pr.tpot_s * 1e3, 1)}</td>
+                            <td class="num">{gain}</td>
+                            <td>{pr.bottleneck.name()}</td>
+                        </tr>
+                    }
+                })
+                .collect_view()
+        });
+        let rows = rows.collect_view();
+        let one = p.placements.iter().find(|x| x.mode == Mode::Single).map(|x| placement_row("one machine", &x.placement));
+        let two = p.placements.iter().find(|x| x.mode == Mode::Tp2).map(|x| placement_row("two machines, TP2", &x.placement));
+        view! {
+            <p class="legend-text">"Lines: sim-core predictions for this model, machine and workload (thick: the recommended mode). Gain is each mode's throughput over one machine's at the same concurrency; the bound is what limits that mode there. The best mode per concurrency is highlighted."</p>
+            <table class="points plan-table" id="plan-table">
+                <caption>"Predicted per concurrency"</caption>
+                <thead><tr><th>"concurrency"</th><th>"mode"</th><th>"output tok/s"</th><th>"TTFT s"</th><th>"TPOT ms"</th><th>"gain"</th><th>"bound"</th></tr></thead>
+                <tbody>{rows}</tbody>
+            </table>
+            <table class="points" id="plan-placement">
+                <caption>"Where the weights live, per GPU"</caption>
+                <thead><tr><th>"setup"</th><th>"GPUs per engine"</th><th>"weights GB"</th><th>"in HBM GB"</th><th>"spilled GB"</th><th>"KV pool GB"</th><th>"KV pool, k tokens"</th><th>"fits"</th></tr></thead>
+                <tbody>{one}{two}</tbody>
+            </table>
+        }
+        .into_any()
+    }
+}
