@@ -30,6 +30,8 @@ pub fn Chart(spec: Memo<ChartSpec>, model: Signal<String>, embed: bool, rows: Me
     let wrap = NodeRef::<leptos::html::Div>::new();
     let draws = RwSignal::new(0u32);
     let first_ms = RwSignal::new(None::<f64>);
+    // Recompute (the spec memo runs sim-core) plus redraw of the latest draw, for the README's budget.
+    let last_redraw_ms = RwSignal::new(None::<f64>);
     let error = RwSignal::new(None::<String>);
     let resized = RwSignal::new(0u32);
     let hits = RwSignal::new(HitPoints::new());
@@ -38,6 +40,7 @@ pub fn Chart(spec: Memo<ChartSpec>, model: Signal<String>, embed: bool, rows: Me
     let _ = window_event_listener(leptos::ev::resize, move |_| resized.update(|n| *n += 1));
     Effect::new(move |_| {
         resized.track();
+        let started = window().performance().map(|p| p.now()).unwrap_or(0.0);
         let (Some(c), Some(w)) = (canvas.get(), wrap.get()) else { return };
         let width = w.client_width().clamp(280, 1100);
         let height = if embed { w.client_height().max(200) } else { (f64::from(width) * 0.58) as i32 };
@@ -75,6 +78,7 @@ pub fn Chart(spec: Memo<ChartSpec>, model: Signal<String>, embed: bool, rows: Me
                     let _ = js_sys::Reflect::set(&window(), &JsValue::from_str("__firstDrawMs"), &JsValue::from_f64(now));
                     first_ms.set(Some(now));
                 }
+                last_redraw_ms.set(Some(window().performance().map(|p| p.now()).unwrap_or(0.0) - started));
                 draws.update(|n| *n += 1);
             }
             Err(e) => error.set(Some(format!("could not draw the chart: {e}"))),
@@ -129,6 +133,7 @@ pub fn Chart(spec: Memo<ChartSpec>, model: Signal<String>, embed: bool, rows: Me
             data-model=move || model.get()
             data-draws=move || draws.get().to_string()
             data-first-draw-ms=move || first_ms.get().map(|x| format!("{x:.0}")).unwrap_or_default()
+            data-last-redraw-ms=move || last_redraw_ms.get().map(|x| format!("{x:.2}")).unwrap_or_default()
             data-dpr=move || dpr_seen.get().to_string()
             data-hit-points=move || hits.with(|h| h.iter().map(|(x, y)| format!("{x},{y}")).collect::<Vec<_>>().join(";"))
             data-predicted-sum=move || spec.with(|s| format!("{:.3}", s.predicted_sum()))>
