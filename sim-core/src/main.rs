@@ -232,8 +232,14 @@ fn run(cmd: Command, out: &mut Out) -> Result<ExitCode, CliError> {
             let (ds, sc, s) = load_scenario(&path, data)?;
             let k = coefficients_for(&ds, &sc, FitSet::All);
             let plan = sim_core::plan::plan(&s, &k);
+            // A calibrated scenario carries how well its calibration matched the team's sweep.
+            let calibrated = sc.calibration.as_ref().map(|_| sc.description.clone().unwrap_or_default());
             if format == Format::Json {
-                out.line(&serde_json::to_string_pretty(&plan).unwrap_or_default());
+                let mut v = serde_json::to_value(&plan).unwrap_or_default();
+                if let (Some(obj), Some(c)) = (v.as_object_mut(), &calibrated) {
+                    obj.insert("calibration".into(), serde_json::Value::String(c.clone()));
+                }
+                out.line(&serde_json::to_string_pretty(&v).unwrap_or_default());
                 return Ok(ExitCode::SUCCESS);
             }
             let mut t = Table::new(&["isl", "osl", "concurrency", "single_tok_s", "tp2_tok_s", "pd_tok_s", "best", "gain", "single_bound", "tp2_bound", "pd_bound", "single_ttft_s", "tp2_ttft_s", "pd_ttft_s", "single_tpot_ms", "tp2_tpot_ms", "pd_tpot_ms"]);
@@ -246,6 +252,9 @@ fn run(cmd: Command, out: &mut Out) -> Result<ExitCode, CliError> {
                 for p in &plan.placements {
                     let pl = &p.placement;
                     out.line(&format!("{:<6} per GPU: {:.1} GB weights in HBM, {:.1} GB spilled to CPU memory, {:.1} GB pinned in CPU memory, {:.1} GB KV pool", p.mode.name(), pl.hbm_weight_bytes() / 1e9, pl.spilled_bytes() / 1e9, pl.pinned_cpu_bytes / 1e9, pl.kv_pool_bytes / 1e9));
+                }
+                if let Some(c) = &calibrated {
+                    out.line(&format!("calibration: {c}"));
                 }
                 out.line(&format!("recommended: {} ({})", plan.recommended_mode.name(), plan.reason));
             }

@@ -79,6 +79,7 @@ fn calibrate_then_plan_from_the_calibrated_scenario() {
     assert!(plan.status.success(), "{}", String::from_utf8_lossy(&plan.stderr));
     let p: serde_json::Value = serde_json::from_slice(&plan.stdout).expect("plan json");
     assert_eq!(p["recommended_mode"], "tp2");
+    assert!(p["calibration"].as_str().is_some_and(|c| c.contains("median error")), "the plan says how well the calibration matched");
     assert!(p["rows"].as_array().is_some_and(|r| !r.is_empty()));
     let _ = std::fs::remove_dir_all(dir);
 }
