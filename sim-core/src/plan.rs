@@ -75,8 +75,13 @@ pub fn plan(s: &Scenario, k: &Coefficients) -> Plan {
             let pair_t = tp2_t.max(pd_t);
             if r.single.output_tok_s <= 0.0 && pair_t > 0.0 {
                 (pair_best, format!("the model does not fit one machine (bound: {}); the pair as {} gives {:.0} tok/s at {top} streams", r.single.bottleneck.name(), pair_best.name(), pair_t))
-            } else if pair_t <= 0.0 {
-                (Mode::Single, "the model fits neither one machine nor the pair: more memory is needed".to_string())
+            } else if pair_t <= 0.0 && single_t <= 0.0 {
+                let reason = if r.single.bottleneck == crate::model::Bottleneck::DoesNotFit {
+                    "the model fits neither one machine nor the pair: more memory is needed".to_string()
+                } else {
+                    format!("no mode produces tokens (bound: {}): check the hardware and model numbers", r.single.bottleneck.name())
+                };
+                (Mode::Single, reason)
             } else if pair_t < single_t * MIN_GAIN {
                 (Mode::Single, format!("a second machine adds less than {:.0}% at {top} streams (bound on one machine: {})", (MIN_GAIN - 1.0) * 100.0, r.single.bottleneck.name()))
             } else {
