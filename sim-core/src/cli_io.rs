@@ -61,7 +61,9 @@ impl Out {
                         .iter()
                         .zip(r)
                         .map(|(h, c)| {
-                            let v = c.parse::<f64>().ok().filter(|x| x.is_finite()).and_then(serde_json::Number::from_f64).map(serde_json::Value::Number).unwrap_or_else(|| serde_json::Value::String(c.clone()));
+                            // Whole numbers stay integers (32, not 32.0); other numbers are floats; the rest text.
+                            let number = c.parse::<i64>().ok().map(serde_json::Number::from).or_else(|| c.parse::<f64>().ok().filter(|x| x.is_finite()).and_then(serde_json::Number::from_f64));
+                            let v = number.map(serde_json::Value::Number).unwrap_or_else(|| serde_json::Value::String(c.clone()));
                             (h.clone(), v)
                         })
                         .collect()
