@@ -4,7 +4,7 @@
 //! ```text
 //!   t_mem     = hbm_bytes / (eta_hbm * B_hbm) + slow_bytes / (eta_slow * B_slow)     (serialised tiers)
 //!   t_compute = (2 * active_params * T + attention FLOPs) / tp / (eta_c * peak FLOPs)
-//!   t_comm    = 2 * layers * (alpha * scale + T * hidden * 2 bytes / all-reduce bandwidth)   (TP only)
+//!   t_comm    = (2 * layers + 2 + 4 * draft) * alpha * scale + 2 * layers * T * hidden * 2 B / all-reduce bw  (TP)
 //!   t_draft   = draft_tokens * (draft_pass_bytes / tp / (eta_hbm * B_hbm) + draft overhead)
 //!   t_step    = max(t_mem, t_compute) + t_comm + t_draft + step overhead + per-sequence overhead x seqs
 //! ```
@@ -90,7 +90,12 @@ impl Engine<'_> {
         let attn = 4.0 * m.layers * m.hidden_size * (seqs * per_seq * kv_tokens / seqs.max(1.0) + prefill * prefill_ctx);
         let compute_s = (2.0 * m.active_params * tokens + attn) / tp / (k.compute_efficiency * self.flops());
         let comm_s = if tp > 1.0 {
-            2.0 * m.layers * (self.allreduce_latency_s * k.tp_latency_scale + tokens * m.hidden_size * 2.0 / self.allreduce_bytes_per_sec)
+            // Per forward pass: two all-reduces per layer, one for the vocabulary-parallel embedding and one
+            // gather of the LM head's logits; each draft pass is one more layer with its own embedding and head.
+            let main_calls = 2.0 * m.layers + 2.0;
+            let draft_calls = if seqs > 0.0 { m.draft_tokens * 4.0 } else { 0.0 };
+            (main_calls + draft_calls) * self.allreduce_latency_s * k.tp_latency_scale
+                + 2.0 * m.layers * tokens * m.hidden_size * 2.0 / self.allreduce_bytes_per_sec
         } else {
             0.0
         };
