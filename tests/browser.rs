@@ -161,6 +161,12 @@ async fn run(c: &Client, base: &str) {
     let (ink, hash0) = pixels(c).await;
     assert!(ink > 2000, "canvas looks empty: {ink} non-white pixels");
     assert_eq!(js(c, "return document.querySelectorAll('table.points tbody tr').length > 0").await, json!(true));
+    // The caption says what the shaded band is, with its size per mode.
+    let band = js(c, "const e = document.getElementById('band-caption'); return e && e.innerText;").await;
+    let band = band.as_str().unwrap_or("");
+    assert!(band.contains("band: 90th-percentile error of the fitted points for this model and mode"), "band caption: {band}");
+    assert!(band.contains("single \u{b1}") && band.contains("tp2 \u{b1}") && band.contains('%'), "band caption has no numbers: {band}");
+    println!("band caption: {band}");
     assert_no_errors(c, "first load").await;
 
     // 2. Model and workload pickers redraw the chart.
@@ -213,6 +219,31 @@ async fn run(c: &Client, base: &str) {
     assert!(c.find(Locator::Css("#model")).await.is_err(), "controls shown in embed mode");
     assert!(c.find(Locator::Css("header")).await.is_err(), "header shown in embed mode");
     assert_no_errors(c, "embed").await;
+
+    // 6b. The planner embeds too: a chart, no controls, no verdict.
+    c.goto(&format!("{base}?view=plan&embed=1")).await.unwrap();
+    wait_draws_above(c, 0, "planner embed").await;
+    assert!(pixels(c).await.0 > 2000, "embedded planner chart looks empty");
+    for sel in [".controls", "#plan-hw", "#verdict", "header", ".tabs"] {
+        assert!(c.find(Locator::Css(sel)).await.is_err(), "{sel} shown in the embedded planner");
+    }
+    assert_no_errors(c, "planner embed").await;
+
+    // 6c. Gain view of glm-5.3 at 512/512: the report's 27x claim is placed (pair at 256 over one station at
+    // 32, marked *) and the page gives its caveat and the equal-concurrency ratio.
+    c.goto(&format!("{base}?view=gain&model=glm-5.3&workload=512-512")).await.unwrap();
+    wait_draws_above(c, 0, "gain glm-5.3").await;
+    assert!(pixels(c).await.0 > 2000, "gain chart looks empty");
+    let text = js(c, "return document.body.innerText").await;
+    let text = text.as_str().unwrap_or("");
+    assert!(text.contains("27x*"), "27x claim not shown: {text}");
+    assert!(text.contains("compares different concurrencies (pair at 256 streams, one station at 32)"), "27x caveat missing: {text}");
+    assert!(text.contains("853 / 188 = 4.5x"), "equal-concurrency ratio missing: {text}");
+    let note = js(c, "const e = document.getElementById('claim-notes'); return e && e.innerText;").await;
+    println!("gain claim note: {}", note.as_str().unwrap_or("(none)"));
+    assert!(note.as_str().unwrap_or("").contains("27x"), "no note under the chart for the 27x claim");
+    assert_eq!(js(c, "return document.querySelectorAll('#claims li').length >= 5").await, json!(true), "claims of glm-5.3 not listed");
+    assert_no_errors(c, "gain claims").await;
 
     // 7. Broken parameters: a visible warning, defaults, and still a chart.
     c.goto(&format!("{base}?model=nope&gpu_mem=abc&hbm=-3&view=zzz")).await.unwrap();

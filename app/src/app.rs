@@ -98,7 +98,7 @@ fn App() -> impl IntoView {
                 <Export spec=spec st=st />
                 {move || match st.with(|s| s.view) {
                     View::Explorer => view! { <ExplorerTable bundle=b.clone() st=st /> }.into_any(),
-                    View::Gain => view! { <GainTable spec=spec /> }.into_any(),
+                    View::Gain => view! { <GainTable spec=spec bundle=b.clone() st=st /> }.into_any(),
                     View::Fabric => view! { <FabricTable bundle=b.clone() /> }.into_any(),
                     View::Plan => view! { <PlanTables plan=plan /> }.into_any(),
                 }}

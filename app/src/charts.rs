@@ -2,6 +2,7 @@
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use sim_core::Mode;
 
 /// Okabe-Ito colour-blind-safe palette.
@@ -49,15 +50,36 @@ pub struct SweepChartData {
     pub title: String,
     pub predicted: Vec<(Mode, Vec<(u32, f64)>)>,
     pub measured: Vec<Marker>,
+    /// Per mode, the half-width of the translucent band around its predicted curve, in percent: predicted x
+    /// (1 +- e/100), e the 90th-percentile error of the model and mode's fitted points.
+    pub bands: Vec<(Mode, f64)>,
 }
 
-/// Pair over one station at equal concurrency: predicted ratio curves and published ratios.
+/// A claim of the report placed on the gain chart: at the numerator's concurrency, the stated ratio. `hollow`
+/// (and a label ending in `*`) when numerator and denominator were measured at different concurrencies.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClaimMarker {
+    pub id: String,
+    pub x: f64,
+    pub y: f64,
+    pub label: String,
+    pub hollow: bool,
+}
+
+/// Pair over one station at equal concurrency: predicted ratio curves, published ratios and the report's claims.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct GainChartData {
     pub title: String,
     pub predicted: Vec<(Mode, Vec<(u32, f64)>)>,
     pub measured: Vec<Marker>,
+    pub claims: Vec<ClaimMarker>,
 }
+
+/// Colour of the report's claims on the gain chart (none of the modes' colours).
+pub const CLAIM_COLOUR: RGBColor = OKABE_ITO[5];
+
+/// Legend text of the throughput chart's error band.
+pub const BAND_LEGEND: &str = "band: 90th-percentile error of the fitted points for this model and mode";
 
 /// One mode at one concurrency of a plan, for the planner's CSV.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -151,11 +173,67 @@ fn markers<'a, DB: DrawingBackend + 'a>(chart: &mut Chart<'a, DB>, mode: Mode, p
 }
 
 /// What differs between the charts `mode_chart` draws: a horizontal reference line (gain: 1x), a mode drawn
-/// thicker with its points marked (planner: the recommended one), and the least concurrency the x axis reaches.
-struct Extras {
+/// thicker with its points marked (planner: the recommended one), and the least concurrency the x axis reaches;
+/// the throughput chart's error bands and the gain chart's claims.
+#[derive(Default)]
+struct Extras<'a> {
     reference: Option<f64>,
     emphasis: Option<Mode>,
     min_x_max: f64,
+    bands: &'a [(Mode, f64)],
+    claims: &'a [ClaimMarker],
+}
+
+/// Line width of a predicted curve: on the planner (which has no published points and where curves often
+/// coincide) the recommended mode is thickest and the others differ too, so overlapping lines stay visible.
+fn curve_width(mode: Mode, emphasis: Option<Mode>) -> u32 {
+    match emphasis {
+        None => 2,
+        Some(e) if e == mode => 5,
+        Some(_) => match mode {
+            Mode::Single => 3,
+            Mode::Tp2 => 2,
+            Mode::Pd => 2,
+        },
+    }
+}
+
+/// A diamond outline around (0, 0) of half-diagonal `r`.
+fn diamond(r: i32) -> Vec<(i32, i32)> {
+    vec![(0, -r), (r, 0), (0, r), (-r, 0), (0, -r)]
+}
+
+/// Draws the report's claims: a diamond at (concurrency, stated ratio), filled when both operands share a
+/// concurrency, hollow otherwise, and its label beside it.
+fn claim_markers<'a, DB: DrawingBackend + 'a>(chart: &mut Chart<'a, DB>, claims: &[ClaimMarker], font: u32, xmax: f64) -> Result<(), String> {
+    let r = 10;
+    let (fs, hs) = (CLAIM_COLOUR.filled(), CLAIM_COLOUR.stroke_width(2));
+    let label = "claim as stated (hollow *: unequal concurrency)";
+    let (filled, hollow): (Vec<&ClaimMarker>, Vec<&ClaimMarker>) = claims.iter().partition(|m| !m.hollow);
+    let at = |m: &ClaimMarker| EmptyElement::at((log2(m.x), m.y));
+    let series = chart.draw_series(filled.iter().map(|m| at(m) + Polygon::new(diamond(r), fs))).map_err(err)?;
+    if !filled.is_empty() {
+        series.label(label).legend(move |(x, y)| EmptyElement::at((x + 10, y)) + Polygon::new(diamond(6), fs));
+    }
+    let series = chart.draw_series(hollow.iter().map(|m| at(m) + PathElement::new(diamond(r), hs))).map_err(err)?;
+    if filled.is_empty() {
+        series.label(label).legend(move |(x, y)| EmptyElement::at((x + 10, y)) + PathElement::new(diamond(6), hs));
+    }
+    // Labels above and to the right of their marker; at the right edge, to the left so they are not cut off.
+    let style = ("sans-serif", font).into_font().color(&BLACK);
+    let left = style.clone().pos(Pos::new(HPos::Right, VPos::Top));
+    let dy = -r - font as i32 + 4;
+    chart
+        .draw_series(claims.iter().map(|m| {
+            let t = if log2(m.x) > xmax - 0.7 {
+                Text::new(m.label.clone(), (-r - 2, dy), left.clone())
+            } else {
+                Text::new(m.label.clone(), (r + 2, dy), style.clone())
+            };
+            at(m) + t
+        }))
+        .map_err(err)?;
+    Ok(())
 }
 
 /// Shared by the throughput, gain and planner charts: log2 concurrency on x (1 to 256, or further when the data
@@ -168,12 +246,13 @@ fn mode_chart<DB: DrawingBackend>(
     measured: &[Marker],
     extras: Extras,
 ) -> Result<HitPoints, String> {
-    let Extras { reference, emphasis, min_x_max } = extras;
+    let Extras { reference, emphasis, min_x_max, bands, claims } = extras;
     root.fill(&WHITE).map_err(err)?;
     let ymax = predicted
         .iter()
         .flat_map(|(_, v)| v.iter().map(|p| p.1))
         .chain(measured.iter().map(|m| m.y))
+        .chain(claims.iter().map(|m| m.y))
         .chain(reference)
         .fold(0.0f64, f64::max);
     let ymax = if ymax > 0.0 { ymax * 1.1 } else { 1.0 };
@@ -181,6 +260,7 @@ fn mode_chart<DB: DrawingBackend>(
         .iter()
         .flat_map(|(_, v)| v.iter().map(|p| p.0 as f64))
         .chain(measured.iter().map(|m| m.x))
+        .chain(claims.iter().map(|m| m.x))
         .fold(min_x_max.max(1.0), f64::max)
         .log2()
         .ceil();
@@ -207,20 +287,64 @@ fn mode_chart<DB: DrawingBackend>(
     if let Some(r) = reference {
         chart.draw_series(LineSeries::new([(-0.3, r), (xmax + 0.3, r)], BLACK.mix(0.4).stroke_width(1))).map_err(err)?;
     }
+    // Error bands under everything else: predicted x (1 +- e/100), cut at the axes.
+    let mut band_labelled = false;
     for (mode, pts) in predicted {
-        let c = mode_colour(*mode);
-        let (width, label) = if emphasis == Some(*mode) { (4, format!("{} predicted (recommended)", mode.name())) } else { (2, format!("{} predicted", mode.name())) };
-        chart
-            .draw_series(LineSeries::new(pts.iter().map(|(x, y)| (log2(*x as f64), *y)), c.stroke_width(width)))
-            .map_err(err)?
-            .label(label)
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(width)));
-        if emphasis.is_some() {
-            // The planner has no published points: mark the predicted ones so single values can be read.
-            chart
-                .draw_series(pts.iter().map(|(x, y)| Circle::new((log2(*x as f64), *y), 3, c.filled())))
-                .map_err(err)?;
+        let Some((_, e)) = bands.iter().find(|(m, _)| m == mode) else { continue };
+        if pts.len() < 2 || !e.is_finite() || *e <= 0.0 {
+            continue;
         }
+        let upper = pts.iter().map(|(x, y)| (log2(*x as f64), (y * (1.0 + e / 100.0)).min(ymax)));
+        let lower = pts.iter().rev().map(|(x, y)| (log2(*x as f64), (y * (1.0 - e / 100.0)).max(0.0)));
+        let fill = mode_colour(*mode).mix(0.15).filled();
+        let series = chart.draw_series(std::iter::once(Polygon::new(upper.chain(lower).collect::<Vec<_>>(), fill))).map_err(err)?;
+        if !band_labelled {
+            band_labelled = true;
+            series.label("band: 90th-percentile error of fitted points").legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 20, y + 5)], BLACK.mix(0.15).filled()));
+        }
+    }
+    // The planner has no published points and its curves often coincide: thinner lines are drawn over thicker
+    // ones, PD dashed, and each mode's predicted points get the mode's marker shape.
+    let mut order: Vec<&(Mode, Vec<(u32, f64)>)> = predicted.iter().collect();
+    if emphasis.is_some() {
+        order.sort_by_key(|(m, _)| (std::cmp::Reverse(curve_width(*m, emphasis)), *m == Mode::Pd));
+    }
+    for (mode, pts) in order {
+        let c = mode_colour(*mode);
+        let width = curve_width(*mode, emphasis);
+        let label = if emphasis == Some(*mode) { format!("{} predicted (recommended)", mode.name()) } else { format!("{} predicted", mode.name()) };
+        let xy = pts.iter().map(|(x, y)| (log2(*x as f64), *y)).collect::<Vec<_>>();
+        let dashed = emphasis.is_some() && *mode == Mode::Pd;
+        let series = if dashed {
+            chart.draw_series(DashedLineSeries::new(xy.clone(), 9, 6, c.stroke_width(width))).map_err(err)?
+        } else {
+            chart.draw_series(LineSeries::new(xy.clone(), c.stroke_width(width))).map_err(err)?
+        };
+        if dashed {
+            series.label(label).legend(move |(x, y)| {
+                EmptyElement::at((x, y)) + PathElement::new(vec![(0, 0), (7, 0)], c.stroke_width(width)) + PathElement::new(vec![(12, 0), (20, 0)], c.stroke_width(width))
+            });
+        } else {
+            series.label(label).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(width)));
+        }
+        if emphasis.is_some() {
+            // Marker shapes as on the other charts (single circle, tp2 triangle, pd square), hollow so a
+            // coinciding mode's marker shows through.
+            let st = c.stroke_width(2);
+            match mode {
+                Mode::Single => chart.draw_series(xy.iter().map(|p| Circle::new(*p, 4, c.filled()))).map_err(err)?,
+                Mode::Tp2 => chart
+                    .draw_series(xy.iter().map(|p| EmptyElement::at(*p) + PathElement::new(vec![(0, -7), (7, 5), (-7, 5), (0, -7)], st)))
+                    .map_err(err)?,
+                Mode::Pd => chart
+                    .draw_series(xy.iter().map(|p| EmptyElement::at(*p) + Rectangle::new([(-6, -6), (6, 6)], st)))
+                    .map_err(err)?,
+            };
+        }
+    }
+    if !claims.is_empty() {
+        // Under the published ratios, which often sit at the same place (the claim restates them).
+        claim_markers(&mut chart, claims, font as u32, xmax)?;
     }
     for mode in Mode::ALL {
         let pts: Vec<&Marker> = measured.iter().filter(|m| m.mode == mode).collect();
@@ -228,10 +352,32 @@ fn mode_chart<DB: DrawingBackend>(
             markers(&mut chart, mode, &pts, &format!("{} published", mode.name()))?;
         }
     }
-    if !predicted.is_empty() || !measured.is_empty() {
+    if !predicted.is_empty() || !measured.is_empty() || !claims.is_empty() {
+        // The legend goes in the corner with the fewest points under it (upper left when tied), so it does not
+        // hide a published ratio or a claim.
+        let xmid = xmax / 2.0;
+        let pts: Vec<(f64, f64)> = predicted
+            .iter()
+            .flat_map(|(_, v)| v.iter().map(|(x, y)| (log2(*x as f64), *y)))
+            .chain(measured.iter().map(|m| (log2(m.x), m.y)))
+            .chain(claims.iter().map(|m| (log2(m.x), m.y)))
+            .collect();
+        let under = |left: bool, top: bool| {
+            pts.iter().filter(|(x, y)| (*x < xmid) == left && if top { *y > 0.62 * ymax } else { *y < 0.38 * ymax }).count()
+        };
+        let corner = [
+            (SeriesLabelPosition::UpperLeft, true, true),
+            (SeriesLabelPosition::UpperRight, false, true),
+            (SeriesLabelPosition::LowerRight, false, false),
+            (SeriesLabelPosition::LowerLeft, true, false),
+        ]
+        .into_iter()
+        .min_by_key(|(_, l, t)| under(*l, *t))
+        .map(|(p, _, _)| p)
+        .unwrap_or(SeriesLabelPosition::UpperLeft);
         chart
             .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
+            .position(corner)
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK.mix(0.3))
             .label_font(("sans-serif", font - 1))
@@ -250,18 +396,20 @@ pub fn draw_sweep<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, data: &Sweep
 
 /// `draw_sweep`, returning where each published point (`data.measured`, in order) was drawn.
 pub fn draw_sweep_mapped<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, data: &SweepChartData) -> Result<HitPoints, String> {
-    mode_chart(root, &data.title, "output tokens/s", &data.predicted, &data.measured, Extras { reference: None, emphasis: None, min_x_max: 256.0 })
+    mode_chart(root, &data.title, "output tokens/s", &data.predicted, &data.measured, Extras { min_x_max: 256.0, bands: &data.bands, ..Extras::default() })
 }
 
-/// Pair over one station at equal concurrency, with the 1x line.
+/// Pair over one station at equal concurrency, with the 1x line and the report's claims.
 pub fn draw_gain<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, data: &GainChartData) -> Result<(), String> {
-    mode_chart(root, &data.title, "pair / one station (x)", &data.predicted, &data.measured, Extras { reference: Some(1.0), emphasis: None, min_x_max: 256.0 }).map(|_| ())
+    let extras = Extras { reference: Some(1.0), min_x_max: 256.0, claims: &data.claims, ..Extras::default() };
+    mode_chart(root, &data.title, "pair / one station (x)", &data.predicted, &data.measured, extras).map(|_| ())
 }
 
 /// The planner: predicted output tokens/s of one machine, TP2 and PD over the concurrency range.
 pub fn draw_plan<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, data: &PlanChartData) -> Result<(), String> {
     let emphasis = data.recommended.or(Some(Mode::Single));
-    mode_chart(root, &data.title, "predicted output tokens/s", &data.predicted, &[], Extras { reference: None, emphasis, min_x_max: f64::from(data.concurrency_max.max(1)) }).map(|_| ())
+    let extras = Extras { emphasis, min_x_max: f64::from(data.concurrency_max.max(1)), ..Extras::default() };
+    mode_chart(root, &data.title, "predicted output tokens/s", &data.predicted, &[], extras).map(|_| ())
 }
 
 /// Human message size for a log2 byte count.

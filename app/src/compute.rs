@@ -1,9 +1,9 @@
 //! Derived numbers: the what-if scenario, and the data behind each chart and table. Pure, no browser.
 
-use crate::charts::{FabricChartData, GainChartData, Marker, PlanChartData, SweepChartData};
+use crate::charts::{ClaimMarker, FabricChartData, GainChartData, Marker, PlanChartData, SweepChartData};
 use crate::data::Bundle;
 use crate::state::{pf, ModelSource, UrlState, PLAN_FIELDS};
-use sim_core::dataset::schema::Workload;
+use sim_core::dataset::schema::{Claim, ClaimKind, Operand, PointKey, Workload};
 use sim_core::describe::ModelDescription;
 use sim_core::plan::Plan;
 use sim_core::dataset::schema::{Collective, Flag};
@@ -96,6 +96,9 @@ pub fn sweep(b: &Bundle, st: &UrlState) -> (SweepChartData, Vec<PointRow>) {
     let Some((s, k)) = what_if(b, st) else { return (data, rows) };
     for mode in modes(b, &st.model) {
         data.predicted.push((mode, curve(&s, &k, mode, isl, osl)));
+        if let Some(e) = b.error_bands.get(&(st.model.clone(), mode)) {
+            data.bands.push((mode, e.p90_pct));
+        }
     }
     for p in b.points.iter().filter(|p| p.model == st.model && p.isl == isl && p.osl == osl) {
         let predicted = predict(&s, &k, p.mode, isl, osl, p.concurrency).output_tok_s;
@@ -147,7 +150,136 @@ pub fn gain(b: &Bundle, st: &UrlState) -> GainChartData {
             });
         }
     }
+    data.claims = claim_markers(b, &st.model, isl, osl);
     data
+}
+
+/// The published point an operand names, if it is one.
+fn operand_point<'a>(o: &'a Option<Operand>) -> Option<&'a PointKey> {
+    match o {
+        Some(Operand::Point(k)) => Some(k),
+        _ => None,
+    }
+}
+
+/// The published throughput of a point key.
+pub fn point_value(b: &Bundle, k: &PointKey) -> Option<f64> {
+    b.points
+        .iter()
+        .find(|p| p.model == k.model && p.mode == k.mode && p.isl == k.isl && p.osl == k.osl && f64::from(p.concurrency) == k.concurrency)
+        .map(|p| p.output_tok_s)
+}
+
+/// A claim's stated value as the report words it: `27x`, `+30%`, `98%` (`about` when approximate).
+pub fn stated_label(c: &Claim) -> String {
+    let d = c.decimals as usize;
+    let v = match c.kind {
+        ClaimKind::Ratio => format!("{:.d$}x", c.stated),
+        ClaimKind::GainPercent => format!("+{:.d$}%", c.stated),
+        ClaimKind::Percent => format!("{:.d$}%", c.stated),
+    };
+    if c.approximate { format!("about {v}") } else { v }
+}
+
+/// A claim's stated value as a pair / one station ratio (a gain of +30% is 1.3x); percent claims have none.
+fn stated_ratio(c: &Claim) -> Option<f64> {
+    match c.kind {
+        ClaimKind::Ratio => Some(c.stated),
+        ClaimKind::GainPercent => Some(1.0 + c.stated / 100.0),
+        ClaimKind::Percent => None,
+    }
+}
+
+/// The claims the gain chart places: ratios between two published points of the model and workload.
+pub fn claim_markers(b: &Bundle, model: &str, isl: u32, osl: u32) -> Vec<ClaimMarker> {
+    b.claims
+        .iter()
+        .filter_map(|c| {
+            let (n, d) = (operand_point(&c.numerator)?, operand_point(&c.denominator)?);
+            let ours = |k: &PointKey| k.model == model && k.isl == isl && k.osl == osl;
+            if !ours(n) || !ours(d) || c.unverifiable.is_some() {
+                return None;
+            }
+            let y = stated_ratio(c)?;
+            let unequal = n.concurrency != d.concurrency;
+            let label = format!("{}{}", stated_label(c), if unequal { "*" } else { "" });
+            Some(ClaimMarker { id: c.id.clone(), x: n.concurrency, y, label, hollow: unequal })
+        })
+        .collect()
+}
+
+/// One claim of the report, for the list under the gain chart.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClaimRow {
+    pub id: String,
+    /// As stated: `27x`, `+30%`.
+    pub stated: String,
+    /// What it compares, in words.
+    pub compares: String,
+    pub source: String,
+    pub quote: String,
+    pub caveat: Option<String>,
+    pub unverifiable: Option<String>,
+    /// The ratio the published points give, when both operands are points.
+    pub from_data: Option<(f64, f64)>,
+    /// For a claim over two concurrencies: the pair at the denominator's concurrency, its value, the
+    /// denominator's value (the equal-concurrency ratio the data give).
+    pub equal_concurrency: Option<(u32, f64, f64)>,
+    /// Marked `*` on the chart: numerator and denominator at different concurrencies.
+    pub unequal: bool,
+}
+
+fn describe_operand(o: &Option<Operand>) -> String {
+    match o {
+        Some(Operand::Point(k)) => format!("{} at {} streams ({} / {})", k.mode.name(), k.concurrency, k.isl, k.osl),
+        Some(Operand::Pointer { file, pointer }) => format!("{file} {pointer}"),
+        Some(Operand::Constant { constant, reason }) => format!("{constant} ({reason})"),
+        None => "not given".into(),
+    }
+}
+
+/// Does a claim belong to the model: its operands name it or, without point operands, its id starts with
+/// the model's id (and no longer model id fits better: `glm-5.3-flash-...` is not `glm-5.3`'s).
+fn claim_of(c: &Claim, model: &str, models: &[String]) -> bool {
+    let keys: Vec<&PointKey> = [&c.numerator, &c.denominator].into_iter().filter_map(operand_point).collect();
+    if !keys.is_empty() {
+        return keys.iter().any(|k| k.model == model);
+    }
+    let prefix = |m: &str| c.id.strip_prefix(m).is_some_and(|r| r.starts_with('-'));
+    prefix(model) && !models.iter().any(|m| m.len() > model.len() && prefix(m))
+}
+
+/// Every claim of the model, in the dataset's order.
+pub fn claims_of(b: &Bundle, model: &str) -> Vec<ClaimRow> {
+    let models = b.model_ids();
+    b.claims
+        .iter()
+        .filter(|c| claim_of(c, model, &models))
+        .map(|c| {
+            let (n, d) = (operand_point(&c.numerator), operand_point(&c.denominator));
+            let values = n.and_then(|n| point_value(b, n)).zip(d.and_then(|d| point_value(b, d)));
+            let unequal = matches!((n, d), (Some(n), Some(d)) if n.concurrency != d.concurrency);
+            let equal_concurrency = match (n, d, values) {
+                (Some(n), Some(d), Some((_, dv))) if unequal => {
+                    let same = PointKey { concurrency: d.concurrency, ..n.clone() };
+                    point_value(b, &same).map(|v| (d.concurrency as u32, v, dv))
+                }
+                _ => None,
+            };
+            ClaimRow {
+                id: c.id.clone(),
+                stated: stated_label(c),
+                compares: format!("{} over {}", describe_operand(&c.numerator), describe_operand(&c.denominator)),
+                source: c.from.source.clone(),
+                quote: c.from.quote.clone(),
+                caveat: c.caveat.clone(),
+                unverifiable: c.unverifiable.clone(),
+                from_data: values,
+                equal_concurrency,
+                unequal,
+            }
+        })
+        .collect()
 }
 
 /// The link with the what-if line rate applied.

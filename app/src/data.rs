@@ -1,9 +1,11 @@
 //! The bundled dataset: loaded through `sim_core::dataset::load` like the CLI does, validated, fitted once.
 
+use sim_core::dataset::schema::Claim;
 use sim_core::dataset::{self, Dataset, MeasuredPoint, SourceText};
 use sim_core::model::fabric::FabricRow;
 use sim_core::model::Coefficients;
-use sim_core::report;
+use sim_core::report::{self, ErrorStats, ReportRow};
+use sim_core::Mode;
 use sim_core::scenario::{HardwareSpec, LinkParams, Scenario};
 use sim_core::fit::FitSet;
 use std::collections::BTreeMap;
@@ -23,6 +25,47 @@ pub struct Bundle {
     pub link: Option<LinkParams>,
     /// Every `kind: hardware` file, resolved: the planner's presets.
     pub hardware: BTreeMap<String, HardwareSpec>,
+    /// The throughput chart's error band per (model, mode): the 90th-percentile APE of the fitted points.
+    pub error_bands: BTreeMap<(String, Mode), ErrorBand>,
+    /// The dataset's derived claims, in file order.
+    pub claims: Vec<Claim>,
+}
+
+/// How far a model and mode's fitted points were from the fit: the 90th-percentile absolute percentage error.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ErrorBand {
+    /// 90th-percentile APE, in percent.
+    pub p90_pct: f64,
+    /// How many fitted points it is taken over.
+    pub n: usize,
+    /// True when taken over this mode's fitted points; false when over all of the model's (fewer than
+    /// `MIN_MODE_POINTS` fitted points for this mode).
+    pub per_mode: bool,
+}
+
+/// Fewer fitted points than this for a (model, mode) and the band falls back to the model's overall p90.
+pub const MIN_MODE_POINTS: usize = 3;
+
+/// The error band of every (model, mode) that has one, from the report's rows (`role == "fitted"` only): the
+/// mode's own p90 with at least `MIN_MODE_POINTS` fitted points, else the model's overall fitted p90, else none.
+pub fn error_bands(rows: &[ReportRow], models: &[String]) -> BTreeMap<(String, Mode), ErrorBand> {
+    let mut out = BTreeMap::new();
+    for model in models {
+        let fitted: Vec<&ReportRow> = rows.iter().filter(|r| &r.model == model && r.role == "fitted").collect();
+        let overall = ErrorStats::of(&fitted.iter().map(|r| r.ape).collect::<Vec<_>>());
+        for mode in Mode::ALL {
+            let apes: Vec<f64> = fitted.iter().filter(|r| r.mode == mode).map(|r| r.ape).collect();
+            let band = if apes.len() >= MIN_MODE_POINTS {
+                ErrorStats::of(&apes).map(|s| ErrorBand { p90_pct: s.p90_ape, n: s.n, per_mode: true })
+            } else {
+                overall.map(|s| ErrorBand { p90_pct: s.p90_ape, n: s.n, per_mode: false })
+            };
+            if let Some(b) = band.filter(|b| b.p90_pct.is_finite()) {
+                out.insert((model.clone(), mode), b);
+            }
+        }
+    }
+    out
 }
 
 impl Bundle {
@@ -66,8 +109,12 @@ fn fitted(ds: &Dataset) -> Bundle {
     let (scenarios, _) = report::scenarios_by_model(ds);
     // The link of the pair the fabric measurements were taken on.
     let link = ds.fabrics.values().find_map(|f| ds.hardware.get(&f.hardware)).map(|h| sim_core::scenario::hardware_spec(h).link);
+    let models: Vec<String> = scenarios.keys().cloned().collect();
+    let error_bands = error_bands(&report.rows, &models);
     Bundle {
         errors: Vec::new(),
+        error_bands,
+        claims: ds.claims.iter().map(|(_, c)| c.clone()).collect(),
         scenarios,
         coefficients: report.calibration.coefficients,
         points: ds.points(),

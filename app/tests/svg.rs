@@ -34,9 +34,12 @@ fn sweep_chart_draws_every_marker_and_curve() {
     assert_eq!(d.predicted.len(), 3);
     assert!(d.predicted.iter().all(|(_, v)| v.len() == 9), "{:?}", d.predicted);
     let svg = render(|root| charts::draw_sweep(root, &d));
-    // single markers are circles (2 points + 1 legend icon); filled tp2 triangles (4 + 1 legend) are polygons.
+    // single markers are circles (2 points + 1 legend icon); filled tp2 triangles (4 + 1 legend) are polygons,
+    // and so is the translucent error band of each of the three curves.
     assert_eq!(svg.matches("<circle").count(), 3, "{svg}");
-    assert_eq!(svg.matches("<polygon").count(), 5);
+    assert_eq!(svg.matches("<polygon opacity=\"1\"").count(), 5);
+    assert_eq!(svg.matches("<polygon opacity=\"0.15\"").count(), 3, "one band per mode");
+    assert!(svg.contains("band: 90th-percentile error of fitted points"));
     // One polyline per predicted curve, the legend's three line icons, and the hollow (dip) triangle's outline.
     assert!(svg.matches("<polyline").count() >= 7);
     assert!(svg.contains("glm-5.2"));
@@ -98,7 +101,76 @@ fn fixed_sweep() -> SweepChartData {
             Marker { mode: Mode::Tp2, x: 64.0, y: 900.0, hollow: true },
             Marker { mode: Mode::Pd, x: 128.0, y: 1500.0, hollow: false },
         ],
+        bands: vec![(Mode::Single, 12.0), (Mode::Tp2, 25.0), (Mode::Pd, 30.0)],
     }
+}
+
+#[test]
+fn error_bands_are_the_fitted_p90_per_model_and_mode() {
+    let b = data::load();
+    let models = b.model_ids();
+    // The same rows the app fits with: the report of the bundled dataset, fitted on all points.
+    let (ds, _) = sim_core::dataset::load(&data::sources());
+    let report = sim_core::report::build(&ds, sim_core::fit::FitSet::All).expect("report");
+    for model in &models {
+        let fitted: Vec<_> = report.rows.iter().filter(|r| &r.model == model && r.role == "fitted").collect();
+        for mode in Mode::ALL {
+            let apes: Vec<f64> = fitted.iter().filter(|r| r.mode == mode).map(|r| r.ape).collect();
+            let want = if apes.len() >= 3 {
+                sim_core::report::ErrorStats::of(&apes).map(|s| s.p90_ape)
+            } else {
+                sim_core::report::ErrorStats::of(&fitted.iter().map(|r| r.ape).collect::<Vec<_>>()).map(|s| s.p90_ape)
+            };
+            let got = b.error_bands.get(&(model.clone(), mode)).map(|e| e.p90_pct);
+            assert_eq!(got, want, "{model} {}", mode.name());
+        }
+    }
+    // The throughput chart carries a band for every curve that has one, and draws it.
+    let (st, _) = UrlState::parse("model=glm-5.2&workload=512-512", &models);
+    let (d, _) = compute::sweep(&b, &st);
+    assert_eq!(d.bands.len(), 3, "{:?}", d.bands);
+    assert!(d.bands.iter().all(|(_, e)| *e > 0.0 && *e < 100.0), "{:?}", d.bands);
+    let svg = render(|root| charts::draw_sweep(root, &d));
+    assert_eq!(svg.matches("<polygon opacity=\"0.15\"").count(), 3);
+}
+
+#[test]
+fn gain_chart_places_the_claims() {
+    let b = data::load();
+    let models = b.model_ids();
+    let (st, _) = UrlState::parse("model=glm-5.3&workload=512-512&view=gain", &models);
+    let g = compute::gain(&b, &st);
+    // glm-5.3 512/512: 4.7x at 1 stream (equal concurrency) and 27x (pair at 256 over one station at 32).
+    let ids: Vec<&str> = g.claims.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(ids, ["glm-5.3-27x-256-over-32", "glm-5.3-4.7x-at-1"], "{:?}", g.claims);
+    let c27 = &g.claims[0];
+    assert_eq!((c27.x, c27.y, c27.label.as_str(), c27.hollow), (256.0, 27.0, "27x*", true));
+    assert_eq!((g.claims[1].x, g.claims[1].label.as_str(), g.claims[1].hollow), (1.0, "4.7x", false));
+    let svg = render(|root| charts::draw_gain(root, &g));
+    assert!(svg.contains("27x*") && svg.contains("4.7x"), "claim labels missing");
+    assert!(svg.contains("claim as stated"), "claim legend missing");
+    // The hollow diamond is a stroked path, the filled one a polygon in the claims' colour.
+    assert!(svg.contains("fill=\"#CC79A7\""), "no filled claim diamond");
+    std::fs::create_dir_all(concat!(env!("CARGO_TARGET_TMPDIR"), "/svg")).unwrap();
+    std::fs::write(concat!(env!("CARGO_TARGET_TMPDIR"), "/svg/gain-glm-5.3.svg"), &svg).unwrap();
+    // Listed under the chart: every claim of glm-5.3 (not glm-5.3-flash's), the 27x with the equal-concurrency
+    // ratio the data give (853 / 188 at 32 streams).
+    let rows = compute::claims_of(&b, "glm-5.3");
+    assert!(rows.iter().all(|r| !r.id.starts_with("glm-5.3-flash")), "{rows:?}");
+    assert!(rows.iter().any(|r| r.id == "glm-5.3-9.2x-at-16" && r.unverifiable.is_some()));
+    let r27 = rows.iter().find(|r| r.id == "glm-5.3-27x-256-over-32").expect("27x listed");
+    assert!(r27.unequal);
+    let (conc, num, den) = r27.equal_concurrency.expect("equal-concurrency ratio");
+    assert_eq!((conc, num, den), (32, 853.0, 188.0));
+    assert!(r27.caveat.as_deref().unwrap_or("").contains("different concurrencies"));
+    // Another workload places none of them; a gain claim (+30%) is placed as 1.3x.
+    let (other, _) = UrlState::parse("model=glm-5.3&workload=8192-1024&view=gain", &models);
+    assert!(compute::gain(&b, &other).claims.iter().all(|c| c.id.contains("prefill-heavy")));
+    let (mm, _) = UrlState::parse("model=minimax-m3&workload=8192-1024&view=gain", &models);
+    let m = compute::gain(&b, &mm);
+    let pct = m.claims.iter().find(|c| c.id == "minimax-m3-30pct-prefill-heavy-at-2").expect("+30% claim placed");
+    assert_eq!(pct.label, "about +30%");
+    assert!((pct.y - 1.3).abs() < 1e-9 && pct.x == 2.0);
 }
 
 #[test]
@@ -133,6 +205,11 @@ fn plan_chart_svg_snapshot() {
     // The x axis reaches 512 when the range does.
     assert!(svg.lines().any(|l| l.trim() == "512"), "no 512 tick");
     assert!(svg.contains("tp2 predicted (recommended)"));
+    // Overlapping curves stay visible: PD dashed (many short segments), widths differ, each mode marked.
+    let widths: Vec<&str> = ["stroke-width=\"5\"", "stroke-width=\"3\"", "stroke-width=\"2\""].into_iter().filter(|w| svg.contains(w)).collect();
+    assert_eq!(widths.len(), 3, "line widths: {widths:?}");
+    assert!(svg.matches("stroke=\"#009E73\"").count() > 10, "pd is not dashed");
+    assert_eq!(svg.matches("<circle").count(), 5, "single markers");
     insta::assert_snapshot!("plan_fixed", svg);
 }
 

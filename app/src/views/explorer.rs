@@ -1,6 +1,6 @@
 //! Under the throughput chart: the legend in words, flagged points with their explanation, and the points table.
 
-use crate::charts::mode_shape;
+use crate::charts::{mode_shape, BAND_LEGEND};
 use crate::compute;
 use crate::data::Bundle;
 use crate::state::UrlState;
@@ -10,6 +10,27 @@ use std::sync::Arc;
 
 #[component]
 pub fn ExplorerTable(bundle: Arc<Bundle>, st: RwSignal<UrlState>) -> impl IntoView {
+    let b = bundle.clone();
+    let bands = move || {
+        st.with(|s| {
+            compute::modes(&b, &s.model)
+                .into_iter()
+                .map(|m| match b.error_bands.get(&(s.model.clone(), m)) {
+                    Some(e) if e.per_mode => format!("{} \u{b1}{:.1}% ({} fitted points)", m.name(), e.p90_pct, e.n),
+                    Some(e) => format!(
+                        "{} \u{b1}{:.1}% (fewer than {} fitted {} points: the model's {} fitted points)",
+                        m.name(),
+                        e.p90_pct,
+                        crate::data::MIN_MODE_POINTS,
+                        m.name(),
+                        e.n
+                    ),
+                    None => format!("{} no band (no fitted points)", m.name()),
+                })
+                .collect::<Vec<_>>()
+                .join("; ")
+        })
+    };
     let rows = Memo::new(move |_| st.with(|s| compute::sweep(&bundle, s).1));
     let legend = Mode::ALL
         .iter()
@@ -18,6 +39,7 @@ pub fn ExplorerTable(bundle: Arc<Bundle>, st: RwSignal<UrlState>) -> impl IntoVi
         .join(", ");
     view! {
         <p class="legend-text">"Markers: published points (" {legend} "); hollow markers are flagged and not fitted. Lines: sim-core predictions at 1, 2, 4, ..., 256 concurrent requests."</p>
+        <p class="legend-text" id="band-caption">"Shaded: predicted \u{d7} (1 \u{b1} e/100); " {BAND_LEGEND} ". e per mode: " {bands} "."</p>
         {move || {
             let flagged: Vec<_> = rows.get().into_iter().filter(|r| r.flagged.is_some()).collect();
             (!flagged.is_empty()).then(|| view! {

@@ -220,7 +220,7 @@ pub fn PlanTables(plan: Memo<Result<Plan, String>>) -> impl IntoView {
         let one = p.placements.iter().find(|x| x.mode == Mode::Single).map(|x| placement_row("one machine", &x.placement));
         let two = p.placements.iter().find(|x| x.mode == Mode::Tp2).map(|x| placement_row("two machines, TP2", &x.placement));
         view! {
-            <p class="legend-text">"Lines: sim-core predictions for this model, machine and workload (thick: the recommended mode). Gain is each mode's throughput over one machine's at the same concurrency; the bound is what limits that mode there. The best mode per concurrency is highlighted."</p>
+            <p class="legend-text">"Lines: sim-core predictions for this model, machine and workload (thickest: the recommended mode; PD dashed, so it shows where it runs on top of another mode). Markers: single circle, TP2 triangle, PD square. Gain is each mode's throughput over one machine's at the same concurrency; the bound is what limits that mode there. The best mode per concurrency is highlighted."</p>
             <table class="points plan-table" id="plan-table">
                 <caption>"Predicted per concurrency"</caption>
                 <thead><tr><th>"concurrency"</th><th>"mode"</th><th>"output tok/s"</th><th>"TTFT s"</th><th>"TPOT ms"</th><th>"gain"</th><th>"bound"</th></tr></thead>
