@@ -297,6 +297,15 @@ fn run(cmd: Command, out: &mut Out) -> Result<ExitCode, CliError> {
             out.table(&t, format == Format::Csv, false);
             if format == Format::Table {
                 render_summary(out, &r);
+                let stated = report::stated_values(&ds, &r.calibration.coefficients);
+                if !stated.is_empty() {
+                    out.line("");
+                    out.line("values stated as a band or without a concurrency (shown, never counted):");
+                    for v in &stated {
+                        let preds: Vec<String> = v.predicted.iter().map(|(c, p, ok)| format!("{c}: {}{}", fmt_num(*p), if *ok { "" } else { " (outside)" })).collect();
+                        out.line(&format!("  {} {} {}/{}: {} | predicted {}", v.model, v.mode.name(), v.isl, v.osl, v.stated, preds.join(", ")));
+                    }
+                }
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -279,3 +279,71 @@ fn check_threshold(out: &mut Vec<Diagnostic>, file: &str, pointer: &str, what: &
         _ => {}
     }
 }
+
+/// A published value that is not a point: a band over a concurrency range, or a value without a stated
+/// concurrency (placed at the likely reading). Shown next to the prediction, never counted in statistics.
+#[derive(Debug, Clone, Serialize)]
+pub struct StatedValue {
+    pub model: String,
+    pub mode: Mode,
+    pub isl: u32,
+    pub osl: u32,
+    /// What the text says, e.g. "573-611 tok/s over 32-256 streams".
+    pub stated: String,
+    /// (concurrency, predicted tok/s, inside the stated band or equal within 15%).
+    pub predicted: Vec<(u32, f64, bool)>,
+    pub quote: String,
+}
+
+/// Every range and unplaced value of the dataset, against the predictions at the concurrencies they cover.
+pub fn stated_values(ds: &Dataset, k: &Coefficients) -> Vec<StatedValue> {
+    let (scenarios, _) = scenarios_by_model(ds);
+    let mut out = Vec::new();
+    for sweep in ds.sweeps.values() {
+        let Some(s) = scenarios.get(&sweep.model) else { continue };
+        for series in &sweep.series {
+            let at = |c: f64| predict(s, k, series.mode, series.isl, series.osl, c as u32).output_tok_s;
+            for r in &series.ranges {
+                let mut predicted = Vec::new();
+                let mut c = r.concurrency_min;
+                while c <= r.concurrency_max {
+                    let p = at(c);
+                    predicted.push((c as u32, p, (r.output_tok_s_min..=r.output_tok_s_max).contains(&p)));
+                    c *= 2.0;
+                }
+                out.push(StatedValue {
+                    model: sweep.model.clone(),
+                    mode: series.mode,
+                    isl: series.isl,
+                    osl: series.osl,
+                    stated: format!("{}-{} tok/s over {}-{} streams", r.output_tok_s_min, r.output_tok_s_max, r.concurrency_min, r.concurrency_max),
+                    predicted,
+                    quote: r.from.quote.clone(),
+                });
+            }
+            for u in &series.unplaced {
+                let predicted = u
+                    .likely_concurrency
+                    .iter()
+                    .zip(&u.output_tok_s)
+                    .map(|(c, v)| {
+                        let p = at(*c);
+                        (*c as u32, p, ((p - v) / v).abs() <= 0.15)
+                    })
+                    .collect();
+                let values: Vec<String> = u.output_tok_s.iter().map(|v| format!("{v}")).collect();
+                let likely: Vec<String> = u.likely_concurrency.iter().map(|c| format!("{c}")).collect();
+                out.push(StatedValue {
+                    model: sweep.model.clone(),
+                    mode: series.mode,
+                    isl: series.isl,
+                    osl: series.osl,
+                    stated: format!("{} tok/s, concurrency not stated (likely {})", values.join(", "), likely.join("/")),
+                    predicted,
+                    quote: u.from.quote.clone(),
+                });
+            }
+        }
+    }
+    out
+}
