@@ -245,6 +245,50 @@ async fn run(c: &Client, base: &str) {
     assert_eq!(js(c, "return document.querySelectorAll('#claims li').length >= 5").await, json!(true), "claims of glm-5.3 not listed");
     assert_no_errors(c, "gain claims").await;
 
+    // 6d. Values that are not points: glm-5.3 tp2 8192/1024's range (573 to 611 at 32 through 256 streams) and
+    // glm-5.2's values without a concurrency (710, 725, 740) are listed under the throughput chart, with the
+    // diamonds' hit points after the published points and a tooltip that says the concurrency is not stated.
+    c.goto(&format!("{base}?model=glm-5.3&workload=8192-1024")).await.unwrap();
+    wait_draws_above(c, 0, "glm-5.3 8192/1024").await;
+    let table = js(c, "const t = document.querySelector('table.points'); return t && t.innerText;").await;
+    let table = table.as_str().unwrap_or("");
+    assert!(table.contains("573") && table.contains("611") && table.contains("range 32-256"), "range not in the table: {table}");
+    let range_row = js(c, "const r = document.querySelector('table.points tr.stated'); return r && r.innerText;").await;
+    println!("range row: {}", range_row.as_str().unwrap_or("(none)").replace(['\n', '\t'], " | "));
+    assert!(!range_row.as_str().unwrap_or("").contains('%'), "a range has an error %: {range_row}");
+    c.goto(&format!("{base}?model=glm-5.2&workload=8192-1024")).await.unwrap();
+    wait_draws_above(c, 0, "glm-5.2 8192/1024").await;
+    let table = js(c, "const t = document.querySelector('table.points'); return t && t.innerText;").await;
+    let table = table.as_str().unwrap_or("");
+    assert!(table.contains("710") && table.contains("concurrency not stated (likely 64)"), "unplaced values not in the table: {table}");
+    assert_eq!(js(c, "return document.querySelectorAll('table.points tr.stated').length").await, json!(3));
+    let hits = js(c, "return document.querySelector('.chart-wrap').dataset.hitPoints").await;
+    let hits: Vec<(f64, f64)> = hits
+        .as_str()
+        .unwrap()
+        .split(';')
+        .filter_map(|p| p.split_once(',').and_then(|(x, y)| Some((x.parse().ok()?, y.parse().ok()?))))
+        .collect();
+    let points = js(c, "return document.querySelectorAll('table.points tbody tr:not(.stated)').length").await.as_u64().unwrap() as usize;
+    assert_eq!(hits.len(), points + 3, "hit points: {hits:?}");
+    let dims = js(c, "const c = document.getElementById('chart'); return [c.clientWidth, c.clientHeight];").await;
+    let (cw, ch) = (dims[0].as_f64().unwrap(), dims[1].as_f64().unwrap());
+    let canvas = c.find(Locator::Css("#chart")).await.unwrap();
+    let (x, y) = hits[points];
+    let act = MouseActions::new("mouse".into()).then(PointerAction::MoveToElement {
+        element: canvas.clone(),
+        duration: Some(Duration::from_millis(20)),
+        x: (x - cw / 2.0).round(),
+        y: (y - ch / 2.0).round(),
+    });
+    c.perform_actions(act).await.unwrap();
+    let t = wait_for(c, "const t = document.getElementById('chart-tooltip'); return t && t.innerText;", "unplaced tooltip").await;
+    c.release_actions().await.unwrap();
+    let t = t.as_str().unwrap_or("");
+    println!("unplaced tooltip: {}", t.replace('\n', " / "));
+    assert!(t.contains("not stated") && t.contains("710") && t.contains("likely"), "unplaced tooltip: {t}");
+    assert_no_errors(c, "ranges and unplaced values").await;
+
     // 7. Broken parameters: a visible warning, defaults, and still a chart.
     c.goto(&format!("{base}?model=nope&gpu_mem=abc&hbm=-3&view=zzz")).await.unwrap();
     wait_draws_above(c, 0, "broken link").await;

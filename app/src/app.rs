@@ -47,7 +47,16 @@ fn App() -> impl IntoView {
     let plan: Memo<Result<Plan, String>> = Memo::new_with_compare(move |_| st.with(|s| compute::plan(&bp, s)), |_, _| true);
     let spec = chart_spec(bundle.clone(), st, plan);
     let br = bundle.clone();
-    let rows = Memo::new(move |_| st.with(|s| if s.view == View::Explorer { compute::sweep(&br, s).1 } else { Vec::new() }));
+    let rows = Memo::new(move |_| {
+        st.with(|s| {
+            if s.view == View::Explorer {
+                let (_, points, stated) = compute::sweep_all(&br, s);
+                (points, stated)
+            } else {
+                (Vec::new(), Vec::new())
+            }
+        })
+    });
     let model = Signal::derive(move || st.with(|s| s.model.clone()));
     let warning = (!warnings.is_empty()).then(|| {
         view! {

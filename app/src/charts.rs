@@ -53,7 +53,36 @@ pub struct SweepChartData {
     /// Per mode, the half-width of the translucent band around its predicted curve, in percent: predicted x
     /// (1 +- e/100), e the 90th-percentile error of the model and mode's fitted points.
     pub bands: Vec<(Mode, f64)>,
+    /// Values the text gives only as a band ("between 573 and 611 at 32 through 256 streams"): never points.
+    pub ranges: Vec<RangeMarker>,
+    /// Values the text gives without a concurrency, placed at the likely reading: never points.
+    pub unplaced: Vec<UnplacedMarker>,
 }
+
+/// A published range: a translucent rectangle over its concurrency and throughput bounds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RangeMarker {
+    pub mode: Mode,
+    pub x_min: f64,
+    pub x_max: f64,
+    pub y_min: f64,
+    pub y_max: f64,
+}
+
+/// A published value stated without a concurrency, drawn as a small hollow diamond at the likely concurrency.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UnplacedMarker {
+    pub mode: Mode,
+    /// The likely concurrency (not stated by the source).
+    pub x: f64,
+    pub y: f64,
+}
+
+/// Legend text of the diamonds for values stated without a concurrency.
+pub const UNPLACED_LEGEND: &str = "stated without a concurrency (placed at the likely reading)";
+
+/// Legend text of the rectangles for values stated as a range.
+pub const RANGE_LEGEND: &str = "stated as a range (concurrency and throughput bounds)";
 
 /// A claim of the report placed on the gain chart: at the numerator's concurrency, the stated ratio. `hollow`
 /// (and a label ending in `*`) when numerator and denominator were measured at different concurrencies.
@@ -106,8 +135,8 @@ pub struct PlanChartData {
     pub concurrency_max: u32,
 }
 
-/// Where a chart put its published points, in the drawing area's pixels (same order as the data's `measured`):
-/// what the page's hover tooltip looks up.
+/// Where a chart put its published points, in the drawing area's pixels: what the page's hover tooltip looks up.
+/// On the throughput chart: `measured` in order, then `unplaced` in order, then the centre of each of `ranges`.
 pub type HitPoints = Vec<(i32, i32)>;
 
 /// Bus bandwidth (GB/s) against message size (bytes) per collective, measured rows, payload ceiling.
@@ -182,6 +211,8 @@ struct Extras<'a> {
     min_x_max: f64,
     bands: &'a [(Mode, f64)],
     claims: &'a [ClaimMarker],
+    ranges: &'a [RangeMarker],
+    unplaced: &'a [UnplacedMarker],
 }
 
 /// Line width of a predicted curve: on the planner (which has no published points and where curves often
@@ -246,13 +277,15 @@ fn mode_chart<DB: DrawingBackend>(
     measured: &[Marker],
     extras: Extras,
 ) -> Result<HitPoints, String> {
-    let Extras { reference, emphasis, min_x_max, bands, claims } = extras;
+    let Extras { reference, emphasis, min_x_max, bands, claims, ranges, unplaced } = extras;
     root.fill(&WHITE).map_err(err)?;
     let ymax = predicted
         .iter()
         .flat_map(|(_, v)| v.iter().map(|p| p.1))
         .chain(measured.iter().map(|m| m.y))
         .chain(claims.iter().map(|m| m.y))
+        .chain(ranges.iter().map(|r| r.y_max))
+        .chain(unplaced.iter().map(|m| m.y))
         .chain(reference)
         .fold(0.0f64, f64::max);
     let ymax = if ymax > 0.0 { ymax * 1.1 } else { 1.0 };
@@ -261,6 +294,8 @@ fn mode_chart<DB: DrawingBackend>(
         .flat_map(|(_, v)| v.iter().map(|p| p.0 as f64))
         .chain(measured.iter().map(|m| m.x))
         .chain(claims.iter().map(|m| m.x))
+        .chain(ranges.iter().map(|r| r.x_max))
+        .chain(unplaced.iter().map(|m| m.x))
         .fold(min_x_max.max(1.0), f64::max)
         .log2()
         .ceil();
@@ -302,6 +337,13 @@ fn mode_chart<DB: DrawingBackend>(
             band_labelled = true;
             series.label("band: 90th-percentile error of fitted points").legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 20, y + 5)], BLACK.mix(0.15).filled()));
         }
+    }
+    // Published ranges over the bands, under the curves: a translucent rectangle in the mode's colour with a
+    // thin outline, spanning the stated concurrency and throughput bounds.
+    if !ranges.is_empty() {
+        let rect = |r: &RangeMarker| [(log2(r.x_min), r.y_max), (log2(r.x_max), r.y_min)];
+        chart.draw_series(ranges.iter().map(|r| Rectangle::new(rect(r), mode_colour(r.mode).mix(0.22).filled()))).map_err(err)?;
+        chart.draw_series(ranges.iter().map(|r| Rectangle::new(rect(r), mode_colour(r.mode).stroke_width(1)))).map_err(err)?;
     }
     // The planner has no published points and its curves often coincide: thinner lines are drawn over thicker
     // ones, PD dashed, and each mode's predicted points get the mode's marker shape.
@@ -352,6 +394,26 @@ fn mode_chart<DB: DrawingBackend>(
             markers(&mut chart, mode, &pts, &format!("{} published", mode.name()))?;
         }
     }
+    // The ranges' legend entry after the published points' (an empty series carries it).
+    if let Some(first) = ranges.first() {
+        let c = mode_colour(first.mode);
+        chart
+            .draw_series(std::iter::empty::<Rectangle<(f64, f64)>>())
+            .map_err(err)?
+            .label(RANGE_LEGEND)
+            .legend(move |(x, y)| {
+                EmptyElement::at((x, y)) + Rectangle::new([(2, -5), (18, 5)], c.mix(0.22).filled()) + Rectangle::new([(2, -5), (18, 5)], c.stroke_width(1))
+            });
+    }
+    // Values stated without a concurrency: small hollow diamonds at the likely concurrency.
+    if !unplaced.is_empty() {
+        let legend_colour = mode_colour(unplaced[0].mode);
+        chart
+            .draw_series(unplaced.iter().map(|m| EmptyElement::at((log2(m.x), m.y)) + PathElement::new(diamond(6), mode_colour(m.mode).stroke_width(2))))
+            .map_err(err)?
+            .label(UNPLACED_LEGEND)
+            .legend(move |(x, y)| EmptyElement::at((x + 10, y)) + PathElement::new(diamond(5), legend_colour.stroke_width(2)));
+    }
     if !predicted.is_empty() || !measured.is_empty() || !claims.is_empty() {
         // The legend goes in the corner with the fewest points under it (upper left when tied), so it does not
         // hide a published ratio or a claim.
@@ -361,6 +423,8 @@ fn mode_chart<DB: DrawingBackend>(
             .flat_map(|(_, v)| v.iter().map(|(x, y)| (log2(*x as f64), *y)))
             .chain(measured.iter().map(|m| (log2(m.x), m.y)))
             .chain(claims.iter().map(|m| (log2(m.x), m.y)))
+            .chain(unplaced.iter().map(|m| (log2(m.x), m.y)))
+            .chain(ranges.iter().flat_map(|r| [(log2(r.x_min), r.y_min), (log2(r.x_max), r.y_max), (log2(r.x_min), r.y_max), (log2(r.x_max), r.y_min)]))
             .collect();
         let under = |left: bool, top: bool| {
             pts.iter().filter(|(x, y)| (*x < xmid) == left && if top { *y > 0.62 * ymax } else { *y < 0.38 * ymax }).count()
@@ -384,7 +448,13 @@ fn mode_chart<DB: DrawingBackend>(
             .draw()
             .map_err(err)?;
     }
-    let hits = measured.iter().map(|m| chart.backend_coord(&(log2(m.x), m.y))).collect();
+    let hits = measured
+        .iter()
+        .map(|m| (m.x, m.y))
+        .chain(unplaced.iter().map(|m| (m.x, m.y)))
+        .map(|(x, y)| chart.backend_coord(&(log2(x), y)))
+        .chain(ranges.iter().map(|r| chart.backend_coord(&((log2(r.x_min) + log2(r.x_max)) / 2.0, (r.y_min + r.y_max) / 2.0))))
+        .collect();
     root.present().map_err(err)?;
     Ok(hits)
 }
@@ -394,9 +464,11 @@ pub fn draw_sweep<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, data: &Sweep
     draw_sweep_mapped(root, data).map(|_| ())
 }
 
-/// `draw_sweep`, returning where each published point (`data.measured`, in order) was drawn.
+/// `draw_sweep`, returning where each published point (`data.measured`, in order) was drawn, then each value
+/// stated without a concurrency (`data.unplaced`) and the centre of each range (`data.ranges`).
 pub fn draw_sweep_mapped<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, data: &SweepChartData) -> Result<HitPoints, String> {
-    mode_chart(root, &data.title, "output tokens/s", &data.predicted, &data.measured, Extras { min_x_max: 256.0, bands: &data.bands, ..Extras::default() })
+    let extras = Extras { min_x_max: 256.0, bands: &data.bands, ranges: &data.ranges, unplaced: &data.unplaced, ..Extras::default() };
+    mode_chart(root, &data.title, "output tokens/s", &data.predicted, &data.measured, extras)
 }
 
 /// Pair over one station at equal concurrency, with the 1x line and the report's claims.

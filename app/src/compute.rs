@@ -1,6 +1,6 @@
 //! Derived numbers: the what-if scenario, and the data behind each chart and table. Pure, no browser.
 
-use crate::charts::{ClaimMarker, FabricChartData, GainChartData, Marker, PlanChartData, SweepChartData};
+use crate::charts::{ClaimMarker, FabricChartData, GainChartData, Marker, PlanChartData, RangeMarker, SweepChartData, UnplacedMarker};
 use crate::data::Bundle;
 use crate::state::{pf, ModelSource, UrlState, PLAN_FIELDS};
 use sim_core::dataset::schema::{Claim, ClaimKind, Operand, PointKey, Workload};
@@ -88,8 +88,140 @@ pub struct PointRow {
     pub quote: String,
 }
 
+/// What a value that is not a point states.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StatedKind {
+    /// Somewhere between the throughput bounds over the concurrency bounds.
+    Range { c_min: f64, c_max: f64, y_min: f64, y_max: f64 },
+    /// One value without a concurrency; `likely` is the natural reading, not the source's.
+    Unplaced { value: f64, likely: Option<f64> },
+}
+
+/// A row of the table under the throughput chart for a value that is not a point: a range or a value without a
+/// stated concurrency. Never counted as a point: a range has no error; an unplaced value's error is against its
+/// likely concurrency only.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StatedRow {
+    pub mode: Mode,
+    pub kind: StatedKind,
+    /// The concurrency column: `range 32-256`, `concurrency not stated (likely 64)`.
+    pub concurrency: String,
+    /// The measured column: `573-611`, `710`.
+    pub measured: String,
+    /// The prediction at the range's concurrencies (the curve's levels inside it) or at the likely concurrency.
+    pub predicted: Vec<(u32, f64)>,
+    /// Unplaced only: predicted against the value at the likely concurrency, in percent.
+    pub likely_error_pct: Option<f64>,
+    /// The range's note or the unplaced value's reason.
+    pub note: Option<String>,
+    pub source: String,
+    pub quote: String,
+}
+
+impl StatedRow {
+    /// The predicted column: `32: 617, 64: 640, ...` for a range, the value alone for an unplaced one.
+    pub fn predicted_text(&self) -> String {
+        match self.kind {
+            StatedKind::Range { .. } => self.predicted.iter().map(|(c, y)| format!("{c}: {y:.0}")).collect::<Vec<_>>().join(", "),
+            StatedKind::Unplaced { .. } => self.predicted.first().map(|(_, y)| format!("{y:.0}")).unwrap_or_else(|| "-".into()),
+        }
+    }
+
+    /// The error column: none for a range (not a point); for an unplaced value the error against the likely
+    /// concurrency, in parentheses and marked as such.
+    pub fn error_text(&self) -> String {
+        match (&self.kind, self.likely_error_pct) {
+            (StatedKind::Range { .. }, _) => "none (a range, not a point)".into(),
+            (StatedKind::Unplaced { likely: Some(c), .. }, Some(e)) => format!("({e:+.1}% if at the likely {c})"),
+            _ => "none (no concurrency)".into(),
+        }
+    }
+}
+
+fn fmt_conc(c: f64) -> String {
+    format!("{c}")
+}
+
+/// The ranges and unplaced values of the model and workload, predicted with the what-if values applied: the
+/// chart's markers (`data.unplaced`, then `data.ranges`) and one table row per marker, in the same order (the
+/// order of the chart's hit points after the published points).
+fn stated(b: &Bundle, st: &UrlState, s: &Scenario, k: &Coefficients, data: &mut SweepChartData) -> Vec<StatedRow> {
+    let (isl, osl) = st.workload();
+    let series: Vec<_> = b.stated.iter().filter(|v| v.model == st.model && v.isl == isl && v.osl == osl).collect();
+    let at = |mode: Mode, c: u32| predict(s, k, mode, isl, osl, c).output_tok_s;
+    let mut rows = Vec::new();
+    for v in &series {
+        for u in &v.unplaced {
+            for (i, &value) in u.output_tok_s.iter().enumerate() {
+                let likely = u.likely_concurrency.get(i).copied().filter(|c| c.is_finite() && *c >= 1.0);
+                let predicted: Vec<(u32, f64)> = likely.map(|c| (c.round() as u32, at(v.mode, c.round() as u32))).into_iter().collect();
+                let likely_error_pct = predicted.first().map(|(_, y)| (y - value) / value * 100.0);
+                if let Some(c) = likely {
+                    data.unplaced.push(UnplacedMarker { mode: v.mode, x: c, y: value });
+                }
+                rows.push(StatedRow {
+                    mode: v.mode,
+                    kind: StatedKind::Unplaced { value, likely },
+                    concurrency: match likely {
+                        Some(c) => format!("concurrency not stated (likely {})", fmt_conc(c)),
+                        None => "concurrency not stated".into(),
+                    },
+                    measured: format!("{value:.0}"),
+                    predicted,
+                    likely_error_pct,
+                    // The reason once per group of values, on its first row.
+                    note: (i == 0).then(|| u.reason.clone()),
+                    source: u.from.source.clone(),
+                    quote: u.from.quote.clone(),
+                });
+            }
+        }
+    }
+    // Unplaced values without a likely concurrency have a row but no marker: keep rows and hit points aligned by
+    // listing them last.
+    let (mut placed, unplaced_rest): (Vec<_>, Vec<_>) = rows.into_iter().partition(|r| !matches!(r.kind, StatedKind::Unplaced { likely: None, .. }));
+    for v in &series {
+        for r in &v.ranges {
+            let mut predicted: Vec<(u32, f64)> =
+                CONCURRENCY.iter().filter(|&&c| f64::from(c) >= r.concurrency_min && f64::from(c) <= r.concurrency_max).map(|&c| (c, at(v.mode, c))).collect();
+            if predicted.is_empty() {
+                let (a, z) = (r.concurrency_min.round().max(1.0) as u32, r.concurrency_max.round().max(1.0) as u32);
+                predicted = if a == z { vec![(a, at(v.mode, a))] } else { vec![(a, at(v.mode, a)), (z, at(v.mode, z))] };
+            }
+            data.ranges.push(RangeMarker { mode: v.mode, x_min: r.concurrency_min, x_max: r.concurrency_max, y_min: r.output_tok_s_min, y_max: r.output_tok_s_max });
+            placed.push(StatedRow {
+                mode: v.mode,
+                kind: StatedKind::Range { c_min: r.concurrency_min, c_max: r.concurrency_max, y_min: r.output_tok_s_min, y_max: r.output_tok_s_max },
+                concurrency: format!("range {}-{}", fmt_conc(r.concurrency_min), fmt_conc(r.concurrency_max)),
+                measured: format!("{:.0}-{:.0}", r.output_tok_s_min, r.output_tok_s_max),
+                predicted,
+                likely_error_pct: None,
+                note: r.note.clone(),
+                source: r.from.source.clone(),
+                quote: r.from.quote.clone(),
+            });
+        }
+    }
+    placed.extend(unplaced_rest);
+    placed
+}
+
 /// The throughput chart and its table for the state.
 pub fn sweep(b: &Bundle, st: &UrlState) -> (SweepChartData, Vec<PointRow>) {
+    let (data, rows, _) = sweep_all(b, st);
+    (data, rows)
+}
+
+/// The throughput chart, its table of points and its rows for values that are not points (ranges, values
+/// without a concurrency), in the order of the chart's hit points after the published points.
+pub fn sweep_all(b: &Bundle, st: &UrlState) -> (SweepChartData, Vec<PointRow>, Vec<StatedRow>) {
+    let (mut data, rows) = sweep_points(b, st);
+    let Some((s, k)) = what_if(b, st) else { return (data, rows, Vec::new()) };
+    let stated = stated(b, st, &s, &k, &mut data);
+    (data, rows, stated)
+}
+
+fn sweep_points(b: &Bundle, st: &UrlState) -> (SweepChartData, Vec<PointRow>) {
     let (isl, osl) = st.workload();
     let mut data = SweepChartData { title: format!("{} - ISL {isl} / OSL {osl}", st.model), ..Default::default() };
     let mut rows = Vec::new();

@@ -21,6 +21,13 @@ pub fn sweep(d: &SweepChartData) -> String {
     for p in &d.measured {
         out.push_str(&format!("published,{},{},{},{}\n", p.mode.name(), p.x, p.y, p.hollow));
     }
+    // Not points: a range as min-max bounds, an unplaced value at its likely (not stated) concurrency.
+    for r in &d.ranges {
+        out.push_str(&format!("published_range,{},{}-{},{}-{},\n", r.mode.name(), r.x_min, r.x_max, r.y_min, r.y_max));
+    }
+    for u in &d.unplaced {
+        out.push_str(&format!("published_unplaced,{},{},{},concurrency not stated (likely reading)\n", u.mode.name(), u.x, u.y));
+    }
     out
 }
 

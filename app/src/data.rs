@@ -1,6 +1,6 @@
 //! The bundled dataset: loaded through `sim_core::dataset::load` like the CLI does, validated, fitted once.
 
-use sim_core::dataset::schema::Claim;
+use sim_core::dataset::schema::{Claim, RangeRecord, Unplaced};
 use sim_core::dataset::{self, Dataset, MeasuredPoint, SourceText};
 use sim_core::model::fabric::FabricRow;
 use sim_core::model::Coefficients;
@@ -29,6 +29,19 @@ pub struct Bundle {
     pub error_bands: BTreeMap<(String, Mode), ErrorBand>,
     /// The dataset's derived claims, in file order.
     pub claims: Vec<Claim>,
+    /// Values of the sweeps that are not points (ranges, values without a concurrency), per series.
+    pub stated: Vec<StatedValues>,
+}
+
+/// The ranges and unplaced values of one sweep series: shown on the throughput chart, never used as points.
+#[derive(Debug, Clone)]
+pub struct StatedValues {
+    pub model: String,
+    pub mode: Mode,
+    pub isl: u32,
+    pub osl: u32,
+    pub ranges: Vec<RangeRecord>,
+    pub unplaced: Vec<Unplaced>,
 }
 
 /// How far a model and mode's fitted points were from the fit: the 90th-percentile absolute percentage error.
@@ -115,6 +128,20 @@ fn fitted(ds: &Dataset) -> Bundle {
         errors: Vec::new(),
         error_bands,
         claims: ds.claims.iter().map(|(_, c)| c.clone()).collect(),
+        stated: ds
+            .sweeps
+            .values()
+            .flat_map(|f| f.series.iter().map(move |s| (f, s)))
+            .filter(|(_, s)| !s.ranges.is_empty() || !s.unplaced.is_empty())
+            .map(|(f, s)| StatedValues {
+                model: f.model.clone(),
+                mode: s.mode,
+                isl: s.isl,
+                osl: s.osl,
+                ranges: s.ranges.clone(),
+                unplaced: s.unplaced.clone(),
+            })
+            .collect(),
         scenarios,
         coefficients: report.calibration.coefficients,
         points: ds.points(),

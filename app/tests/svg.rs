@@ -2,7 +2,7 @@
 
 use plotters::prelude::*;
 use sim_core::Mode;
-use twotower_app::charts::{Marker, PlanChartData, SweepChartData};
+use twotower_app::charts::{Marker, PlanChartData, RangeMarker, SweepChartData, UnplacedMarker};
 use twotower_app::{charts, compute, csv, data, state::UrlState};
 
 fn render(f: impl FnOnce(DrawingArea<SVGBackend<'_>, plotters::coord::Shift>) -> Result<(), String>) -> String {
@@ -102,6 +102,8 @@ fn fixed_sweep() -> SweepChartData {
             Marker { mode: Mode::Pd, x: 128.0, y: 1500.0, hollow: false },
         ],
         bands: vec![(Mode::Single, 12.0), (Mode::Tp2, 25.0), (Mode::Pd, 30.0)],
+        ranges: vec![RangeMarker { mode: Mode::Tp2, x_min: 32.0, x_max: 256.0, y_min: 1700.0, y_max: 1900.0 }],
+        unplaced: vec![UnplacedMarker { mode: Mode::Pd, x: 64.0, y: 1250.0 }, UnplacedMarker { mode: Mode::Pd, x: 256.0, y: 1400.0 }],
     }
 }
 
@@ -174,6 +176,72 @@ fn gain_chart_places_the_claims() {
 }
 
 #[test]
+fn sweep_chart_draws_ranges_and_unplaced_values() {
+    let d = fixed_sweep();
+    let svg = render_at((640, 380), |root| charts::draw_sweep(root, &d));
+    std::fs::create_dir_all(concat!(env!("CARGO_TARGET_TMPDIR"), "/svg")).unwrap();
+    std::fs::write(concat!(env!("CARGO_TARGET_TMPDIR"), "/svg/sweep-stated.svg"), &svg).unwrap();
+    // The range: a translucent tp2 rectangle (and its legend swatch) plus a thin tp2 outline (and the swatch's).
+    let tp2 = "#D55E00";
+    let fills: Vec<&str> = svg.lines().filter(|l| l.contains("<rect") && l.contains("opacity=\"0.22\"") && l.contains(&format!("fill=\"{tp2}\""))).collect();
+    assert_eq!(fills.len(), 2, "range fill + legend swatch: {fills:?}");
+    let outlines: Vec<&str> = svg
+        .lines()
+        .filter(|l| l.contains("<rect") && l.contains("fill=\"none\"") && l.contains(&format!("stroke=\"{tp2}\"")))
+        .collect();
+    assert_eq!(outlines.len(), 2, "range outline + legend swatch: {outlines:?}");
+    // The unplaced values: hollow pd diamonds (two, plus the legend's), closed five-point paths.
+    let diamonds = svg.lines().filter(|l| l.contains("<polyline") && l.contains("stroke=\"#009E73\"") && l.contains("fill=\"none\"") && l.matches(',').count() == 5).count();
+    assert_eq!(diamonds, 3, "{svg}");
+    assert!(svg.contains(charts::UNPLACED_LEGEND), "no legend for unplaced values");
+    assert!(svg.contains(charts::RANGE_LEGEND), "no legend for ranges");
+    // They are not points: the CSV lists them apart.
+    let c = csv::sweep(&d);
+    assert!(c.contains("published_range,tp2,32-256,1700-1900,"), "{c}");
+    assert_eq!(c.matches("published_unplaced,pd,").count(), 2, "{c}");
+}
+
+#[test]
+fn ranges_and_unplaced_values_are_shown_not_counted() {
+    let b = data::load();
+    let models = b.model_ids();
+    // glm-5.3 tp2 8192/1024: "between 573 and 611 at 32 through 256 streams".
+    let (st, _) = UrlState::parse("model=glm-5.3&workload=8192-1024", &models);
+    let (d, points, stated) = compute::sweep_all(&b, &st);
+    assert_eq!(d.ranges, vec![RangeMarker { mode: Mode::Tp2, x_min: 32.0, x_max: 256.0, y_min: 573.0, y_max: 611.0 }]);
+    assert!(d.unplaced.is_empty());
+    assert_eq!(stated.len(), 1);
+    let r = &stated[0];
+    assert_eq!((r.concurrency.as_str(), r.measured.as_str()), ("range 32-256", "573-611"));
+    assert_eq!(r.predicted.iter().map(|p| p.0).collect::<Vec<_>>(), [32, 64, 128, 256]);
+    assert!(r.likely_error_pct.is_none() && !r.error_text().contains('%'), "{}", r.error_text());
+    assert!(r.quote.contains("573") && r.quote.contains("611"));
+    // Never points: not in the points table, not markers.
+    assert_eq!(points.len(), d.measured.len());
+    assert!(d.measured.iter().all(|m| m.y != 573.0 && m.y != 611.0));
+    // glm-5.2 tp2 8192/1024: 710, 725, 740 without a concurrency, likely 64, 128, 256.
+    let (st, _) = UrlState::parse("model=glm-5.2&workload=8192-1024", &models);
+    let (d, points, stated) = compute::sweep_all(&b, &st);
+    assert!(d.ranges.is_empty());
+    let placed: Vec<(f64, f64)> = d.unplaced.iter().map(|u| (u.x, u.y)).collect();
+    assert_eq!(placed, [(64.0, 710.0), (128.0, 725.0), (256.0, 740.0)]);
+    assert!(d.unplaced.iter().all(|u| u.mode == Mode::Tp2));
+    assert_eq!(stated[0].concurrency, "concurrency not stated (likely 64)");
+    assert_eq!(stated[0].measured, "710");
+    let e = stated[0].likely_error_pct.expect("error against the likely concurrency");
+    assert_eq!(stated[0].error_text(), format!("({e:+.1}% if at the likely 64)"));
+    assert!(points.iter().all(|p| ![710.0, 725.0, 740.0].contains(&p.measured)));
+    // The chart puts a hit point on each after the published points.
+    let mut hits = Vec::new();
+    render_at((640, 380), |root| charts::draw_sweep_mapped(root, &d).map(|h| hits = h));
+    assert_eq!(hits.len(), d.measured.len() + 3);
+    let svg = render(|root| charts::draw_sweep(root, &d));
+    assert!(svg.contains(charts::UNPLACED_LEGEND));
+    std::fs::create_dir_all(concat!(env!("CARGO_TARGET_TMPDIR"), "/svg")).unwrap();
+    std::fs::write(concat!(env!("CARGO_TARGET_TMPDIR"), "/svg/sweep-glm-5.2-8192.svg"), &svg).unwrap();
+}
+
+#[test]
 fn sweep_chart_svg_snapshot() {
     let d = fixed_sweep();
     let svg = render_at((640, 380), |root| charts::draw_sweep(root, &d));
@@ -185,7 +253,8 @@ fn sweep_hit_points_land_inside_the_plot() {
     let d = fixed_sweep();
     let mut hits = Vec::new();
     render_at((640, 380), |root| charts::draw_sweep_mapped(root, &d).map(|h| hits = h));
-    assert_eq!(hits.len(), d.measured.len());
+    // The published points, then the unplaced values, then the range's centre.
+    assert_eq!(hits.len(), d.measured.len() + d.unplaced.len() + d.ranges.len());
     // x grows with concurrency, y (pixels) falls as throughput rises, and all are inside the canvas.
     assert!(hits[0].0 < hits[1].0 && hits[1].1 < hits[0].1, "{hits:?}");
     assert!(hits.iter().all(|(x, y)| (0..640).contains(x) && (0..380).contains(y)), "{hits:?}");

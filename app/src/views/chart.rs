@@ -2,7 +2,7 @@
 //! tests (data-draws), and shows a tooltip for the published point under the mouse.
 
 use crate::charts::{ChartSpec, HitPoints};
-use crate::compute::PointRow;
+use crate::compute::{PointRow, StatedKind, StatedRow};
 use leptos::leptos_dom::helpers::request_animation_frame;
 use leptos::prelude::*;
 use plotters::prelude::IntoDrawingArea;
@@ -18,14 +18,19 @@ const HOVER_RADIUS: f64 = 14.0;
 struct Tip {
     x: i32,
     y: i32,
-    row: Option<PointRow>,
-    mode: String,
-    concurrency: f64,
-    measured: f64,
+    body: TipBody,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum TipBody {
+    /// A published point, with its table row when there is one.
+    Point { row: Option<PointRow>, mode: String, concurrency: f64, measured: f64 },
+    /// A range or a value without a stated concurrency.
+    Stated(StatedRow),
 }
 
 #[component]
-pub fn Chart(spec: Memo<ChartSpec>, model: Signal<String>, embed: bool, rows: Memo<Vec<PointRow>>) -> impl IntoView {
+pub fn Chart(spec: Memo<ChartSpec>, model: Signal<String>, embed: bool, rows: Memo<(Vec<PointRow>, Vec<StatedRow>)>) -> impl IntoView {
     let canvas = NodeRef::<leptos::html::Canvas>::new();
     let wrap = NodeRef::<leptos::html::Div>::new();
     let draws = RwSignal::new(0u32);
@@ -97,10 +102,14 @@ pub fn Chart(spec: Memo<ChartSpec>, model: Signal<String>, embed: bool, rows: Me
         let next = nearest.and_then(|i| {
             let (x, y) = hits.with_untracked(|h| h[i]);
             spec.with_untracked(|s| match s {
-                ChartSpec::Sweep(d) => d.measured.get(i).map(|m| {
-                    let row = rows.with_untracked(|r| r.iter().find(|r| r.mode == m.mode && f64::from(r.concurrency) == m.x).cloned());
-                    Tip { x, y, row, mode: m.mode.name().to_string(), concurrency: m.x, measured: m.y }
-                }),
+                ChartSpec::Sweep(d) => match d.measured.get(i) {
+                    Some(m) => {
+                        let row = rows.with_untracked(|r| r.0.iter().find(|r| r.mode == m.mode && f64::from(r.concurrency) == m.x).cloned());
+                        Some(Tip { x, y, body: TipBody::Point { row, mode: m.mode.name().to_string(), concurrency: m.x, measured: m.y } })
+                    }
+                    // After the points: unplaced values, then ranges, in the order of the stated rows.
+                    None => rows.with_untracked(|r| r.1.get(i - d.measured.len()).cloned()).map(|r| Tip { x, y, body: TipBody::Stated(r) }),
+                },
                 _ => None,
             })
         });
@@ -112,8 +121,24 @@ pub fn Chart(spec: Memo<ChartSpec>, model: Signal<String>, embed: bool, rows: Me
         tip.get().map(|t| {
             let left = t.x + 12;
             let top = (t.y - 8).max(0);
-            let body = match t.row {
-                Some(r) => view! {
+            let body = match t.body {
+                TipBody::Stated(r) => {
+                    let head = match r.kind {
+                        StatedKind::Range { .. } => format!("{}, {} requests: {} tok/s", r.mode.name(), r.concurrency, r.measured),
+                        StatedKind::Unplaced { .. } => format!("{}, {}: {} tok/s", r.mode.name(), r.concurrency, r.measured),
+                    };
+                    let detail = match r.kind {
+                        StatedKind::Range { .. } => format!("predicted {}; a range, not a point (no error)", r.predicted_text()),
+                        StatedKind::Unplaced { .. } => format!("predicted {} {}; not a point", r.predicted_text(), r.error_text()),
+                    };
+                    view! {
+                        <div class="tip-head">{head}</div>
+                        <div>{detail}</div>
+                        <div class="tip-quote"><span class="src">{r.source}</span>" \u{201c}"{r.quote}"\u{201d}"</div>
+                    }
+                    .into_any()
+                }
+                TipBody::Point { row: Some(r), .. } => view! {
                     <div class="tip-head">{format!("{} at {} requests", r.mode.name(), r.concurrency)}</div>
                     <div>"measured " <strong>{format!("{:.0}", r.measured)}</strong>" tok/s, predicted " <strong>{format!("{:.0}", r.predicted)}</strong>
                         " (" {format!("{:+.1}%", r.error_pct)} ")"</div>
@@ -121,7 +146,9 @@ pub fn Chart(spec: Memo<ChartSpec>, model: Signal<String>, embed: bool, rows: Me
                     <div class="tip-quote"><span class="src">{r.source}</span>" \u{201c}"{r.quote}"\u{201d}"</div>
                 }
                 .into_any(),
-                None => view! { <div class="tip-head">{format!("{} at {} requests: {:.0}", t.mode, t.concurrency, t.measured)}</div> }.into_any(),
+                TipBody::Point { row: None, mode, concurrency, measured } => {
+                    view! { <div class="tip-head">{format!("{mode} at {concurrency} requests: {measured:.0}")}</div> }.into_any()
+                }
             };
             view! {
                 <div class="chart-tooltip" id="chart-tooltip" role="tooltip" style=format!("left:{left}px;top:{top}px")>{body}</div>

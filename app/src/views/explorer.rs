@@ -1,6 +1,6 @@
 //! Under the throughput chart: the legend in words, flagged points with their explanation, and the points table.
 
-use crate::charts::{mode_shape, BAND_LEGEND};
+use crate::charts::{mode_shape, BAND_LEGEND, RANGE_LEGEND, UNPLACED_LEGEND};
 use crate::compute;
 use crate::data::Bundle;
 use crate::state::UrlState;
@@ -31,7 +31,14 @@ pub fn ExplorerTable(bundle: Arc<Bundle>, st: RwSignal<UrlState>) -> impl IntoVi
                 .join("; ")
         })
     };
-    let rows = Memo::new(move |_| st.with(|s| compute::sweep(&bundle, s).1));
+    let all = Memo::new(move |_| {
+        st.with(|s| {
+            let (_, points, stated) = compute::sweep_all(&bundle, s);
+            (points, stated)
+        })
+    });
+    let rows = Memo::new(move |_| all.with(|a| a.0.clone()));
+    let stated = Memo::new(move |_| all.with(|a| a.1.clone()));
     let legend = Mode::ALL
         .iter()
         .map(|m| format!("{} = {}", m.name(), mode_shape(*m)))
@@ -39,6 +46,10 @@ pub fn ExplorerTable(bundle: Arc<Bundle>, st: RwSignal<UrlState>) -> impl IntoVi
         .join(", ");
     view! {
         <p class="legend-text">"Markers: published points (" {legend} "); hollow markers are flagged and not fitted. Lines: sim-core predictions at 1, 2, 4, ..., 256 concurrent requests."</p>
+        {move || (!stated.with(Vec::is_empty)).then(|| view! {
+            <p class="legend-text" id="stated-caption">"Not points (never fitted or counted): a translucent rectangle is a value "
+                {RANGE_LEGEND} "; a small hollow diamond is a value " {UNPLACED_LEGEND} ". Both in the mode's colour."</p>
+        })}
         <p class="legend-text" id="band-caption">"Shaded: predicted \u{d7} (1 \u{b1} e/100); " {BAND_LEGEND} ". e per mode: " {bands} "."</p>
         {move || {
             let flagged: Vec<_> = rows.get().into_iter().filter(|r| r.flagged.is_some()).collect();
@@ -66,6 +77,21 @@ pub fn ExplorerTable(bundle: Arc<Bundle>, st: RwSignal<UrlState>) -> impl IntoVi
                         <td class="num">{format!("{:+.1}%", r.error_pct)}</td>
                         <td class="quote"><span class="src">{r.source}</span>" \u{201c}"{r.quote}"\u{201d}"</td>
                     </tr>
+                }).collect_view()}
+                {move || stated.get().into_iter().map(|r| {
+                    let predicted = r.predicted_text();
+                    let error = r.error_text();
+                    view! {
+                        <tr class="stated">
+                            <td>{r.mode.name()}</td>
+                            <td>{r.concurrency}</td>
+                            <td class="num">{r.measured}</td>
+                            <td class="num">{predicted}</td>
+                            <td class="num">{error}</td>
+                            <td class="quote"><span class="src">{r.source}</span>" \u{201c}"{r.quote}"\u{201d}"
+                                {r.note.map(|n| view! { <span class="stated-note">" (" {n} ")"</span> })}</td>
+                        </tr>
+                    }
                 }).collect_view()}
             </tbody>
         </table>
