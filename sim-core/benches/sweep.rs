@@ -33,7 +33,10 @@ fn benches(c: &mut Criterion) {
     for mode in [Mode::Single, Mode::Tp2, Mode::Pd] {
         c.bench_function(&format!("sweep_9_points_{}", mode.name()), |b| {
             b.iter(|| {
-                [1, 2, 4, 8, 16, 32, 64, 128, 256].iter().map(|&n| predict(s, &k, mode, 8192, 1024, n).output_tok_s).sum::<f64>()
+                [1, 2, 4, 8, 16, 32, 64, 128, 256]
+                    .iter()
+                    .map(|&n| predict(s, &k, mode, 8192, 1024, n).output_tok_s)
+                    .sum::<f64>()
             })
         });
     }

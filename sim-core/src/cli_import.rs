@@ -71,7 +71,9 @@ fn read_all(files: &[PathBuf]) -> Result<Vec<import::Input>, Diagnostic> {
             let name = f.display().to_string();
             match std::fs::read(f) {
                 Ok(bytes) => Ok((name, String::from_utf8_lossy(&bytes).into_owned())),
-                Err(e) => Err(Diagnostic::error(&name, "", format!("cannot read the file: {e}")).with_hint("check the path")),
+                Err(e) => {
+                    Err(Diagnostic::error(&name, "", format!("cannot read the file: {e}")).with_hint("check the path"))
+                }
             }
         })
         .collect()
@@ -80,7 +82,17 @@ fn read_all(files: &[PathBuf]) -> Result<Vec<import::Input>, Diagnostic> {
 /// Runs an import and returns the dataset file as pretty JSON, or the problem as a diagnostic.
 pub fn run(cmd: ImportCommand) -> Result<String, Diagnostic> {
     let json = match cmd {
-        ImportCommand::NcclTests { files, collective, id, hardware, rails, line_rate_gbit, mtu, transport, source_prefix } => {
+        ImportCommand::NcclTests {
+            files,
+            collective,
+            id,
+            hardware,
+            rails,
+            line_rate_gbit,
+            mtu,
+            transport,
+            source_prefix,
+        } => {
             let first = files.first().map(|f| f.display().to_string()).unwrap_or_default();
             let collective = match collective {
                 None => None,
@@ -90,7 +102,12 @@ pub fn run(cmd: ImportCommand) -> Result<String, Diagnostic> {
                 })?),
             };
             if !line_rate_gbit.is_finite() || line_rate_gbit <= 0.0 {
-                return Err(Diagnostic::error(&first, "", format!("--line-rate-gbit must be positive, got {line_rate_gbit}")).with_hint("e.g. 400"));
+                return Err(Diagnostic::error(
+                    &first,
+                    "",
+                    format!("--line-rate-gbit must be positive, got {line_rate_gbit}"),
+                )
+                .with_hint("e.g. 400"));
             }
             let opts = NcclOptions { id, hardware, collective, rails, line_rate_gbit, mtu, transport, source_prefix };
             let fabric = import::nccl_tests(&read_all(&files)?, &opts)?;
@@ -98,7 +115,9 @@ pub fn run(cmd: ImportCommand) -> Result<String, Diagnostic> {
         }
         ImportCommand::VllmBench { files, mode, model, hardware, concurrency, isl, osl, source_prefix } => {
             let first = files.first().map(|f| f.display().to_string()).unwrap_or_default();
-            let mode = Mode::parse(&mode).ok_or_else(|| Diagnostic::error(&first, "", format!("unknown mode `{mode}`")).with_hint("single, tp2 or pd"))?;
+            let mode = Mode::parse(&mode).ok_or_else(|| {
+                Diagnostic::error(&first, "", format!("unknown mode `{mode}`")).with_hint("single, tp2 or pd")
+            })?;
             let opts = VllmOptions { mode, model, hardware, concurrency, isl, osl, source_prefix };
             let sweep = import::vllm_bench(&read_all(&files)?, &opts)?;
             serde_json::to_string_pretty(&sweep)

@@ -62,8 +62,12 @@ impl Out {
                         .zip(r)
                         .map(|(h, c)| {
                             // Whole numbers stay integers (32, not 32.0); other numbers are floats; the rest text.
-                            let number = c.parse::<i64>().ok().map(serde_json::Number::from).or_else(|| c.parse::<f64>().ok().filter(|x| x.is_finite()).and_then(serde_json::Number::from_f64));
-                            let v = number.map(serde_json::Value::Number).unwrap_or_else(|| serde_json::Value::String(c.clone()));
+                            let number = c.parse::<i64>().ok().map(serde_json::Number::from).or_else(|| {
+                                c.parse::<f64>().ok().filter(|x| x.is_finite()).and_then(serde_json::Number::from_f64)
+                            });
+                            let v = number
+                                .map(serde_json::Value::Number)
+                                .unwrap_or_else(|| serde_json::Value::String(c.clone()));
                             (h.clone(), v)
                         })
                         .collect()
@@ -87,7 +91,14 @@ impl Out {
                 }
             }
             let fmt_row = |cells: &[String]| -> String {
-                cells.iter().enumerate().map(|(i, c)| format!("{c:<w$}", w = widths.get(i).copied().unwrap_or(0))).collect::<Vec<_>>().join("  ").trim_end().to_string()
+                cells
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| format!("{c:<w$}", w = widths.get(i).copied().unwrap_or(0)))
+                    .collect::<Vec<_>>()
+                    .join("  ")
+                    .trim_end()
+                    .to_string()
             };
             self.line(&fmt_row(&t.headers));
             for r in &shown {

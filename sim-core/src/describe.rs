@@ -60,7 +60,13 @@ fn seventy() -> f64 {
 impl ModelDescription {
     /// Converts to the simulator's spec, checking that the numbers make sense.
     pub fn to_spec(&self) -> Result<ModelSpec, String> {
-        let pos = |name: &str, x: f64| if x.is_finite() && x > 0.0 { Ok(x) } else { Err(format!("`{name}` must be a positive number, got {x}")) };
+        let pos = |name: &str, x: f64| {
+            if x.is_finite() && x > 0.0 {
+                Ok(x)
+            } else {
+                Err(format!("`{name}` must be a positive number, got {x}"))
+            }
+        };
         pos("total_params", self.total_params)?;
         pos("active_params", self.active_params)?;
         pos("layers", self.layers)?;
@@ -104,7 +110,8 @@ impl ModelDescription {
         };
         let experts = experts.min(self.total_params);
         // One draft pass reads about one layer's active weights plus the LM head.
-        let per_layer_active = (self.active_params - 2.0 * self.hidden_size * 150_000.0).max(self.active_params * 0.5) / self.layers;
+        let per_layer_active =
+            (self.active_params - 2.0 * self.hidden_size * 150_000.0).max(self.active_params * 0.5) / self.layers;
         Ok(ModelSpec {
             id: self.id.clone(),
             name: self.name.clone().unwrap_or_else(|| self.id.clone()),
@@ -122,7 +129,11 @@ impl ModelDescription {
             pinned_read_bytes_per_token: 0.0,
             draft_tokens: self.draft_tokens,
             draft_acceptance: self.draft_acceptance,
-            draft_pass_bytes: if self.draft_tokens > 0.0 { (per_layer_active + self.hidden_size * 150_000.0) * bytes } else { 0.0 },
+            draft_pass_bytes: if self.draft_tokens > 0.0 {
+                (per_layer_active + self.hidden_size * 150_000.0) * bytes
+            } else {
+                0.0
+            },
         })
     }
 
@@ -132,7 +143,8 @@ impl ModelDescription {
         // Multimodal configs nest the language model's config.
         let c = v.get("text_config").filter(|t| t.is_object()).unwrap_or(&v);
         let num = |keys: &[&str]| keys.iter().find_map(|k| c.get(*k).and_then(Value::as_f64));
-        let need = |keys: &[&str]| num(keys).ok_or_else(|| format!("config.json has none of the fields {}", keys.join(", ")));
+        let need =
+            |keys: &[&str]| num(keys).ok_or_else(|| format!("config.json has none of the fields {}", keys.join(", ")));
         let layers = need(&["num_hidden_layers", "n_layer", "num_layers"])?;
         let hidden = need(&["hidden_size", "d_model", "n_embd"])?;
         let heads = need(&["num_attention_heads", "n_head"])?;
@@ -153,17 +165,24 @@ impl ModelDescription {
                 let q_lora = num(&["q_lora_rank"]).unwrap_or(hidden);
                 let nope = num(&["qk_nope_head_dim"]).unwrap_or(128.0);
                 let v_dim = num(&["v_head_dim"]).unwrap_or(128.0);
-                let params = hidden * q_lora + q_lora * heads * (nope + p) + hidden * (r + p) + r * heads * (nope + v_dim) + heads * v_dim * hidden;
+                let params = hidden * q_lora
+                    + q_lora * heads * (nope + p)
+                    + hidden * (r + p)
+                    + r * heads * (nope + v_dim)
+                    + heads * v_dim * hidden;
                 ("mla", params)
             }
             _ => ("gqa", hidden * heads * head_dim * 2.0 + 2.0 * hidden * kv_heads * head_dim),
         };
         let expert = 3.0 * hidden * moe_ffn;
         let dense_mlp = 3.0 * hidden * ffn;
-        let embed = vocab * hidden * if c.get("tie_word_embeddings").and_then(Value::as_bool).unwrap_or(false) { 1.0 } else { 2.0 };
+        let embed = vocab
+            * hidden
+            * if c.get("tie_word_embeddings").and_then(Value::as_bool).unwrap_or(false) { 1.0 } else { 2.0 };
         let routed = moe_layers * experts * expert;
         let total = embed + layers * attn_params + dense_layers * dense_mlp + moe_layers * shared * expert + routed;
-        let active = vocab * hidden + layers * attn_params + dense_layers * dense_mlp + moe_layers * (top_k + shared) * expert;
+        let active =
+            vocab * hidden + layers * attn_params + dense_layers * dense_mlp + moe_layers * (top_k + shared) * expert;
         let draft = num(&["num_nextn_predict_layers"]).unwrap_or(0.0);
         Ok(ModelDescription {
             id: id.to_string(),

@@ -84,7 +84,12 @@ impl fmt::Display for Diagnostic {
 /// Sorts diagnostics for stable output: by file, then position, then message.
 pub fn sort(diags: &mut [Diagnostic]) {
     diags.sort_by(|a, b| {
-        (a.file.as_str(), a.line, a.column, a.pointer.as_str(), a.message.as_str())
-            .cmp(&(b.file.as_str(), b.line, b.column, b.pointer.as_str(), b.message.as_str()))
+        (a.file.as_str(), a.line, a.column, a.pointer.as_str(), a.message.as_str()).cmp(&(
+            b.file.as_str(),
+            b.line,
+            b.column,
+            b.pointer.as_str(),
+            b.message.as_str(),
+        ))
     });
 }

@@ -126,12 +126,20 @@ pub fn fit(scenarios: &BTreeMap<String, Scenario>, points: &[MeasuredPoint], set
 /// Fits starting from (and regularised toward) `base`: a team calibrating on its own sweep starts from the
 /// coefficients the published data gave.
 /// `prior_weight` pulls each free coordinate toward `base`; a small sweep needs a stronger pull than the report.
-pub fn fit_from(base: &Coefficients, scenarios: &BTreeMap<String, Scenario>, points: &[MeasuredPoint], set: FitSet, prior_weight: f64) -> Calibration {
-    let used: Vec<&MeasuredPoint> = points.iter().filter(|p| set.includes(p) && scenarios.contains_key(&p.model)).collect();
+pub fn fit_from(
+    base: &Coefficients,
+    scenarios: &BTreeMap<String, Scenario>,
+    points: &[MeasuredPoint],
+    set: FitSet,
+    prior_weight: f64,
+) -> Calibration {
+    let used: Vec<&MeasuredPoint> =
+        points.iter().filter(|p| set.includes(p) && scenarios.contains_key(&p.model)).collect();
     let mut models: Vec<String> = used.iter().map(|p| p.model.clone()).collect();
     models.sort();
     models.dedup();
-    let priors: BTreeMap<String, f64> = scenarios.iter().map(|(id, s)| (id.clone(), s.model.draft_acceptance)).collect();
+    let priors: BTreeMap<String, f64> =
+        scenarios.iter().map(|(id, s)| (id.clone(), s.model.draft_acceptance)).collect();
     let base = base.clone();
     // Models whose fitted points include an engine that spills weights to CPU memory.
     let mut spilling: Vec<String> = used
@@ -159,7 +167,9 @@ pub fn fit_from(base: &Coefficients, scenarios: &BTreeMap<String, Scenario>, poi
             })
             .sum();
         // A weak pull toward the priors keeps coefficients the points cannot see from drifting.
-        let reg: f64 = x.iter().zip(encode(&base, &models, &spilling, &priors)).map(|(a, b)| (a - b).powi(2)).sum::<f64>() * prior_weight;
+        let reg: f64 =
+            x.iter().zip(encode(&base, &models, &spilling, &priors)).map(|(a, b)| (a - b).powi(2)).sum::<f64>()
+                * prior_weight;
         sum / used.len().max(1) as f64 + reg
     };
     let x0 = encode(&base, &models, &spilling, &priors);
@@ -174,7 +184,13 @@ pub fn fit_from(base: &Coefficients, scenarios: &BTreeMap<String, Scenario>, poi
     let k = decode(&best, &base, &models, &spilling);
     let rms = (used
         .iter()
-        .map(|p| log_error(predict(&scenarios[&p.model], &k, p.mode, p.isl, p.osl, p.concurrency).output_tok_s, p.output_tok_s).powi(2))
+        .map(|p| {
+            log_error(
+                predict(&scenarios[&p.model], &k, p.mode, p.isl, p.osl, p.concurrency).output_tok_s,
+                p.output_tok_s,
+            )
+            .powi(2)
+        })
         .sum::<f64>()
         / used.len().max(1) as f64)
         .sqrt();
@@ -193,7 +209,8 @@ pub fn nelder_mead(f: &dyn Fn(&[f64]) -> f64, x0: &[f64], step: f64, max_evals: 
         simplex.push((x, v));
     }
     let mut evals = n + 1;
-    let nan_last = |a: &(Vec<f64>, f64), b: &(Vec<f64>, f64)| a.1.partial_cmp(&b.1).unwrap_or(std::cmp::Ordering::Greater);
+    let nan_last =
+        |a: &(Vec<f64>, f64), b: &(Vec<f64>, f64)| a.1.partial_cmp(&b.1).unwrap_or(std::cmp::Ordering::Greater);
     while evals < max_evals {
         simplex.sort_by(nan_last);
         let (best, worst) = (simplex[0].1, simplex[n].1);
@@ -201,7 +218,8 @@ pub fn nelder_mead(f: &dyn Fn(&[f64]) -> f64, x0: &[f64], step: f64, max_evals: 
             break;
         }
         let centroid: Vec<f64> = (0..n).map(|j| simplex[..n].iter().map(|s| s.0[j]).sum::<f64>() / n as f64).collect();
-        let along = |t: f64| -> Vec<f64> { (0..n).map(|j| centroid[j] + t * (simplex[n].0[j] - centroid[j])).collect() };
+        let along =
+            |t: f64| -> Vec<f64> { (0..n).map(|j| centroid[j] + t * (simplex[n].0[j] - centroid[j])).collect() };
         let xr = along(-1.0);
         let fr = f(&xr);
         evals += 1;

@@ -47,4 +47,3 @@ pub fn read_seeds(dir: &Path) -> Result<Seeds, String> {
     }
     Ok(seeds)
 }
-

@@ -9,9 +9,9 @@ pub mod dataset;
 pub mod describe;
 pub mod diagnostic;
 pub mod fit;
-pub mod import;
 #[cfg(feature = "cli")]
 pub mod fsio;
+pub mod import;
 pub mod model;
 pub mod plan;
 pub mod position;

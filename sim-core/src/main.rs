@@ -5,17 +5,21 @@ mod cli_io;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use cli_io::{Out, Table};
-use sim_core::fsio::{load_dir, read_seeds};
 use sim_core::dataset::{load, schema::ScenarioFile, validate, SourceText};
 use sim_core::diagnostic::{self, Diagnostic};
 use sim_core::fit::FitSet;
+use sim_core::fsio::{load_dir, read_seeds};
 use sim_core::model::{predict, Coefficients};
 use sim_core::{report, scenario, Mode};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "sim-core", version, about = "Validate the twotower datasets and predict what a second GPU machine buys for LLM inference")]
+#[command(
+    name = "sim-core",
+    version,
+    about = "Validate the twotower datasets and predict what a second GPU machine buys for LLM inference"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -220,10 +224,21 @@ fn run(cmd: Command, out: &mut Out) -> Result<ExitCode, CliError> {
         }
         Command::Points { dir, format } => {
             let ds = load_valid(&dir)?;
-            let mut t = Table::new(&["model", "mode", "isl", "osl", "concurrency", "output_tok_s", "flags", "source", "quote"]);
+            let mut t =
+                Table::new(&["model", "mode", "isl", "osl", "concurrency", "output_tok_s", "flags", "source", "quote"]);
             for p in ds.points() {
                 let flags: Vec<_> = p.flags.iter().map(|f| f.name()).collect();
-                t.row(vec![p.model, p.mode.name().into(), p.isl.to_string(), p.osl.to_string(), p.concurrency.to_string(), fmt_num(p.output_tok_s), flags.join(";"), p.source, p.quote]);
+                t.row(vec![
+                    p.model,
+                    p.mode.name().into(),
+                    p.isl.to_string(),
+                    p.osl.to_string(),
+                    p.concurrency.to_string(),
+                    fmt_num(p.output_tok_s),
+                    flags.join(";"),
+                    p.source,
+                    p.quote,
+                ]);
             }
             out.table(&t, format == Format::Csv, format == Format::Json);
             Ok(ExitCode::SUCCESS)
@@ -242,9 +257,45 @@ fn run(cmd: Command, out: &mut Out) -> Result<ExitCode, CliError> {
                 out.line(&serde_json::to_string_pretty(&v).unwrap_or_default());
                 return Ok(ExitCode::SUCCESS);
             }
-            let mut t = Table::new(&["isl", "osl", "concurrency", "single_tok_s", "tp2_tok_s", "pd_tok_s", "best", "gain", "single_bound", "tp2_bound", "pd_bound", "single_ttft_s", "tp2_ttft_s", "pd_ttft_s", "single_tpot_ms", "tp2_tpot_ms", "pd_tpot_ms"]);
+            let mut t = Table::new(&[
+                "isl",
+                "osl",
+                "concurrency",
+                "single_tok_s",
+                "tp2_tok_s",
+                "pd_tok_s",
+                "best",
+                "gain",
+                "single_bound",
+                "tp2_bound",
+                "pd_bound",
+                "single_ttft_s",
+                "tp2_ttft_s",
+                "pd_ttft_s",
+                "single_tpot_ms",
+                "tp2_tpot_ms",
+                "pd_tpot_ms",
+            ]);
             for r in &plan.rows {
-                t.row(vec![r.isl.to_string(), r.osl.to_string(), r.concurrency.to_string(), fmt_num(r.single.output_tok_s), fmt_num(r.tp2.output_tok_s), fmt_num(r.pd.output_tok_s), r.best.name().into(), format!("{:.2}", r.gain), r.single.bottleneck.name().into(), r.tp2.bottleneck.name().into(), r.pd.bottleneck.name().into(), fmt3(r.single.ttft_s), fmt3(r.tp2.ttft_s), fmt3(r.pd.ttft_s), fmt3(r.single.tpot_s * 1e3), fmt3(r.tp2.tpot_s * 1e3), fmt3(r.pd.tpot_s * 1e3)]);
+                t.row(vec![
+                    r.isl.to_string(),
+                    r.osl.to_string(),
+                    r.concurrency.to_string(),
+                    fmt_num(r.single.output_tok_s),
+                    fmt_num(r.tp2.output_tok_s),
+                    fmt_num(r.pd.output_tok_s),
+                    r.best.name().into(),
+                    format!("{:.2}", r.gain),
+                    r.single.bottleneck.name().into(),
+                    r.tp2.bottleneck.name().into(),
+                    r.pd.bottleneck.name().into(),
+                    fmt3(r.single.ttft_s),
+                    fmt3(r.tp2.ttft_s),
+                    fmt3(r.pd.ttft_s),
+                    fmt3(r.single.tpot_s * 1e3),
+                    fmt3(r.tp2.tpot_s * 1e3),
+                    fmt3(r.pd.tpot_s * 1e3),
+                ]);
             }
             out.table(&t, format == Format::Csv, false);
             if format == Format::Table {
@@ -263,7 +314,8 @@ fn run(cmd: Command, out: &mut Out) -> Result<ExitCode, CliError> {
         Command::Predict { scenario: path, mode, concurrency, data, fit, format } => {
             let (ds, sc, s) = load_scenario(&path, data)?;
             let modes = match mode {
-                Some(m) => vec![Mode::parse(&m).ok_or_else(|| CliError::Usage(format!("unknown mode `{m}`; use single, tp2 or pd")))?],
+                Some(m) => vec![Mode::parse(&m)
+                    .ok_or_else(|| CliError::Usage(format!("unknown mode `{m}`; use single, tp2 or pd")))?],
                 None => s.modes.clone(),
             };
             let conc = if concurrency.is_empty() { s.concurrency.clone() } else { concurrency };
@@ -271,12 +323,36 @@ fn run(cmd: Command, out: &mut Out) -> Result<ExitCode, CliError> {
                 return Err(CliError::Usage(format!("concurrency {bad} outside 1..=4096")));
             }
             let k = coefficients_for(&ds, &sc, fit_set(fit));
-            let mut t = Table::new(&["mode", "isl", "osl", "concurrency", "output_tok_s", "ttft_s", "tpot_ms", "step_ms", "resident", "max_resident", "bottleneck"]);
+            let mut t = Table::new(&[
+                "mode",
+                "isl",
+                "osl",
+                "concurrency",
+                "output_tok_s",
+                "ttft_s",
+                "tpot_ms",
+                "step_ms",
+                "resident",
+                "max_resident",
+                "bottleneck",
+            ]);
             for w in &s.workloads {
                 for m in &modes {
                     for c in &conc {
                         let p = predict(&s, &k, *m, w.isl, w.osl, *c);
-                        t.row(vec![m.name().into(), w.isl.to_string(), w.osl.to_string(), c.to_string(), fmt_num(p.output_tok_s), fmt3(p.ttft_s), fmt3(p.tpot_s * 1e3), fmt3(p.step_s * 1e3), fmt3(p.resident_seqs), fmt_num(p.max_resident_seqs), p.bottleneck.name().into()]);
+                        t.row(vec![
+                            m.name().into(),
+                            w.isl.to_string(),
+                            w.osl.to_string(),
+                            c.to_string(),
+                            fmt_num(p.output_tok_s),
+                            fmt3(p.ttft_s),
+                            fmt3(p.tpot_s * 1e3),
+                            fmt3(p.step_s * 1e3),
+                            fmt3(p.resident_seqs),
+                            fmt_num(p.max_resident_seqs),
+                            p.bottleneck.name().into(),
+                        ]);
                     }
                 }
             }
@@ -290,9 +366,33 @@ fn run(cmd: Command, out: &mut Out) -> Result<ExitCode, CliError> {
                 out.line(&serde_json::to_string_pretty(&r).unwrap_or_default());
                 return Ok(ExitCode::SUCCESS);
             }
-            let mut t = Table::new(&["model", "mode", "isl", "osl", "concurrency", "measured_tok_s", "predicted_tok_s", "ape_pct", "role", "flags", "bottleneck"]);
+            let mut t = Table::new(&[
+                "model",
+                "mode",
+                "isl",
+                "osl",
+                "concurrency",
+                "measured_tok_s",
+                "predicted_tok_s",
+                "ape_pct",
+                "role",
+                "flags",
+                "bottleneck",
+            ]);
             for row in &r.rows {
-                t.row(vec![row.model.clone(), row.mode.name().into(), row.isl.to_string(), row.osl.to_string(), row.concurrency.to_string(), fmt_num(row.measured_tok_s), fmt_num(row.predicted_tok_s), format!("{:.1}", row.ape), row.role.into(), row.flags.join(";"), row.bottleneck.clone()]);
+                t.row(vec![
+                    row.model.clone(),
+                    row.mode.name().into(),
+                    row.isl.to_string(),
+                    row.osl.to_string(),
+                    row.concurrency.to_string(),
+                    fmt_num(row.measured_tok_s),
+                    fmt_num(row.predicted_tok_s),
+                    format!("{:.1}", row.ape),
+                    row.role.into(),
+                    row.flags.join(";"),
+                    row.bottleneck.clone(),
+                ]);
             }
             out.table(&t, format == Format::Csv, false);
             if format == Format::Table {
@@ -302,8 +402,20 @@ fn run(cmd: Command, out: &mut Out) -> Result<ExitCode, CliError> {
                     out.line("");
                     out.line("values stated as a band or without a concurrency (shown, never counted):");
                     for v in &stated {
-                        let preds: Vec<String> = v.predicted.iter().map(|(c, p, ok)| format!("{c}: {}{}", fmt_num(*p), if *ok { "" } else { " (outside)" })).collect();
-                        out.line(&format!("  {} {} {}/{}: {} | predicted {}", v.model, v.mode.name(), v.isl, v.osl, v.stated, preds.join(", ")));
+                        let preds: Vec<String> = v
+                            .predicted
+                            .iter()
+                            .map(|(c, p, ok)| format!("{c}: {}{}", fmt_num(*p), if *ok { "" } else { " (outside)" }))
+                            .collect();
+                        out.line(&format!(
+                            "  {} {} {}/{}: {} | predicted {}",
+                            v.model,
+                            v.mode.name(),
+                            v.isl,
+                            v.osl,
+                            v.stated,
+                            preds.join(", ")
+                        ));
                     }
                 }
             }
@@ -323,7 +435,15 @@ fn run(cmd: Command, out: &mut Out) -> Result<ExitCode, CliError> {
                 return Err(CliError::Invalid(errors));
             }
             // Every measured point belongs to the scenario's model, whatever id the file used.
-            let points: Vec<_> = mds.points().into_iter().filter(|p| p.mode == Mode::Single && !p.is_flagged()).map(|mut p| { p.model = s.model.id.clone(); p }).collect();
+            let points: Vec<_> = mds
+                .points()
+                .into_iter()
+                .filter(|p| p.mode == Mode::Single && !p.is_flagged())
+                .map(|mut p| {
+                    p.model = s.model.id.clone();
+                    p
+                })
+                .collect();
             if points.is_empty() {
                 return Err(CliError::Usage("no unflagged single-machine points in the measurement files".into()));
             }
@@ -332,32 +452,63 @@ fn run(cmd: Command, out: &mut Out) -> Result<ExitCode, CliError> {
             // A team's sweep is small: pull harder toward the published calibration than the report's own fit does.
             let cal = sim_core::fit::fit_from(&base, &scenarios, &points, FitSet::Single, 0.05);
             let k = &cal.coefficients;
-            let apes: Vec<f64> = points.iter().map(|p| (predict(&s, k, p.mode, p.isl, p.osl, p.concurrency).output_tok_s / p.output_tok_s - 1.0).abs() * 100.0).collect();
+            let apes: Vec<f64> = points
+                .iter()
+                .map(|p| {
+                    (predict(&s, k, p.mode, p.isl, p.osl, p.concurrency).output_tok_s / p.output_tok_s - 1.0).abs()
+                        * 100.0
+                })
+                .collect();
             let stats = report::ErrorStats::of(&apes).expect("points is not empty");
             let mut map = std::collections::BTreeMap::new();
-            for (key, v) in [("hbm_efficiency", k.hbm_efficiency), ("slow_efficiency", k.slow_efficiency), ("compute_efficiency", k.compute_efficiency), ("step_overhead_s", k.step_overhead_s), ("per_seq_overhead_s", k.per_seq_overhead_s), ("draft_pass_overhead_s", k.draft_pass_overhead_s), ("tp_latency_scale", k.tp_latency_scale)] {
+            for (key, v) in [
+                ("hbm_efficiency", k.hbm_efficiency),
+                ("slow_efficiency", k.slow_efficiency),
+                ("compute_efficiency", k.compute_efficiency),
+                ("step_overhead_s", k.step_overhead_s),
+                ("per_seq_overhead_s", k.per_seq_overhead_s),
+                ("draft_pass_overhead_s", k.draft_pass_overhead_s),
+                ("tp_latency_scale", k.tp_latency_scale),
+            ] {
                 map.insert(key.to_string(), v);
             }
             map.insert("acceptance".into(), k.acceptance_for(&s.model));
             map.insert("spilled_routing_share".into(), k.spilled_routing_share_for(&s.model));
             sc.calibration = Some(map);
             sc.id = format!("{}-calibrated", sc.id);
-            sc.description = Some(format!(
-                "{} Calibrated on {} single-machine points from {}: median error {:.1}%, 90th percentile {:.1}%.",
-                sc.description.clone().unwrap_or_default(),
+            sc.description = Some(
+                format!(
+                    "{} Calibrated on {} single-machine points from {}: median error {:.1}%, 90th percentile {:.1}%.",
+                    sc.description.clone().unwrap_or_default(),
+                    points.len(),
+                    measurements.iter().map(|m| m.display().to_string()).collect::<Vec<_>>().join(", "),
+                    stats.median_ape,
+                    stats.p90_ape
+                )
+                .trim()
+                .to_string(),
+            );
+            eprintln!(
+                "calibrated on {} points: median error {:.1}%, 90th percentile {:.1}%",
                 points.len(),
-                measurements.iter().map(|m| m.display().to_string()).collect::<Vec<_>>().join(", "),
                 stats.median_ape,
                 stats.p90_ape
-            ).trim().to_string());
-            eprintln!("calibrated on {} points: median error {:.1}%, 90th percentile {:.1}%", points.len(), stats.median_ape, stats.p90_ape);
+            );
             out.line(&serde_json::to_string_pretty(&sc).unwrap_or_default());
             Ok(ExitCode::SUCCESS)
         }
         Command::DescribeModel { config, id, bits } => {
-            let text = std::fs::read_to_string(&config).map_err(|e| CliError::Usage(format!("{}: {e}", config.display())))?;
-            let id = id.unwrap_or_else(|| config.parent().and_then(Path::file_name).map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "model".into()));
-            let d = sim_core::describe::ModelDescription::from_hf_config(&id, &text, bits).map_err(|e| CliError::Usage(format!("{}: {e}", config.display())))?;
+            let text =
+                std::fs::read_to_string(&config).map_err(|e| CliError::Usage(format!("{}: {e}", config.display())))?;
+            let id = id.unwrap_or_else(|| {
+                config
+                    .parent()
+                    .and_then(Path::file_name)
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| "model".into())
+            });
+            let d = sim_core::describe::ModelDescription::from_hf_config(&id, &text, bits)
+                .map_err(|e| CliError::Usage(format!("{}: {e}", config.display())))?;
             d.to_spec().map_err(|e| CliError::Usage(format!("{}: {e}", config.display())))?;
             out.line(&serde_json::to_string_pretty(&serde_json::json!({ "describe": d })).unwrap_or_default());
             Ok(ExitCode::SUCCESS)
@@ -372,10 +523,26 @@ fn run(cmd: Command, out: &mut Out) -> Result<ExitCode, CliError> {
         Command::Fabric { dir, format } => {
             let ds = load_valid(&dir)?;
             let rows = report::fabric_rows(&ds);
-            let mut t = Table::new(&["collective", "bytes", "measured_busbw_gbps", "predicted_busbw_gbps", "column", "ape_pct", "efficiency"]);
+            let mut t = Table::new(&[
+                "collective",
+                "bytes",
+                "measured_busbw_gbps",
+                "predicted_busbw_gbps",
+                "column",
+                "ape_pct",
+                "efficiency",
+            ]);
             for r in &rows {
                 let ape = (r.predicted_busbw_gbps - r.measured_busbw_gbps).abs() / r.measured_busbw_gbps * 100.0;
-                t.row(vec![r.collective.name().into(), format!("{:.0}", r.bytes), format!("{:.3}", r.measured_busbw_gbps), format!("{:.3}", r.predicted_busbw_gbps), r.column.into(), format!("{ape:.2}"), format!("{:.4}", r.efficiency)]);
+                t.row(vec![
+                    r.collective.name().into(),
+                    format!("{:.0}", r.bytes),
+                    format!("{:.3}", r.measured_busbw_gbps),
+                    format!("{:.3}", r.predicted_busbw_gbps),
+                    r.column.into(),
+                    format!("{ape:.2}"),
+                    format!("{:.4}", r.efficiency),
+                ]);
             }
             out.table(&t, format == Format::Csv, format == Format::Json);
             if format == Format::Table {
@@ -394,15 +561,23 @@ fn run(cmd: Command, out: &mut Out) -> Result<ExitCode, CliError> {
 }
 
 /// Reads a scenario file and resolves it against its dataset (given, or the scenario's grandparent folder).
-fn load_scenario(path: &Path, data: Option<PathBuf>) -> Result<(sim_core::dataset::Dataset, ScenarioFile, scenario::Scenario), CliError> {
+fn load_scenario(
+    path: &Path,
+    data: Option<PathBuf>,
+) -> Result<(sim_core::dataset::Dataset, ScenarioFile, scenario::Scenario), CliError> {
     let text = std::fs::read_to_string(path).map_err(|e| CliError::Usage(format!("{}: {e}", path.display())))?;
-    let data_dir = data.unwrap_or_else(|| path.parent().and_then(Path::parent).map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from(".")));
+    let data_dir = data.unwrap_or_else(|| {
+        path.parent().and_then(Path::parent).map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."))
+    });
     let ds = load_valid(&data_dir)?;
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let (one, mut diags) = load(&[SourceText { path: name.clone(), text }]);
     let Some(sc) = one.scenarios.values().next().cloned() else {
         if diags.is_empty() {
-            diags.push(Diagnostic::error(&name, "/kind", "not a scenario file").with_hint("a scenario has \"kind\": \"scenario\""));
+            diags.push(
+                Diagnostic::error(&name, "/kind", "not a scenario file")
+                    .with_hint("a scenario has \"kind\": \"scenario\""),
+            );
         }
         return Err(CliError::Invalid(diags));
     };
@@ -459,7 +634,15 @@ fn render_summary(out: &mut Out, r: &report::Report) {
         out.line(&format!("  {name:<28} {value:>12.6}  {basis}"));
     }
     out.line("");
-    let mut t = Table::new(&["group", "fitted_n", "fitted_median_ape", "fitted_p90_ape", "predicted_n", "predicted_median_ape", "predicted_p90_ape"]);
+    let mut t = Table::new(&[
+        "group",
+        "fitted_n",
+        "fitted_median_ape",
+        "fitted_p90_ape",
+        "predicted_n",
+        "predicted_median_ape",
+        "predicted_p90_ape",
+    ]);
     let cells = |s: Option<report::ErrorStats>| match s {
         Some(s) => vec![s.n.to_string(), format!("{:.1}%", s.median_ape), format!("{:.1}%", s.p90_ape)],
         None => vec!["0".into(), "-".into(), "-".into()],
@@ -476,7 +659,18 @@ fn render_summary(out: &mut Out, r: &report::Report) {
         out.line("");
         out.line("flagged points (reported as collected; excluded from fit and statistics):");
         for x in flagged {
-            out.line(&format!("  {} {} {}/{} at {}: measured {}, predicted {} ({:.0}% off) [{}]", x.model, x.mode.name(), x.isl, x.osl, x.concurrency, fmt_num(x.measured_tok_s), fmt_num(x.predicted_tok_s), x.ape, x.flags.join(";")));
+            out.line(&format!(
+                "  {} {} {}/{} at {}: measured {}, predicted {} ({:.0}% off) [{}]",
+                x.model,
+                x.mode.name(),
+                x.isl,
+                x.osl,
+                x.concurrency,
+                fmt_num(x.measured_tok_s),
+                fmt_num(x.predicted_tok_s),
+                x.ape,
+                x.flags.join(";")
+            ));
         }
     }
     out.line("");

@@ -53,7 +53,10 @@ pub fn plan(s: &Scenario, k: &Coefficients) -> Plan {
             let pd = predict(s, k, Mode::Pd, w.isl, w.osl, c);
             let best = [(&single, Mode::Single), (&tp2, Mode::Tp2), (&pd, Mode::Pd)]
                 .into_iter()
-                .fold((f64::MIN, Mode::Single), |acc, (p, m)| if p.output_tok_s > acc.0 { (p.output_tok_s, m) } else { acc })
+                .fold(
+                    (f64::MIN, Mode::Single),
+                    |acc, (p, m)| if p.output_tok_s > acc.0 { (p.output_tok_s, m) } else { acc },
+                )
                 .1;
             let best_tok = [single.output_tok_s, tp2.output_tok_s, pd.output_tok_s].into_iter().fold(0.0, f64::max);
             let gain = if single.output_tok_s > 0.0 { best_tok / single.output_tok_s } else { f64::INFINITY };
@@ -67,7 +70,8 @@ pub fn plan(s: &Scenario, k: &Coefficients) -> Plan {
     let top = s.concurrency.iter().copied().max().unwrap_or(1);
     let at_top: Vec<&PlanRow> = rows.iter().filter(|r| r.concurrency == top).collect();
     let total = |f: fn(&PlanRow) -> f64| at_top.iter().map(|r| f(r)).sum::<f64>();
-    let (single_t, tp2_t, pd_t) = (total(|r| r.single.output_tok_s), total(|r| r.tp2.output_tok_s), total(|r| r.pd.output_tok_s));
+    let (single_t, tp2_t, pd_t) =
+        (total(|r| r.single.output_tok_s), total(|r| r.tp2.output_tok_s), total(|r| r.pd.output_tok_s));
     let (recommended_mode, reason) = match at_top.first() {
         None => (Mode::Single, "no workload or concurrency to plan for".to_string()),
         Some(r) => {
@@ -79,13 +83,26 @@ pub fn plan(s: &Scenario, k: &Coefficients) -> Plan {
                 let reason = if r.single.bottleneck == crate::model::Bottleneck::DoesNotFit {
                     "the model fits neither one machine nor the pair: more memory is needed".to_string()
                 } else {
-                    format!("no mode produces tokens (bound: {}): check the hardware and model numbers", r.single.bottleneck.name())
+                    format!(
+                        "no mode produces tokens (bound: {}): check the hardware and model numbers",
+                        r.single.bottleneck.name()
+                    )
                 };
                 (Mode::Single, reason)
             } else if pair_t < single_t * MIN_GAIN {
-                (Mode::Single, format!("a second machine adds less than {:.0}% at {top} streams (bound on one machine: {})", (MIN_GAIN - 1.0) * 100.0, r.single.bottleneck.name()))
+                (
+                    Mode::Single,
+                    format!(
+                        "a second machine adds less than {:.0}% at {top} streams (bound on one machine: {})",
+                        (MIN_GAIN - 1.0) * 100.0,
+                        r.single.bottleneck.name()
+                    ),
+                )
             } else {
-                (pair_best, explain(&r.single, &r.tp2, &r.pd, one.spilled_bytes() > 0.0, one.spilled_bytes(), pair_best))
+                (
+                    pair_best,
+                    explain(&r.single, &r.tp2, &r.pd, one.spilled_bytes() > 0.0, one.spilled_bytes(), pair_best),
+                )
             }
         }
     };
@@ -95,7 +112,10 @@ pub fn plan(s: &Scenario, k: &Coefficients) -> Plan {
         hardware: s.hardware.id.clone(),
         recommended_mode,
         reason,
-        placements: vec![PlanPlacement { mode: Mode::Single, placement: one }, PlanPlacement { mode: Mode::Tp2, placement: two }],
+        placements: vec![
+            PlanPlacement { mode: Mode::Single, placement: one },
+            PlanPlacement { mode: Mode::Tp2, placement: two },
+        ],
         rows,
     }
 }

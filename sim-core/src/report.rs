@@ -121,7 +121,11 @@ pub fn build(ds: &Dataset, set: FitSet) -> Result<Report, Vec<Diagnostic>> {
 }
 
 /// Builds the report for already-fitted coefficients.
-pub fn build_with(scenarios: &BTreeMap<String, Scenario>, points: &[MeasuredPoint], calibration: Calibration) -> Report {
+pub fn build_with(
+    scenarios: &BTreeMap<String, Scenario>,
+    points: &[MeasuredPoint],
+    calibration: Calibration,
+) -> Report {
     let k = &calibration.coefficients;
     let set = calibration.set;
     let rows: Vec<ReportRow> = points
@@ -154,8 +158,13 @@ pub fn build_with(scenarios: &BTreeMap<String, Scenario>, points: &[MeasuredPoin
         })
         .collect();
     let group = |name: String, pred: &dyn Fn(&ReportRow) -> bool| -> GroupStats {
-        let apes = |role: &str| -> Vec<f64> { rows.iter().filter(|r| r.role == role && pred(r)).map(|r| r.ape).collect() };
-        GroupStats { group: name, fitted: ErrorStats::of(&apes("fitted")), predicted: ErrorStats::of(&apes("predicted")) }
+        let apes =
+            |role: &str| -> Vec<f64> { rows.iter().filter(|r| r.role == role && pred(r)).map(|r| r.ape).collect() };
+        GroupStats {
+            group: name,
+            fitted: ErrorStats::of(&apes("fitted")),
+            predicted: ErrorStats::of(&apes("predicted")),
+        }
     };
     let mut models: Vec<String> = rows.iter().map(|r| r.model.clone()).collect();
     models.dedup();
@@ -165,8 +174,10 @@ pub fn build_with(scenarios: &BTreeMap<String, Scenario>, points: &[MeasuredPoin
     let by_mode = Mode::ALL.iter().map(|m| group(m.name().to_string(), &|r: &ReportRow| r.mode == *m)).collect();
     // A model with no single-station point cannot be predicted from one station: its pair points are shown
     // per model but kept out of the overall predictive statistic, which answers "fit one, predict two".
-    let has_single: std::collections::BTreeSet<&str> = rows.iter().filter(|r| r.mode == Mode::Single && r.role != "flagged").map(|r| r.model.as_str()).collect();
-    let overall = group("overall".into(), &|r: &ReportRow| r.role != "predicted" || has_single.contains(r.model.as_str()));
+    let has_single: std::collections::BTreeSet<&str> =
+        rows.iter().filter(|r| r.mode == Mode::Single && r.role != "flagged").map(|r| r.model.as_str()).collect();
+    let overall =
+        group("overall".into(), &|r: &ReportRow| r.role != "predicted" || has_single.contains(r.model.as_str()));
     let mode_comparisons = scenarios.values().flat_map(|s| compare_modes(s, k)).collect();
     Report { calibration, rows, by_model, by_mode, overall, mode_comparisons }
 }
@@ -184,14 +195,33 @@ pub fn compare_modes(s: &Scenario, k: &Coefficients) -> Vec<ModeComparison> {
             let spills = placement.spilled_bytes() > 0.0;
             let better = if tp2.output_tok_s >= pd.output_tok_s { Mode::Tp2 } else { Mode::Pd };
             let reason = explain(&single, &tp2, &pd, spills, placement.spilled_bytes(), better);
-            ModeComparison { model: s.model.id.clone(), isl: w.isl, osl: w.osl, concurrency: c, single, tp2, pd, spills_on_one_station: spills, better, reason }
+            ModeComparison {
+                model: s.model.id.clone(),
+                isl: w.isl,
+                osl: w.osl,
+                concurrency: c,
+                single,
+                tp2,
+                pd,
+                spills_on_one_station: spills,
+                better,
+                reason,
+            }
         })
         .collect()
 }
 
 /// A one-line reason for a recommendation, from the predicted numbers.
-pub fn explain(single: &Prediction, tp2: &Prediction, pd: &Prediction, spills: bool, spilled_bytes: f64, better: Mode) -> String {
-    let gain = |p: &Prediction| if single.output_tok_s > 0.0 { p.output_tok_s / single.output_tok_s } else { f64::INFINITY };
+pub fn explain(
+    single: &Prediction,
+    tp2: &Prediction,
+    pd: &Prediction,
+    spills: bool,
+    spilled_bytes: f64,
+    better: Mode,
+) -> String {
+    let gain =
+        |p: &Prediction| if single.output_tok_s > 0.0 { p.output_tok_s / single.output_tok_s } else { f64::INFINITY };
     match (better, spills) {
         (Mode::Tp2, true) => format!(
             "one machine spills {:.0} GB to the slow path (bound: {}); TP2 halves the weights per GPU and gives {:.1}x, PD keeps the spill on both and gives {:.1}x",
@@ -249,19 +279,48 @@ pub fn model_check(ds: &Dataset) -> Vec<Diagnostic> {
     let points = ds.points();
     let all = build_with(&scenarios, &points, fit(&scenarios, &points, FitSet::All));
     let single = build_with(&scenarios, &points, fit(&scenarios, &points, FitSet::Single));
-    check_threshold(&mut out, file, "/fitted_median_ape_max", "fitted median", all.overall.fitted.map(|s| s.median_ape), acc.fitted_median_ape_max);
-    check_threshold(&mut out, file, "/fitted_p90_ape_max", "fitted 90th percentile", all.overall.fitted.map(|s| s.p90_ape), acc.fitted_p90_ape_max);
-    check_threshold(&mut out, file, "/predictive_median_ape_max", "predictive (fit on one station, predict the pair) median", single.overall.predicted.map(|s| s.median_ape), acc.predictive_median_ape_max);
+    check_threshold(
+        &mut out,
+        file,
+        "/fitted_median_ape_max",
+        "fitted median",
+        all.overall.fitted.map(|s| s.median_ape),
+        acc.fitted_median_ape_max,
+    );
+    check_threshold(
+        &mut out,
+        file,
+        "/fitted_p90_ape_max",
+        "fitted 90th percentile",
+        all.overall.fitted.map(|s| s.p90_ape),
+        acc.fitted_p90_ape_max,
+    );
+    check_threshold(
+        &mut out,
+        file,
+        "/predictive_median_ape_max",
+        "predictive (fit on one station, predict the pair) median",
+        single.overall.predicted.map(|s| s.median_ape),
+        acc.predictive_median_ape_max,
+    );
     for r in fabric_rows(ds).iter().filter(|r| r.column == "peak") {
         let ape = (r.predicted_busbw_gbps - r.measured_busbw_gbps).abs() / r.measured_busbw_gbps * 100.0;
-        check_threshold(&mut out, file, "/fabric_peak_ape_max", &format!("fabric {} peak", r.collective.name()), Some(ape), acc.fabric_peak_ape_max);
+        check_threshold(
+            &mut out,
+            file,
+            "/fabric_peak_ape_max",
+            &format!("fabric {} peak", r.collective.name()),
+            Some(ape),
+            acc.fabric_peak_ape_max,
+        );
     }
     out.extend(accuracy_sanity(acc, file));
     out.into_iter().map(|d| ds.locate(d)).collect()
 }
 
 fn accuracy_sanity(acc: &AccuracyFile, file: &str) -> Vec<Diagnostic> {
-    let vals = [acc.fitted_median_ape_max, acc.fitted_p90_ape_max, acc.predictive_median_ape_max, acc.fabric_peak_ape_max];
+    let vals =
+        [acc.fitted_median_ape_max, acc.fitted_p90_ape_max, acc.predictive_median_ape_max, acc.fabric_peak_ape_max];
     if vals.iter().all(|v| v.is_finite() && *v > 0.0) {
         Vec::new()
     } else {
@@ -272,10 +331,16 @@ fn accuracy_sanity(acc: &AccuracyFile, file: &str) -> Vec<Diagnostic> {
 fn check_threshold(out: &mut Vec<Diagnostic>, file: &str, pointer: &str, what: &str, got: Option<f64>, max: f64) {
     match got {
         Some(g) if g > max => out.push(
-            Diagnostic::error(file, pointer, format!("model check: {what} absolute percentage error {g:.1}% exceeds {max}%"))
-                .with_hint("run `sim-core report data/` to see which points the model misses"),
+            Diagnostic::error(
+                file,
+                pointer,
+                format!("model check: {what} absolute percentage error {g:.1}% exceeds {max}%"),
+            )
+            .with_hint("run `sim-core report data/` to see which points the model misses"),
         ),
-        None => out.push(Diagnostic::error(file, pointer, format!("model check: no points to compute the {what} error"))),
+        None => {
+            out.push(Diagnostic::error(file, pointer, format!("model check: no points to compute the {what} error")))
+        }
         _ => {}
     }
 }
@@ -316,7 +381,10 @@ pub fn stated_values(ds: &Dataset, k: &Coefficients) -> Vec<StatedValue> {
                     mode: series.mode,
                     isl: series.isl,
                     osl: series.osl,
-                    stated: format!("{}-{} tok/s over {}-{} streams", r.output_tok_s_min, r.output_tok_s_max, r.concurrency_min, r.concurrency_max),
+                    stated: format!(
+                        "{}-{} tok/s over {}-{} streams",
+                        r.output_tok_s_min, r.output_tok_s_max, r.concurrency_min, r.concurrency_max
+                    ),
                     predicted,
                     quote: r.from.quote.clone(),
                 });
@@ -338,7 +406,11 @@ pub fn stated_values(ds: &Dataset, k: &Coefficients) -> Vec<StatedValue> {
                     mode: series.mode,
                     isl: series.isl,
                     osl: series.osl,
-                    stated: format!("{} tok/s, concurrency not stated (likely {})", values.join(", "), likely.join("/")),
+                    stated: format!(
+                        "{} tok/s, concurrency not stated (likely {})",
+                        values.join(", "),
+                        likely.join("/")
+                    ),
                     predicted,
                     quote: u.from.quote.clone(),
                 });

@@ -137,13 +137,25 @@ pub const OVERRIDES: &[OverrideKey] = &[
     OverrideKey { key: "hardware.gpu_memory_bytes", unit: "B", field: |s| &mut s.hardware.gpu_memory_bytes },
     OverrideKey { key: "hardware.hbm_bytes_per_sec", unit: "B/s", field: |s| &mut s.hardware.hbm_bytes_per_sec },
     OverrideKey { key: "hardware.cpu_memory_bytes", unit: "B", field: |s| &mut s.hardware.cpu_memory_bytes },
-    OverrideKey { key: "hardware.slow_path_bytes_per_sec", unit: "B/s", field: |s| &mut s.hardware.slow_path_bytes_per_sec },
+    OverrideKey {
+        key: "hardware.slow_path_bytes_per_sec",
+        unit: "B/s",
+        field: |s| &mut s.hardware.slow_path_bytes_per_sec,
+    },
     OverrideKey { key: "hardware.flops_fp4", unit: "FLOP/s", field: |s| &mut s.hardware.flops_fp4 },
     OverrideKey { key: "hardware.flops_fp8", unit: "FLOP/s", field: |s| &mut s.hardware.flops_fp8 },
     OverrideKey { key: "hardware.intra_bytes_per_sec", unit: "B/s", field: |s| &mut s.hardware.intra_bytes_per_sec },
     OverrideKey { key: "link.rails", unit: "count", field: |s| &mut s.hardware.link.rails },
-    OverrideKey { key: "link.line_rate_bytes_per_sec_per_rail", unit: "B/s", field: |s| &mut s.hardware.link.line_rate_bytes_per_sec_per_rail },
-    OverrideKey { key: "link.payload_efficiency", unit: "fraction", field: |s| &mut s.hardware.link.payload_efficiency },
+    OverrideKey {
+        key: "link.line_rate_bytes_per_sec_per_rail",
+        unit: "B/s",
+        field: |s| &mut s.hardware.link.line_rate_bytes_per_sec_per_rail,
+    },
+    OverrideKey {
+        key: "link.payload_efficiency",
+        unit: "fraction",
+        field: |s| &mut s.hardware.link.payload_efficiency,
+    },
     OverrideKey { key: "link.call_latency_s", unit: "s", field: |s| &mut s.hardware.link.call_latency_s },
     OverrideKey { key: "model.weight_bytes", unit: "B", field: |s| &mut s.model.weight_bytes },
     OverrideKey { key: "model.routed_expert_bytes", unit: "B", field: |s| &mut s.model.routed_expert_bytes },
@@ -183,13 +195,18 @@ pub fn resolve(ds: &Dataset, file: &str, sc: &ScenarioFile) -> Result<Scenario, 
         ModelRef::Described { describe } => match describe.to_spec() {
             Ok(m) => Some(m),
             Err(e) => {
-                errs.push(Diagnostic::error(file, "/model/describe", e).with_hint("see sim-core/src/describe.rs for the fields"));
+                errs.push(
+                    Diagnostic::error(file, "/model/describe", e)
+                        .with_hint("see sim-core/src/describe.rs for the fields"),
+                );
                 return Err(errs);
             }
         },
     };
     if hardware.is_none() {
-        errs.push(Diagnostic::error(file, "/hardware", "unknown hardware id").with_hint("use an id from data/hardware/"));
+        errs.push(
+            Diagnostic::error(file, "/hardware", "unknown hardware id").with_hint("use an id from data/hardware/"),
+        );
     }
     if model.is_none() && errs.is_empty() {
         errs.push(Diagnostic::error(file, "/model", "unknown model id").with_hint("use an id from data/models/"));
@@ -208,16 +225,14 @@ pub fn resolve(ds: &Dataset, file: &str, sc: &ScenarioFile) -> Result<Scenario, 
             errs.push(Diagnostic::error(file, format!("/overrides/{}", crate::position::escape_segment(key)), e));
         }
     }
-    let nan = [
-        s.hardware.gpu_memory_bytes,
-        s.hardware.hbm_bytes_per_sec,
-        s.model.weight_bytes,
-        s.model.active_params,
-    ]
-    .iter()
-    .any(|x| !x.is_finite());
+    let nan = [s.hardware.gpu_memory_bytes, s.hardware.hbm_bytes_per_sec, s.model.weight_bytes, s.model.active_params]
+        .iter()
+        .any(|x| !x.is_finite());
     if nan {
-        errs.push(Diagnostic::error(file, "", "hardware or model has a quantity with an unknown unit").with_hint("run `sim-core validate` on the dataset"));
+        errs.push(
+            Diagnostic::error(file, "", "hardware or model has a quantity with an unknown unit")
+                .with_hint("run `sim-core validate` on the dataset"),
+        );
     }
     if errs.is_empty() {
         Ok(s)

@@ -39,20 +39,33 @@ fn points_csv_starts_with_the_documented_columns() {
 #[test]
 fn report_fabric_and_predict_csv_columns() {
     let r = bin().args(["report", "--format", "csv"]).arg(data()).output().expect("run");
-    assert!(String::from_utf8_lossy(&r.stdout).starts_with("model,mode,isl,osl,concurrency,measured_tok_s,predicted_tok_s"));
+    assert!(
+        String::from_utf8_lossy(&r.stdout).starts_with("model,mode,isl,osl,concurrency,measured_tok_s,predicted_tok_s")
+    );
     let f = bin().args(["fabric", "--format", "csv"]).arg(data()).output().expect("run");
     assert!(String::from_utf8_lossy(&f.stdout).starts_with("collective,bytes,measured_busbw_gbps,predicted_busbw_gbps"));
-    let p = bin().args(["predict", "--mode", "tp2", "--concurrency", "1,32", "--format", "csv"]).arg(data().join("scenarios/glm-5.2.json")).output().expect("run");
+    let p = bin()
+        .args(["predict", "--mode", "tp2", "--concurrency", "1,32", "--format", "csv"])
+        .arg(data().join("scenarios/glm-5.2.json"))
+        .output()
+        .expect("run");
     let text = String::from_utf8_lossy(&p.stdout).into_owned();
     assert!(text.starts_with("mode,isl,osl,concurrency,output_tok_s"), "{text}");
     assert_eq!(text.lines().count(), 1 + 2 * 2, "two workloads x two concurrencies");
-    let bad = bin().args(["predict", "--mode", "tp3"]).arg(data().join("scenarios/glm-5.2.json")).output().expect("run");
+    let bad =
+        bin().args(["predict", "--mode", "tp3"]).arg(data().join("scenarios/glm-5.2.json")).output().expect("run");
     assert_eq!(bad.status.code(), Some(2));
 }
 
 #[test]
 fn closed_pipe_is_not_a_panic() {
-    let mut child = bin().args(["points", "--format", "csv"]).arg(data()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn");
+    let mut child = bin()
+        .args(["points", "--format", "csv"])
+        .arg(data())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
     let mut first = [0u8; 16];
     child.stdout.as_mut().expect("stdout").read_exact(&mut first).expect("read");
     drop(child.stdout.take());
@@ -65,7 +78,12 @@ fn closed_pipe_is_not_a_panic() {
 
 #[test]
 fn calibrate_then_plan_from_the_calibrated_scenario() {
-    let out = bin().args(["calibrate"]).arg(data().join("scenarios/glm-5.2.json")).arg(data().join("sweeps/glm-5.2.json")).output().expect("run");
+    let out = bin()
+        .args(["calibrate"])
+        .arg(data().join("scenarios/glm-5.2.json"))
+        .arg(data().join("sweeps/glm-5.2.json"))
+        .output()
+        .expect("run");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stderr).contains("median error"), "says how well the fit matched");
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("scenario json");
@@ -79,7 +97,10 @@ fn calibrate_then_plan_from_the_calibrated_scenario() {
     assert!(plan.status.success(), "{}", String::from_utf8_lossy(&plan.stderr));
     let p: serde_json::Value = serde_json::from_slice(&plan.stdout).expect("plan json");
     assert_eq!(p["recommended_mode"], "tp2");
-    assert!(p["calibration"].as_str().is_some_and(|c| c.contains("median error")), "the plan says how well the calibration matched");
+    assert!(
+        p["calibration"].as_str().is_some_and(|c| c.contains("median error")),
+        "the plan says how well the calibration matched"
+    );
     assert!(p["rows"].as_array().is_some_and(|r| !r.is_empty()));
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -28,7 +28,11 @@ fn errors_with(path: &str, text: &str) -> Vec<Diagnostic> {
 
 fn assert_validates(path: &str, text: &str) {
     let errs = errors_with(path, text);
-    assert!(errs.is_empty(), "{path} does not validate:\n{}\n{text}", errs.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"));
+    assert!(
+        errs.is_empty(),
+        "{path} does not validate:\n{}\n{text}",
+        errs.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n")
+    );
 }
 
 fn glm() -> VllmOptions {
@@ -77,7 +81,12 @@ fn nccl_text_json_and_alltoall_make_one_valid_fabric_file() {
 
 #[test]
 fn nccl_options_override_the_file() {
-    let opts = NcclOptions { collective: Some(Collective::SendrecvBidirectional), id: "lab".into(), rails: 1, ..NcclOptions::default() };
+    let opts = NcclOptions {
+        collective: Some(Collective::SendrecvBidirectional),
+        id: "lab".into(),
+        rails: 1,
+        ..NcclOptions::default()
+    };
     let fab = import::nccl_tests(&[input("all_reduce_perf.txt")], &opts).expect("imports");
     assert_eq!(fab.nccl[0].collective, Collective::SendrecvBidirectional);
     assert_eq!(fab.link.rails, 1);
@@ -133,11 +142,13 @@ fn vllm_problems_name_the_files() {
     let d = import::vllm_bench(&[("open.json".into(), open_loop.clone())], &glm()).unwrap_err();
     assert_eq!((d.file.as_str(), d.pointer.as_str()), ("open.json", "/max_concurrency"));
     assert!(d.line.is_some());
-    let ok = import::vllm_bench(&[("open.json".into(), open_loop)], &VllmOptions { concurrency: Some(2), ..glm() }).expect("imports");
+    let ok = import::vllm_bench(&[("open.json".into(), open_loop)], &VllmOptions { concurrency: Some(2), ..glm() })
+        .expect("imports");
     assert_eq!(ok.series[0].points[0].concurrency, 2.0);
 
     // Python's bare NaN where a number is needed.
-    let nan = input("vllm-serve-c1.json").1.replace("\"output_throughput\": 36.84127519073461", "\"output_throughput\": NaN");
+    let nan =
+        input("vllm-serve-c1.json").1.replace("\"output_throughput\": 36.84127519073461", "\"output_throughput\": NaN");
     let d = import::vllm_bench(&[("nan.json".into(), nan)], &glm()).unwrap_err();
     assert_eq!(d.pointer, "/output_throughput");
     assert!(d.message.contains("finite"), "{}", d.message);
@@ -193,7 +204,8 @@ fn no_input_makes_an_importer_panic() {
             let _ = import::nccl_tests(&[("x".into(), t.into())], &NcclOptions::default());
             let _ = import::vllm_bench(&[("x".into(), t.into())], &glm());
         }
-        for mangled in [text.replace("0", "nan"), text.replace(' ', ""), text.replace("\"", ""), text.replace('1', "-")] {
+        for mangled in [text.replace("0", "nan"), text.replace(' ', ""), text.replace("\"", ""), text.replace('1', "-")]
+        {
             let _ = import::nccl_tests(&[("x".into(), mangled.clone())], &NcclOptions::default());
             let _ = import::vllm_bench(&[("x".into(), mangled)], &glm());
         }
@@ -206,7 +218,11 @@ fn bin() -> Command {
 
 #[test]
 fn cli_exit_codes() {
-    let ok = bin().args(["import", "nccl-tests", "--id", "cli"]).arg(samples().join("all_reduce_perf.txt")).output().expect("run");
+    let ok = bin()
+        .args(["import", "nccl-tests", "--id", "cli"])
+        .arg(samples().join("all_reduce_perf.txt"))
+        .output()
+        .expect("run");
     assert_eq!(ok.status.code(), Some(0), "{}", String::from_utf8_lossy(&ok.stderr));
     let text = String::from_utf8_lossy(&ok.stdout).into_owned();
     assert_validates("fabric/cli.json", &text);
@@ -217,7 +233,8 @@ fn cli_exit_codes() {
     assert!(all.contains("broken-no-rows.txt"), "{all}");
 
     let files = ["vllm-serve-c1.json", "vllm-serve-c8.json", "vllm-serve-c32.json"].map(|f| samples().join(f));
-    let ok = bin().args(["import", "vllm-bench", "--model", "glm-5.2", "--mode", "tp2"]).args(&files).output().expect("run");
+    let ok =
+        bin().args(["import", "vllm-bench", "--model", "glm-5.2", "--mode", "tp2"]).args(&files).output().expect("run");
     assert_eq!(ok.status.code(), Some(0), "{}", String::from_utf8_lossy(&ok.stderr));
     let text = String::from_utf8_lossy(&ok.stdout).into_owned();
     assert!(text.contains("\"mode\": \"tp2\""));
@@ -225,6 +242,7 @@ fn cli_exit_codes() {
 
     let bad = bin().args(["import", "vllm-bench"]).arg(samples().join("broken-truncated.json")).output().expect("run");
     assert_eq!(bad.status.code(), Some(1));
-    let missing = bin().args(["import", "vllm-bench"]).arg(samples().join("does-not-exist.json")).output().expect("run");
+    let missing =
+        bin().args(["import", "vllm-bench"]).arg(samples().join("does-not-exist.json")).output().expect("run");
     assert_eq!(missing.status.code(), Some(1));
 }

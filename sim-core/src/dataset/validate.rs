@@ -37,7 +37,10 @@ impl Checker<'_> {
         let mut ids = BTreeSet::new();
         for s in &self.ds.sources {
             if !ids.insert(s.id.as_str()) {
-                self.out.push(Diagnostic::error("sources.json", "", format!("source id `{}` is defined twice", s.id)).with_hint("source ids are unique across sources.json and imported files"));
+                self.out.push(
+                    Diagnostic::error("sources.json", "", format!("source id `{}` is defined twice", s.id))
+                        .with_hint("source ids are unique across sources.json and imported files"),
+                );
             }
         }
         if self.ds.sources.is_empty() {
@@ -61,7 +64,12 @@ impl Checker<'_> {
             return;
         };
         if from.quote.trim().is_empty() {
-            self.err(file, format!("{pointer}/from/quote"), "empty quote".into(), "copy the sentence the value comes from");
+            self.err(
+                file,
+                format!("{pointer}/from/quote"),
+                "empty quote".into(),
+                "copy the sentence the value comes from",
+            );
             return;
         }
         if let Some(seeds) = self.seeds.filter(|_| !src.is_import()) {
@@ -97,7 +105,12 @@ impl Checker<'_> {
         if x.is_finite() && x > 0.0 {
             return true;
         }
-        self.err(file, pointer, format!("{what} must be a positive finite number, found {x}"), "check the transcription");
+        self.err(
+            file,
+            pointer,
+            format!("{what} must be a positive finite number, found {x}"),
+            "check the transcription",
+        );
         false
     }
 
@@ -122,7 +135,11 @@ impl Checker<'_> {
             self.err(
                 file,
                 format!("{pointer}/value"),
-                format!("value must be a {} finite number, found {}", if allow_zero { "non-negative" } else { "positive" }, q.value),
+                format!(
+                    "value must be a {} finite number, found {}",
+                    if allow_zero { "non-negative" } else { "positive" },
+                    q.value
+                ),
                 "check the number and its unit",
             );
         }
@@ -173,7 +190,12 @@ impl Checker<'_> {
             self.quantity(&file, "/link/payload_efficiency", &hw.link.payload_efficiency, Percent, false);
             self.quantity(&file, "/link/collective_call_latency", &hw.link.collective_call_latency, Seconds, false);
             if hw.link.payload_efficiency.value > 100.0 {
-                self.err(&file, "/link/payload_efficiency/value".into(), "payload efficiency above 100%".into(), "a share of line rate is at most 100");
+                self.err(
+                    &file,
+                    "/link/payload_efficiency/value".into(),
+                    "payload efficiency above 100%".into(),
+                    "a share of line rate is at most 100",
+                );
             }
         }
     }
@@ -182,27 +204,51 @@ impl Checker<'_> {
         for fab in self.ds.fabrics.values() {
             let file = self.path("fabric", &fab.id);
             if !self.ds.hardware.contains_key(&fab.hardware) {
-                self.err(&file, "/hardware".into(), format!("unknown hardware `{}`", fab.hardware), "add data/hardware/<id>.json or fix the id");
+                self.err(
+                    &file,
+                    "/hardware".into(),
+                    format!("unknown hardware `{}`", fab.hardware),
+                    "add data/hardware/<id>.json or fix the id",
+                );
             }
             self.from(&file, "/link", &fab.link.from, None);
             let mut seen = BTreeSet::new();
             for (i, row) in fab.nccl.iter().enumerate() {
                 let p = format!("/nccl/{i}");
                 if !seen.insert(row.collective) {
-                    self.err(&file, format!("{p}/collective"), format!("duplicate row for {}", row.collective.name()), "one row per collective");
+                    self.err(
+                        &file,
+                        format!("{p}/collective"),
+                        format!("duplicate row for {}", row.collective.name()),
+                        "one row per collective",
+                    );
                 }
                 self.positive(&file, format!("{p}/peak_size_bytes"), row.peak_size_bytes, "peak_size_bytes");
                 if self.positive(&file, format!("{p}/peak_busbw_gb_s"), row.peak_busbw_gb_s, "peak_busbw_gb_s") {
                     self.from(&file, &p, &row.from, Some(row.peak_busbw_gb_s));
                 }
                 if let Some(b) = row.busbw_16gib_gb_s {
-                    if self.positive(&file, format!("{p}/busbw_16gib_gb_s"), b, "busbw_16gib_gb_s") && b > row.peak_busbw_gb_s * 1.0001 {
-                        self.err(&file, format!("{p}/busbw_16gib_gb_s"), format!("16 GiB bandwidth {b} exceeds the peak {}", row.peak_busbw_gb_s), "the peak is the best over all sizes");
+                    if self.positive(&file, format!("{p}/busbw_16gib_gb_s"), b, "busbw_16gib_gb_s")
+                        && b > row.peak_busbw_gb_s * 1.0001
+                    {
+                        self.err(
+                            &file,
+                            format!("{p}/busbw_16gib_gb_s"),
+                            format!("16 GiB bandwidth {b} exceeds the peak {}", row.peak_busbw_gb_s),
+                            "the peak is the best over all sizes",
+                        );
                     }
                 }
                 if let Some(t) = row.total_16gib_gb_s {
-                    if self.positive(&file, format!("{p}/total_16gib_gb_s"), t, "total_16gib_gb_s") && (t - 2.0 * row.peak_busbw_gb_s).abs() > 0.01 * t {
-                        self.err(&file, format!("{p}/total_16gib_gb_s"), format!("total {t} is not twice the per-direction {}", row.peak_busbw_gb_s), "a bidirectional total is the sum of both directions");
+                    if self.positive(&file, format!("{p}/total_16gib_gb_s"), t, "total_16gib_gb_s")
+                        && (t - 2.0 * row.peak_busbw_gb_s).abs() > 0.01 * t
+                    {
+                        self.err(
+                            &file,
+                            format!("{p}/total_16gib_gb_s"),
+                            format!("total {t} is not twice the per-direction {}", row.peak_busbw_gb_s),
+                            "a bidirectional total is the sum of both directions",
+                        );
                     }
                 }
             }
@@ -210,9 +256,18 @@ impl Checker<'_> {
                 let p = format!("/rdma/{i}");
                 let number = row.bandwidth_gbit_s.or(row.mean_us);
                 if number.is_none() {
-                    self.err(&file, p.clone(), "an RDMA row needs bandwidth_gbit_s or mean_us".into(), "transcribe the measured value");
+                    self.err(
+                        &file,
+                        p.clone(),
+                        "an RDMA row needs bandwidth_gbit_s or mean_us".into(),
+                        "transcribe the measured value",
+                    );
                 }
-                for (name, x) in [("bandwidth_gbit_s", row.bandwidth_gbit_s), ("mean_us", row.mean_us), ("message_bytes", row.message_bytes)] {
+                for (name, x) in [
+                    ("bandwidth_gbit_s", row.bandwidth_gbit_s),
+                    ("mean_us", row.mean_us),
+                    ("message_bytes", row.message_bytes),
+                ] {
                     if let Some(x) = x {
                         self.positive(&file, format!("{p}/{name}"), x, name);
                     }
@@ -220,7 +275,15 @@ impl Checker<'_> {
                 if let (Some(bw), Some(u)) = (row.bandwidth_gbit_s, row.link_utilisation_percent) {
                     let expect = bw / fab.link.line_rate_gbit_s_per_rail * 100.0;
                     if (expect - u).abs() > 0.01 {
-                        self.err(&file, format!("{p}/link_utilisation_percent"), format!("utilisation {u}% does not match {bw} / {} Gb/s = {expect:.2}%", fab.link.line_rate_gbit_s_per_rail), "recompute the share of line rate");
+                        self.err(
+                            &file,
+                            format!("{p}/link_utilisation_percent"),
+                            format!(
+                                "utilisation {u}% does not match {bw} / {} Gb/s = {expect:.2}%",
+                                fab.link.line_rate_gbit_s_per_rail
+                            ),
+                            "recompute the share of line rate",
+                        );
                     }
                 }
                 self.from(&file, &p, &row.from, number);
@@ -257,22 +320,46 @@ impl Checker<'_> {
             for (name, q, dim, zero) in fields.into_iter().take(12) {
                 self.quantity(&file, &format!("/architecture/{name}"), q, dim, zero);
             }
-            for (name, q) in [("pinned_cpu_bytes", &a.pinned_cpu_bytes), ("pinned_read_bytes_per_token", &a.pinned_read_bytes_per_token), ("published_offload_bytes", &a.published_offload_bytes)] {
+            for (name, q) in [
+                ("pinned_cpu_bytes", &a.pinned_cpu_bytes),
+                ("pinned_read_bytes_per_token", &a.pinned_read_bytes_per_token),
+                ("published_offload_bytes", &a.published_offload_bytes),
+            ] {
                 if let Some(q) = q {
                     self.quantity(&file, &format!("/architecture/{name}"), q, Bytes, true);
                 }
             }
             if a.routed_expert_bytes.si() > a.weight_bytes.si() {
-                self.err(&file, "/architecture/routed_expert_bytes".into(), "routed expert bytes exceed the total weight bytes".into(), "experts are part of the weights");
+                self.err(
+                    &file,
+                    "/architecture/routed_expert_bytes".into(),
+                    "routed expert bytes exceed the total weight bytes".into(),
+                    "experts are part of the weights",
+                );
             }
             if a.experts_per_token.value > a.routed_experts.value {
-                self.err(&file, "/architecture/experts_per_token".into(), "more experts per token than routed experts".into(), "top-k cannot exceed the expert count");
+                self.err(
+                    &file,
+                    "/architecture/experts_per_token".into(),
+                    "more experts per token than routed experts".into(),
+                    "top-k cannot exceed the expert count",
+                );
             }
             if a.draft_acceptance.value >= 100.0 {
-                self.err(&file, "/architecture/draft_acceptance/value".into(), "acceptance must be below 100%".into(), "per-token acceptance is a probability");
+                self.err(
+                    &file,
+                    "/architecture/draft_acceptance/value".into(),
+                    "acceptance must be below 100%".into(),
+                    "per-token acceptance is a probability",
+                );
             }
             if !matches!(a.attention.as_str(), "mla" | "gqa") {
-                self.err(&file, "/architecture/attention".into(), format!("unknown attention kind `{}`", a.attention), "use `mla` or `gqa`");
+                self.err(
+                    &file,
+                    "/architecture/attention".into(),
+                    format!("unknown attention kind `{}`", a.attention),
+                    "use `mla` or `gqa`",
+                );
             }
             if let Some(rc) = &m.report_config {
                 self.from(&file, "/report_config", &rc.from, None);
@@ -283,29 +370,59 @@ impl Checker<'_> {
     fn sweeps(&mut self) {
         for (file, sweep) in &self.ds.sweeps {
             if !self.ds.models.contains_key(&sweep.model) {
-                self.err(file, "/model".into(), format!("unknown model `{}`", sweep.model), "add data/models/<id>.json or fix the id");
+                self.err(
+                    file,
+                    "/model".into(),
+                    format!("unknown model `{}`", sweep.model),
+                    "add data/models/<id>.json or fix the id",
+                );
             }
             let mut series_keys = BTreeSet::new();
             for (si, s) in sweep.series.iter().enumerate() {
                 let sp = format!("/series/{si}");
                 if !series_keys.insert((s.mode, s.isl, s.osl)) {
-                    self.err(file, sp.clone(), format!("duplicate series {} {}/{}", s.mode.name(), s.isl, s.osl), "merge the points into one series");
+                    self.err(
+                        file,
+                        sp.clone(),
+                        format!("duplicate series {} {}/{}", s.mode.name(), s.isl, s.osl),
+                        "merge the points into one series",
+                    );
                 }
                 if s.isl == 0 || s.osl == 0 {
-                    self.err(file, format!("{sp}/isl"), "sequence lengths must be positive".into(), "isl and osl are token counts");
+                    self.err(
+                        file,
+                        format!("{sp}/isl"),
+                        "sequence lengths must be positive".into(),
+                        "isl and osl are token counts",
+                    );
                 }
                 if !self.ds.hardware.contains_key(&s.hardware) {
-                    self.err(file, format!("{sp}/hardware"), format!("unknown hardware `{}`", s.hardware), "add data/hardware/<id>.json or fix the id");
+                    self.err(
+                        file,
+                        format!("{sp}/hardware"),
+                        format!("unknown hardware `{}`", s.hardware),
+                        "add data/hardware/<id>.json or fix the id",
+                    );
                 }
                 let mut seen = BTreeSet::new();
                 for (pi, p) in s.points.iter().enumerate() {
                     let pp = format!("{sp}/points/{pi}");
                     if concurrency_ok(p.concurrency) {
                         if !seen.insert(p.concurrency as u32) {
-                            self.err(file, format!("{pp}/concurrency"), format!("duplicate point at concurrency {}", p.concurrency), "each concurrency appears once per series");
+                            self.err(
+                                file,
+                                format!("{pp}/concurrency"),
+                                format!("duplicate point at concurrency {}", p.concurrency),
+                                "each concurrency appears once per series",
+                            );
                         }
                     } else {
-                        self.err(file, format!("{pp}/concurrency"), format!("concurrency must be a whole number from 1 to 4096, found {}", p.concurrency), "concurrency counts closed-loop clients");
+                        self.err(
+                            file,
+                            format!("{pp}/concurrency"),
+                            format!("concurrency must be a whole number from 1 to 4096, found {}", p.concurrency),
+                            "concurrency counts closed-loop clients",
+                        );
                     }
                     if self.positive(file, format!("{pp}/output_tok_s"), p.output_tok_s, "output_tok_s") {
                         self.from(file, &pp, &p.from, Some(p.output_tok_s));
@@ -313,15 +430,27 @@ impl Checker<'_> {
                 }
                 for (ri, r) in s.ranges.iter().enumerate() {
                     let rp = format!("{sp}/ranges/{ri}");
-                    let ok = concurrency_ok(r.concurrency_min) && concurrency_ok(r.concurrency_max) && r.concurrency_min <= r.concurrency_max;
+                    let ok = concurrency_ok(r.concurrency_min)
+                        && concurrency_ok(r.concurrency_max)
+                        && r.concurrency_min <= r.concurrency_max;
                     if !ok {
-                        self.err(file, rp.clone(), "range concurrencies must be whole numbers with min <= max".into(), "check concurrency_min and concurrency_max");
+                        self.err(
+                            file,
+                            rp.clone(),
+                            "range concurrencies must be whole numbers with min <= max".into(),
+                            "check concurrency_min and concurrency_max",
+                        );
                     }
                     if self.positive(file, format!("{rp}/output_tok_s_min"), r.output_tok_s_min, "output_tok_s_min")
                         && self.positive(file, format!("{rp}/output_tok_s_max"), r.output_tok_s_max, "output_tok_s_max")
                     {
                         if r.output_tok_s_min > r.output_tok_s_max {
-                            self.err(file, rp.clone(), "output_tok_s_min above output_tok_s_max".into(), "swap the bounds");
+                            self.err(
+                                file,
+                                rp.clone(),
+                                "output_tok_s_min above output_tok_s_max".into(),
+                                "swap the bounds",
+                            );
                         }
                         self.from(file, &rp, &r.from, Some(r.output_tok_s_min));
                     }
@@ -329,7 +458,12 @@ impl Checker<'_> {
                 for (ui, u) in s.unplaced.iter().enumerate() {
                     let up = format!("{sp}/unplaced/{ui}");
                     if !u.likely_concurrency.is_empty() && u.likely_concurrency.len() != u.output_tok_s.len() {
-                        self.err(file, format!("{up}/likely_concurrency"), "likely_concurrency must give one concurrency per value".into(), "or leave it empty");
+                        self.err(
+                            file,
+                            format!("{up}/likely_concurrency"),
+                            "likely_concurrency must give one concurrency per value".into(),
+                            "or leave it empty",
+                        );
                     }
                     for (vi, x) in u.output_tok_s.iter().enumerate() {
                         self.positive(file, format!("{up}/output_tok_s/{vi}"), *x, "output_tok_s");
@@ -350,13 +484,32 @@ impl Checker<'_> {
                     .flat_map(|s| s.points.iter())
                     .find(|p| p.concurrency == t.concurrency);
                 match point {
-                    None => self.err(file, tp.clone(), format!("no {} {}/{} point at concurrency {} to check the total against", t.mode.name(), t.isl, t.osl, t.concurrency), "a total must sit on a published point"),
+                    None => self.err(
+                        file,
+                        tp.clone(),
+                        format!(
+                            "no {} {}/{} point at concurrency {} to check the total against",
+                            t.mode.name(),
+                            t.isl,
+                            t.osl,
+                            t.concurrency
+                        ),
+                        "a total must sit on a published point",
+                    ),
                     Some(p) => {
                         let expect = p.output_tok_s * f64::from(t.isl + t.osl) / f64::from(t.osl);
                         // Output throughput is rounded to whole tokens/s; scale that rounding up to the total.
                         let tol = 0.5 * f64::from(t.isl + t.osl) / f64::from(t.osl) + 1.0;
                         if (expect - t.total_tok_s).abs() > tol {
-                            self.err(file, format!("{tp}/total_tok_s"), format!("total {} does not match output {} x ({}+{})/{} = {expect:.0}", t.total_tok_s, p.output_tok_s, t.isl, t.osl, t.osl), "a total counts input and output tokens of the same requests");
+                            self.err(
+                                file,
+                                format!("{tp}/total_tok_s"),
+                                format!(
+                                    "total {} does not match output {} x ({}+{})/{} = {expect:.0}",
+                                    t.total_tok_s, p.output_tok_s, t.isl, t.osl, t.osl
+                                ),
+                                "a total counts input and output tokens of the same requests",
+                            );
                         }
                     }
                 }
@@ -377,12 +530,22 @@ impl Checker<'_> {
             self.from(file, &cp, &c.from, None);
             if c.unverifiable.is_some() {
                 if c.numerator.is_some() || c.denominator.is_some() {
-                    self.err(file, cp.clone(), "an unverifiable claim has no operands".into(), "drop the operands or the `unverifiable` field");
+                    self.err(
+                        file,
+                        cp.clone(),
+                        "an unverifiable claim has no operands".into(),
+                        "drop the operands or the `unverifiable` field",
+                    );
                 }
                 continue;
             }
             let (Some(n), Some(d)) = (&c.numerator, &c.denominator) else {
-                self.err(file, cp.clone(), "a claim needs a numerator and a denominator".into(), "or mark it `unverifiable` with a reason");
+                self.err(
+                    file,
+                    cp.clone(),
+                    "a claim needs a numerator and a denominator".into(),
+                    "or mark it `unverifiable` with a reason",
+                );
                 continue;
             };
             let nv = self.operand(file, &format!("{cp}/numerator"), n, &points);
@@ -396,7 +559,12 @@ impl Checker<'_> {
             let half_unit = 0.5 * 10f64.powi(-(c.decimals as i32));
             let tol = if c.approximate { half_unit + 0.05 * c.stated.abs() } else { half_unit + 1e-9 };
             if (got - c.stated).abs() > tol {
-                self.err(file, format!("{cp}/stated"), format!("claim `{}` states {} but the data give {got:.3}", c.id, c.stated), "the operands or the stated value are mistranscribed");
+                self.err(
+                    file,
+                    format!("{cp}/stated"),
+                    format!("claim `{}` states {} but the data give {got:.3}", c.id, c.stated),
+                    "the operands or the stated value are mistranscribed",
+                );
             }
         }
     }
@@ -406,13 +574,31 @@ impl Checker<'_> {
             Operand::Point(k) => {
                 let found: Vec<_> = points
                     .iter()
-                    .filter(|p| p.model == k.model && p.mode == k.mode && p.isl == k.isl && p.osl == k.osl && f64::from(p.concurrency) == k.concurrency)
+                    .filter(|p| {
+                        p.model == k.model
+                            && p.mode == k.mode
+                            && p.isl == k.isl
+                            && p.osl == k.osl
+                            && f64::from(p.concurrency) == k.concurrency
+                    })
                     .collect();
                 match found.as_slice() {
                     [p] => Some(p.output_tok_s),
                     [] if !self.ds.failed.is_empty() && !self.ds.sweeps.values().any(|s| s.model == k.model) => None,
                     [] => {
-                        self.err(file, pointer.to_string(), format!("no published point {} {} {}/{} at {}", k.model, k.mode.name(), k.isl, k.osl, k.concurrency), "the operand must match a point in data/sweeps/");
+                        self.err(
+                            file,
+                            pointer.to_string(),
+                            format!(
+                                "no published point {} {} {}/{} at {}",
+                                k.model,
+                                k.mode.name(),
+                                k.isl,
+                                k.osl,
+                                k.concurrency
+                            ),
+                            "the operand must match a point in data/sweeps/",
+                        );
                         None
                     }
                     _ => None,
@@ -421,13 +607,23 @@ impl Checker<'_> {
             Operand::Pointer { file: target, pointer: ptr } => match self.ds.number_at(target, ptr) {
                 Some(x) => Some(x),
                 None => {
-                    self.err(file, pointer.to_string(), format!("no number at {target}#{ptr}"), "the pointer must reach a number in a loaded data file");
+                    self.err(
+                        file,
+                        pointer.to_string(),
+                        format!("no number at {target}#{ptr}"),
+                        "the pointer must reach a number in a loaded data file",
+                    );
                     None
                 }
             },
             Operand::Constant { constant, reason } => {
                 if reason.trim().is_empty() {
-                    self.err(file, pointer.to_string(), "a constant operand needs a reason".into(), "say where the constant comes from");
+                    self.err(
+                        file,
+                        pointer.to_string(),
+                        "a constant operand needs a reason".into(),
+                        "say where the constant comes from",
+                    );
                 }
                 (*constant != 0.0).then_some(*constant)
             }
@@ -439,12 +635,22 @@ impl Checker<'_> {
             let file = self.path("scenario", &s.id);
             if let Reference::Id(id) = &s.hardware {
                 if !self.ds.hardware.contains_key(id) {
-                    self.err(&file, "/hardware".into(), format!("unknown hardware `{id}`"), "use an id from data/hardware/ or an inline object");
+                    self.err(
+                        &file,
+                        "/hardware".into(),
+                        format!("unknown hardware `{id}`"),
+                        "use an id from data/hardware/ or an inline object",
+                    );
                 }
             }
             if let ModelRef::Id(id) = &s.model {
                 if !self.ds.models.contains_key(id) {
-                    self.err(&file, "/model".into(), format!("unknown model `{id}`"), "use an id from data/models/ or an inline object");
+                    self.err(
+                        &file,
+                        "/model".into(),
+                        format!("unknown model `{id}`"),
+                        "use an id from data/models/ or an inline object",
+                    );
                 }
             }
             if s.workloads.is_empty() {
@@ -452,12 +658,22 @@ impl Checker<'_> {
             }
             for (i, w) in s.workloads.iter().enumerate() {
                 if w.isl == 0 || w.osl == 0 {
-                    self.err(&file, format!("/workloads/{i}"), "sequence lengths must be positive".into(), "isl and osl are token counts");
+                    self.err(
+                        &file,
+                        format!("/workloads/{i}"),
+                        "sequence lengths must be positive".into(),
+                        "isl and osl are token counts",
+                    );
                 }
             }
             for (i, c) in s.concurrency.iter().enumerate() {
                 if !concurrency_ok(f64::from(*c)) {
-                    self.err(&file, format!("/concurrency/{i}"), format!("concurrency {c} outside 1..=4096"), "concurrency counts closed-loop clients");
+                    self.err(
+                        &file,
+                        format!("/concurrency/{i}"),
+                        format!("concurrency {c} outside 1..=4096"),
+                        "concurrency counts closed-loop clients",
+                    );
                 }
             }
         }
@@ -483,7 +699,10 @@ pub fn quote_mentions(quote: &str, value: f64) -> bool {
             continue;
         }
         let start = i;
-        while i < chars.len() && (chars[i].is_ascii_digit() || ((chars[i] == ',' || chars[i] == '.') && chars.get(i + 1).is_some_and(|c| c.is_ascii_digit()))) {
+        while i < chars.len()
+            && (chars[i].is_ascii_digit()
+                || ((chars[i] == ',' || chars[i] == '.') && chars.get(i + 1).is_some_and(|c| c.is_ascii_digit())))
+        {
             i += 1;
         }
         let token: String = chars[start..i].iter().collect();

@@ -89,11 +89,18 @@ pub fn nccl_tests(inputs: &[Input], opts: &NcclOptions) -> Result<FabricFile, Di
     for (n, (file, text)) in inputs.iter().enumerate() {
         let (collective, how, measured) = read_file(file, text, opts)?;
         if let Some((_, prev)) = files_by_collective.iter().find(|(c, _)| *c == collective) {
-            return Err(Diagnostic::error(file, "", format!("{} is measured twice: in {prev} and in {file}", collective.name()))
-                .with_hint("a fabric file holds one row per collective; import the files separately (different --id) or drop one"));
+            return Err(Diagnostic::error(
+                file,
+                "",
+                format!("{} is measured twice: in {prev} and in {file}", collective.name()),
+            )
+            .with_hint(
+                "a fabric file holds one row per collective; import the files separately (different --id) or drop one",
+            ));
         }
         files_by_collective.push((collective, file.clone()));
-        let source = import_source(&opts.source_prefix, n + 1, file, &format!("nccl-tests {}_perf output", collective.name()));
+        let source =
+            import_source(&opts.source_prefix, n + 1, file, &format!("nccl-tests {}_perf output", collective.name()));
         rows.push(summarise(file, collective, &how, &measured, &source.id)?);
         sources.push(source);
     }
@@ -132,7 +139,13 @@ pub fn nccl_tests(inputs: &[Input], opts: &NcclOptions) -> Result<FabricFile, Di
 }
 
 /// The NCCL row of one file: the best out-of-place bus bandwidth and the one at the largest size.
-fn summarise(file: &str, collective: Collective, how: &str, measured: &[Measured], source: &str) -> Result<NcclRow, Diagnostic> {
+fn summarise(
+    file: &str,
+    collective: Collective,
+    how: &str,
+    measured: &[Measured],
+    source: &str,
+) -> Result<NcclRow, Diagnostic> {
     let Some(peak) = measured.iter().fold(None::<&Measured>, |best, m| match best {
         Some(b) if b.busbw >= m.busbw => Some(b),
         _ => Some(m),
@@ -154,7 +167,10 @@ fn summarise(file: &str, collective: Collective, how: &str, measured: &[Measured
         note.push_str(&format!("; busbw_16gib_gb_s from the row `{}`", largest.quote));
         Some(largest.busbw)
     } else {
-        note.push_str(&format!("; the largest size is {} bytes, not 16 GiB, so busbw_16gib_gb_s is empty", largest.size));
+        note.push_str(&format!(
+            "; the largest size is {} bytes, not 16 GiB, so busbw_16gib_gb_s is empty",
+            largest.size
+        ));
         None
     };
     let wrong = measured.iter().filter(|m| m.wrong).count();
@@ -175,7 +191,8 @@ fn summarise(file: &str, collective: Collective, how: &str, measured: &[Measured
 /// Collective, how it was determined, and the measured sizes of one file.
 fn read_file(file: &str, text: &str, opts: &NcclOptions) -> Result<(Collective, String, Vec<Measured>), Diagnostic> {
     if text.trim().is_empty() {
-        return Err(Diagnostic::error(file, "", "file is empty").with_hint("pass the output nccl-tests printed (or its -J JSON file)"));
+        return Err(Diagnostic::error(file, "", "file is empty")
+            .with_hint("pass the output nccl-tests printed (or its -J JSON file)"));
     }
     let json = text.trim_start().starts_with('{');
     let (found, measured) = if json { read_json(file, text)? } else { read_text(file, text)? };
@@ -227,9 +244,13 @@ fn read_text(file: &str, text: &str) -> Result<Parsed, Diagnostic> {
     }
     if measured.is_empty() {
         let l = header_line.unwrap_or(1);
-        return Err(Diagnostic::error(file, "", "the nccl-tests table has no data rows (the output looks truncated or the run failed)")
-            .at(l, 1)
-            .with_hint("copy the output up to the `# Avg bus bandwidth` line; check the run for errors before the table"));
+        return Err(Diagnostic::error(
+            file,
+            "",
+            "the nccl-tests table has no data rows (the output looks truncated or the run failed)",
+        )
+        .at(l, 1)
+        .with_hint("copy the output up to the `# Avg bus bandwidth` line; check the run for errors before the table"));
     }
     Ok((found, measured))
 }
@@ -266,7 +287,9 @@ fn parse_row(file: &str, lineno: usize, line: &str, tokens: &[(usize, &str)]) ->
         )
     };
     let (size_at, size_tok) = tokens.first().copied().unwrap_or((0, ""));
-    let size = size_tok.parse::<u64>().map_err(|_| row_err(size_at, format!("expected the size in bytes, found `{size_tok}`")))?;
+    let size = size_tok
+        .parse::<u64>()
+        .map_err(|_| row_err(size_at, format!("expected the size in bytes, found `{size_tok}`")))?;
     let mut toks: Vec<(usize, &str)> = tokens.get(1..).unwrap_or(&[]).to_vec();
     // report_timestamps appends `YYYY-MM-DD HH:MM:SS`.
     if toks.len() >= 2 {
@@ -278,8 +301,12 @@ fn parse_row(file: &str, lineno: usize, line: &str, tokens: &[(usize, &str)]) ->
         }
     }
     match toks.first() {
-        Some((b, t)) if t.parse::<u64>().is_err() => return Err(row_err(*b, format!("expected the element count after the size, found `{t}`"))),
-        None => return Err(row_err(size_at, "row has only the size; expected count, type and the timing columns".into())),
+        Some((b, t)) if t.parse::<u64>().is_err() => {
+            return Err(row_err(*b, format!("expected the element count after the size, found `{t}`")))
+        }
+        None => {
+            return Err(row_err(size_at, "row has only the size; expected count, type and the timing columns".into()))
+        }
         _ => {}
     }
     let rest = toks.get(1..).unwrap_or(&[]);
@@ -306,7 +333,10 @@ fn parse_row(file: &str, lineno: usize, line: &str, tokens: &[(usize, &str)]) ->
     // algbw = size / time: a row whose columns do not line up is cut short or mangled.
     let expect = size as f64 / (time * 1e3);
     if time <= 0.0 || (algbw - expect).abs() > 0.02 + 0.03 * expect {
-        return Err(row_err(alg_at, format!("columns do not line up: algbw `{alg_tok}` should be size / time = {expect:.2} GB/s")));
+        return Err(row_err(
+            alg_at,
+            format!("columns do not line up: algbw `{alg_tok}` should be size / time = {expect:.2} GB/s"),
+        ));
     }
     let wrong = [oop, ip].into_iter().any(|g| g.get(3).is_some_and(|(_, w)| w.parse::<f64>().is_ok_and(|x| x != 0.0)));
     Ok(Measured { size, busbw, in_place_only: false, wrong, quote: line.trim().to_string() })
@@ -325,14 +355,25 @@ fn read_json(file: &str, text: &str) -> Result<Parsed, Diagnostic> {
         } else {
             "expected the JSON nccl-tests writes with -J: an object with \"version\", \"config\" and \"results\""
         };
-        return Err(located(Diagnostic::error(file, "", "unknown format: not an nccl-tests JSON file (no \"results\")").with_hint(hint)));
+        return Err(located(
+            Diagnostic::error(file, "", "unknown format: not an nccl-tests JSON file (no \"results\")").with_hint(hint),
+        ));
     };
     let Some(results) = results.as_array() else {
-        return Err(located(Diagnostic::error(file, "/results", "\"results\" is not a list").with_hint("expected one object per message size")));
+        return Err(located(
+            Diagnostic::error(file, "/results", "\"results\" is not a list")
+                .with_hint("expected one object per message size"),
+        ));
     };
     if results.is_empty() {
-        return Err(located(Diagnostic::error(file, "/results", "the nccl-tests JSON has no results (the run stopped before the first size)")
-            .with_hint("rerun nccl-tests and let it finish")));
+        return Err(located(
+            Diagnostic::error(
+                file,
+                "/results",
+                "the nccl-tests JSON has no results (the run stopped before the first size)",
+            )
+            .with_hint("rerun nccl-tests and let it finish"),
+        ));
     }
     let found = value
         .get("args")
@@ -344,7 +385,10 @@ fn read_json(file: &str, text: &str) -> Result<Parsed, Diagnostic> {
     for (i, r) in results.iter().enumerate() {
         let p = format!("/results/{i}");
         let size = r.get("size").and_then(Value::as_u64).ok_or_else(|| {
-            located(Diagnostic::error(file, format!("{p}/size"), "missing or non-integer \"size\"").with_hint("each result gives its size in bytes"))
+            located(
+                Diagnostic::error(file, format!("{p}/size"), "missing or non-integer \"size\"")
+                    .with_hint("each result gives its size in bytes"),
+            )
         })?;
         let oop = r.get("out_of_place").filter(|v| !v.is_null());
         let ip = r.get("in_place").filter(|v| !v.is_null());
@@ -352,17 +396,26 @@ fn read_json(file: &str, text: &str) -> Result<Parsed, Diagnostic> {
             (Some(o), _) => ("out_of_place", o),
             (None, Some(x)) => ("in_place", x),
             (None, None) => {
-                return Err(located(Diagnostic::error(file, p.clone(), "result has neither \"out_of_place\" nor \"in_place\" timings")
-                    .with_hint("the file looks cut or edited")))
+                return Err(located(
+                    Diagnostic::error(file, p.clone(), "result has neither \"out_of_place\" nor \"in_place\" timings")
+                        .with_hint("the file looks cut or edited"),
+                ))
             }
         };
         let bw_ptr = format!("{p}/{which}/bus_bw");
         let busbw = finite(part.get("bus_bw")).filter(|x| *x >= 0.0).ok_or_else(|| {
             let found = part.get("bus_bw").map_or("nothing".to_string(), Value::to_string);
-            located(Diagnostic::error(file, bw_ptr.clone(), format!("\"bus_bw\" must be a finite, non-negative number, found {found}"))
-                .with_hint("the run measured nothing usable at this size; rerun it or drop the result"))
+            located(
+                Diagnostic::error(
+                    file,
+                    bw_ptr.clone(),
+                    format!("\"bus_bw\" must be a finite, non-negative number, found {found}"),
+                )
+                .with_hint("the run measured nothing usable at this size; rerun it or drop the result"),
+            )
         })?;
-        let wrong = [oop, ip].into_iter().flatten().any(|g| g.get("nwrong").and_then(Value::as_f64).is_some_and(|x| x != 0.0));
+        let wrong =
+            [oop, ip].into_iter().flatten().any(|g| g.get("nwrong").and_then(Value::as_f64).is_some_and(|x| x != 0.0));
         let quote = fragment(text, &[Step::Key("results"), Step::Index(i)]).unwrap_or_default().to_string();
         measured.push(Measured { size, busbw, in_place_only: oop.is_none(), wrong, quote });
     }

@@ -32,7 +32,15 @@ pub struct VllmOptions {
 
 impl Default for VllmOptions {
     fn default() -> Self {
-        VllmOptions { mode: Mode::Single, model: None, hardware: "gb300-station".into(), concurrency: None, isl: None, osl: None, source_prefix: "import".into() }
+        VllmOptions {
+            mode: Mode::Single,
+            model: None,
+            hardware: "gb300-station".into(),
+            concurrency: None,
+            isl: None,
+            osl: None,
+            source_prefix: "import".into(),
+        }
     }
 }
 
@@ -86,12 +94,24 @@ pub fn vllm_bench(inputs: &[Input], opts: &VllmOptions) -> Result<SweepFile, Dia
             let mut named = runs.iter().filter_map(|r| r.model_id.as_ref().map(|m| (r, m)));
             let Some((first, id)) = named.next() else {
                 let file = runs.first().map(|r| r.file.as_str()).unwrap_or("");
-                return Err(Diagnostic::error(file, "/model_id", "no \"model_id\" in the results to name the model by")
-                    .with_hint("pass --model <id of a data/models file>, e.g. --model glm-5.2"));
+                return Err(Diagnostic::error(
+                    file,
+                    "/model_id",
+                    "no \"model_id\" in the results to name the model by",
+                )
+                .with_hint("pass --model <id of a data/models file>, e.g. --model glm-5.2"));
             };
             if let Some((other, oid)) = named.find(|(_, m)| *m != id) {
-                return Err(Diagnostic::error(&other.file, "/model_id", format!("results are for different models: `{id}` in {} and `{oid}` in {}", first.name(), other.name()))
-                    .with_hint("import each model's results separately, or pass --model to file them under one id"));
+                return Err(Diagnostic::error(
+                    &other.file,
+                    "/model_id",
+                    format!(
+                        "results are for different models: `{id}` in {} and `{oid}` in {}",
+                        first.name(),
+                        other.name()
+                    ),
+                )
+                .with_hint("import each model's results separately, or pass --model to file them under one id"));
             }
             base_name(id).to_lowercase()
         }
@@ -115,8 +135,12 @@ pub fn vllm_bench(inputs: &[Input], opts: &VllmOptions) -> Result<SweepFile, Dia
             None => {
                 let (isl_r, osl_r) = (isl.round(), osl.round());
                 if !(1.0..=f64::from(u32::MAX)).contains(&isl_r) || !(1.0..=f64::from(u32::MAX)).contains(&osl_r) {
-                    return Err(Diagnostic::error(&run.file, "", format!("{} has no usable sequence lengths (isl {isl:.1}, osl {osl:.1})", run.name()))
-                        .with_hint("pass --isl and --osl"));
+                    return Err(Diagnostic::error(
+                        &run.file,
+                        "",
+                        format!("{} has no usable sequence lengths (isl {isl:.1}, osl {osl:.1})", run.name()),
+                    )
+                    .with_hint("pass --isl and --osl"));
                 }
                 let s = Series {
                     mode: opts.mode,
@@ -134,15 +158,25 @@ pub fn vllm_bench(inputs: &[Input], opts: &VllmOptions) -> Result<SweepFile, Dia
         };
         let Some((_, members)) = series.get_mut(i) else { continue };
         if let Some(prev) = members.iter().find(|r| r.concurrency == run.concurrency) {
-            return Err(Diagnostic::error(&run.file, "/max_concurrency", format!("concurrency {} is measured twice in one series: in {} and in {}", run.concurrency, prev.name(), run.name()))
-                .with_hint("keep one result per concurrency (or import the runs separately)"));
+            return Err(Diagnostic::error(
+                &run.file,
+                "/max_concurrency",
+                format!(
+                    "concurrency {} is measured twice in one series: in {} and in {}",
+                    run.concurrency,
+                    prev.name(),
+                    run.name()
+                ),
+            )
+            .with_hint("keep one result per concurrency (or import the runs separately)"));
         }
         members.push(run);
     }
     let mut out = Vec::new();
     for (mut s, mut members) in series {
         members.sort_by_key(|r| r.concurrency);
-        let how = if opts.isl.is_some() || opts.osl.is_some() { "given on the command line where set, else " } else { "" };
+        let how =
+            if opts.isl.is_some() || opts.osl.is_some() { "given on the command line where set, else " } else { "" };
         s.note = Some(format!(
             "imported from {} vLLM benchmark result(s); isl/osl {how}total_input_tokens / completed and total_output_tokens / completed, rounded (files within 5% share a series)",
             members.len()
@@ -150,7 +184,10 @@ pub fn vllm_bench(inputs: &[Input], opts: &VllmOptions) -> Result<SweepFile, Dia
         s.points = members
             .iter()
             .map(|r| {
-                let mut note = format!("{}; {} requests completed, mean {:.1} input and {:.1} output tokens", r.concurrency_how, r.completed, r.isl, r.osl);
+                let mut note = format!(
+                    "{}; {} requests completed, mean {:.1} input and {:.1} output tokens",
+                    r.concurrency_how, r.completed, r.isl, r.osl
+                );
                 if r.failed > 0 {
                     note.push_str(&format!("; WARNING: {} requests failed", r.failed));
                 }
@@ -165,13 +202,22 @@ pub fn vllm_bench(inputs: &[Input], opts: &VllmOptions) -> Result<SweepFile, Dia
             .collect();
         out.push(s);
     }
-    Ok(SweepFile { schema_version: SCHEMA_VERSION, kind: "sweep".into(), sources, model, series: out, totals: Vec::new() })
+    Ok(SweepFile {
+        schema_version: SCHEMA_VERSION,
+        kind: "sweep".into(),
+        sources,
+        model,
+        series: out,
+        totals: Vec::new(),
+    })
 }
 
 /// The tool that wrote the file and its results (one, or one per line for `--append-result`).
 fn read_file(file: &str, text: &str, source: &str, opts: &VllmOptions) -> Result<(&'static str, Vec<Run>), Diagnostic> {
     if text.trim().is_empty() {
-        return Err(Diagnostic::error(file, "", "file is empty").with_hint("pass the JSON file written by --save-result"));
+        return Err(
+            Diagnostic::error(file, "", "file is empty").with_hint("pass the JSON file written by --save-result")
+        );
     }
     let trimmed = text.trim_start();
     if !trimmed.starts_with('{') {
@@ -182,11 +228,16 @@ fn read_file(file: &str, text: &str, source: &str, opts: &VllmOptions) -> Result
         } else {
             "expected the JSON file `vllm bench serve --save-result` or benchmark_serving.py --save-result writes"
         };
-        return Err(Diagnostic::error(file, "", "unknown format: not a JSON benchmark result").at(1, 1).with_hint(hint));
+        return Err(Diagnostic::error(file, "", "unknown format: not a JSON benchmark result")
+            .at(1, 1)
+            .with_hint(hint));
     }
     // `--append-result` writes one object per line; a single (possibly indented) object is one record.
     let records: Vec<(usize, &str)> = if text.lines().filter(|l| !l.trim().is_empty()).count() > 1
-        && text.lines().filter(|l| !l.trim().is_empty()).all(|l| l.trim_start().starts_with('{') && l.trim_end().ends_with('}'))
+        && text
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .all(|l| l.trim_start().starts_with('{') && l.trim_end().ends_with('}'))
     {
         text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()).collect()
     } else {
@@ -205,7 +256,14 @@ fn read_file(file: &str, text: &str, source: &str, opts: &VllmOptions) -> Result
     Ok((tool, runs))
 }
 
-fn read_record(file: &str, text: &str, line0: usize, v: &Value, source: &str, opts: &VllmOptions) -> Result<Run, Diagnostic> {
+fn read_record(
+    file: &str,
+    text: &str,
+    line0: usize,
+    v: &Value,
+    source: &str,
+    opts: &VllmOptions,
+) -> Result<Run, Diagnostic> {
     let index = crate::position::PositionIndex::build(text);
     let located = |d: Diagnostic| match index.locate(&d.pointer) {
         Some((l, c)) => d.at(l + line0, c),
@@ -213,7 +271,10 @@ fn read_record(file: &str, text: &str, line0: usize, v: &Value, source: &str, op
         None => d,
     };
     let Some(obj) = v.as_object() else {
-        return Err(located(Diagnostic::error(file, "", "unknown format: expected a JSON object").with_hint("pass the result file written by --save-result")));
+        return Err(located(
+            Diagnostic::error(file, "", "unknown format: expected a JSON object")
+                .with_hint("pass the result file written by --save-result"),
+        ));
     };
     if !obj.contains_key("output_throughput") && !obj.contains_key("completed") {
         let hint = if obj.contains_key("results") && obj.contains_key("config") {
@@ -223,27 +284,38 @@ fn read_record(file: &str, text: &str, line0: usize, v: &Value, source: &str, op
         } else {
             "expected fields such as \"completed\", \"output_throughput\", \"total_output_tokens\" and \"max_concurrency\""
         };
-        return Err(located(Diagnostic::error(file, "", "unknown format: not a vLLM serving benchmark result").with_hint(hint)));
+        return Err(located(
+            Diagnostic::error(file, "", "unknown format: not a vLLM serving benchmark result").with_hint(hint),
+        ));
     }
     let number = |key: &str| -> Result<f64, Diagnostic> {
         match obj.get(key) {
-            None => Err(located(Diagnostic::error(file, format!("/{key}"), format!("missing field \"{key}\""))
-                .with_hint("the file looks cut or edited; vLLM writes this field in every generation benchmark result"))),
+            None => {
+                Err(located(Diagnostic::error(file, format!("/{key}"), format!("missing field \"{key}\"")).with_hint(
+                    "the file looks cut or edited; vLLM writes this field in every generation benchmark result",
+                )))
+            }
             Some(x) => finite(Some(x)).ok_or_else(|| {
-                located(Diagnostic::error(file, format!("/{key}"), format!("\"{key}\" must be a finite number, found {x}"))
-                    .with_hint("NaN or null here means the run produced no usable result; rerun it"))
+                located(
+                    Diagnostic::error(file, format!("/{key}"), format!("\"{key}\" must be a finite number, found {x}"))
+                        .with_hint("NaN or null here means the run produced no usable result; rerun it"),
+                )
             }),
         }
     };
     let completed = number("completed")?;
     if completed < 1.0 || completed.fract() != 0.0 {
-        return Err(located(Diagnostic::error(file, "/completed", format!("\"completed\" is {completed}: no request finished"))
-            .with_hint("the run failed; check the server log and the \"errors\" field")));
+        return Err(located(
+            Diagnostic::error(file, "/completed", format!("\"completed\" is {completed}: no request finished"))
+                .with_hint("the run failed; check the server log and the \"errors\" field"),
+        ));
     }
     let output_tok_s = number("output_throughput")?;
     if output_tok_s <= 0.0 {
-        return Err(located(Diagnostic::error(file, "/output_throughput", format!("\"output_throughput\" is {output_tok_s}"))
-            .with_hint("a point needs positive output throughput; was --skip-tokenizer-init set?")));
+        return Err(located(
+            Diagnostic::error(file, "/output_throughput", format!("\"output_throughput\" is {output_tok_s}"))
+                .with_hint("a point needs positive output throughput; was --skip-tokenizer-init set?"),
+        ));
     }
     let total_in = number("total_input_tokens")?;
     let total_out = number("total_output_tokens")?;

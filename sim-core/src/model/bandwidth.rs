@@ -92,7 +92,13 @@ pub struct StepReads {
 
 /// Weight, KV and pinned-table bytes a step with `tokens` tokens and `kv_tokens` of cached context reads.
 /// `spilled_routing_share` is how much routing the spilled experts get relative to uniform (1.0).
-pub fn step_reads(model: &ModelSpec, p: &Placement, tokens: f64, kv_tokens: f64, spilled_routing_share: f64) -> StepReads {
+pub fn step_reads(
+    model: &ModelSpec,
+    p: &Placement,
+    tokens: f64,
+    kv_tokens: f64,
+    spilled_routing_share: f64,
+) -> StepReads {
     let touched = expert_touch_fraction(model, tokens, 1.0);
     let touched_spilled = expert_touch_fraction(model, tokens, spilled_routing_share);
     StepReads {

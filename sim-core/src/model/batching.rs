@@ -87,7 +87,8 @@ impl Engine<'_> {
         let hbm_s = reads.hbm_bytes / (k.hbm_efficiency * self.hw.hbm_bytes_per_sec);
         let slow_s = reads.slow_bytes / (k.slow_efficiency * self.hw.slow_path_bytes_per_sec);
         // Attention: ~4 * layers * hidden FLOPs per token per context position (QK^T and AV).
-        let attn = 4.0 * m.layers * m.hidden_size * (seqs * per_seq * kv_tokens / seqs.max(1.0) + prefill * prefill_ctx);
+        let attn =
+            4.0 * m.layers * m.hidden_size * (seqs * per_seq * kv_tokens / seqs.max(1.0) + prefill * prefill_ctx);
         let compute_s = (2.0 * m.active_params * tokens + attn) / tp / (k.compute_efficiency * self.flops());
         let comm_s = if tp > 1.0 {
             // Per forward pass: two all-reduces per layer, one for the vocabulary-parallel embedding and one
@@ -100,7 +101,8 @@ impl Engine<'_> {
             0.0
         };
         let draft_s = if seqs > 0.0 {
-            m.draft_tokens * (m.draft_pass_bytes / tp / (k.hbm_efficiency * self.hw.hbm_bytes_per_sec) + k.draft_pass_overhead_s)
+            m.draft_tokens
+                * (m.draft_pass_bytes / tp / (k.hbm_efficiency * self.hw.hbm_bytes_per_sec) + k.draft_pass_overhead_s)
         } else {
             0.0
         };
@@ -147,7 +149,14 @@ pub fn colocated(e: &Engine, c: f64, isl: f64, osl: f64) -> Colocated {
     let n = c.min(max_res).max(0.0);
     if n < 1.0 || !e.placement.fits {
         let b = if e.placement.fits { Bottleneck::KvCapacity } else { Bottleneck::DoesNotFit };
-        return Colocated { output_tok_s: 0.0, mean_step_s: f64::INFINITY, resident: 0.0, max_resident: max_res, ttft_s: f64::INFINITY, bottleneck: b };
+        return Colocated {
+            output_tok_s: 0.0,
+            mean_step_s: f64::INFINITY,
+            resident: 0.0,
+            max_resident: max_res,
+            ttft_s: f64::INFINITY,
+            bottleneck: b,
+        };
     }
     let a = e.tokens_per_step();
     let chunk = e.k.prefill_chunk_tokens.max(1.0);
@@ -184,5 +193,12 @@ pub fn colocated(e: &Engine, c: f64, isl: f64, osl: f64) -> Colocated {
     if c > max_res {
         bottleneck = Bottleneck::KvCapacity;
     }
-    Colocated { output_tok_s: output, mean_step_s: mean_step, resident: n, max_resident: max_res, ttft_s: ttft, bottleneck }
+    Colocated {
+        output_tok_s: output,
+        mean_step_s: mean_step,
+        resident: n,
+        max_resident: max_res,
+        ttft_s: ttft,
+        bottleneck,
+    }
 }

@@ -89,15 +89,27 @@ impl Coefficients {
             ("per_seq_overhead_s".into(), self.per_seq_overhead_s, fit("prior 50 us")),
             ("draft_pass_overhead_s".into(), self.draft_pass_overhead_s, fit("prior 1 ms")),
             ("tp_latency_scale".into(), self.tp_latency_scale, fit("1.0 when no pair point is fitted")),
-            ("hbm_reserve_fraction".into(), self.hbm_reserve_fraction, "derived: (252 GB - (433 GB - 215 GB)) / 252 GB, GLM-5.2 on one station".into()),
-            ("runtime_reserve_fraction".into(), self.runtime_reserve_fraction, "assumed: 8 GB of 252 for activations, CUDA graphs, runtime".into()),
+            (
+                "hbm_reserve_fraction".into(),
+                self.hbm_reserve_fraction,
+                "derived: (252 GB - (433 GB - 215 GB)) / 252 GB, GLM-5.2 on one station".into(),
+            ),
+            (
+                "runtime_reserve_fraction".into(),
+                self.runtime_reserve_fraction,
+                "assumed: 8 GB of 252 for activations, CUDA graphs, runtime".into(),
+            ),
             ("prefill_chunk_tokens".into(), self.prefill_chunk_tokens, "assumed: vLLM max_num_batched_tokens".into()),
         ];
         for (m, a) in &self.acceptance {
             rows.push((format!("acceptance[{m}]"), *a, fit("per model, prior from the model card")));
         }
         for (m, a) in &self.spilled_routing_share {
-            rows.push((format!("spilled_routing_share[{m}]"), *a, fit("per spilling model, prior 1.0 = uniform routing")));
+            rows.push((
+                format!("spilled_routing_share[{m}]"),
+                *a,
+                fit("per spilling model, prior 1.0 = uniform routing"),
+            ));
         }
         rows
     }

@@ -35,7 +35,16 @@ pub fn engine<'a>(s: &'a Scenario, k: &'a Coefficients, span_machines: f64) -> E
     } else {
         (f64::INFINITY, 0.0)
     };
-    Engine { model: &s.model, hw, k, placement, allreduce_bytes_per_sec: bw, allreduce_latency_s: lat, acceptance: k.acceptance_for(&s.model), spilled_routing_share: k.spilled_routing_share_for(&s.model) }
+    Engine {
+        model: &s.model,
+        hw,
+        k,
+        placement,
+        allreduce_bytes_per_sec: bw,
+        allreduce_latency_s: lat,
+        acceptance: k.acceptance_for(&s.model),
+        spilled_routing_share: k.spilled_routing_share_for(&s.model),
+    }
 }
 
 /// Predicts output throughput and latencies for one mode, workload and concurrency.
@@ -97,7 +106,8 @@ fn pd(s: &Scenario, k: &Coefficients, isl: u32, osl: u32, concurrency: u32) -> P
     let full_chunk_s = pre.step(0.0, chunk, 0.0, fi.min(chunk) / 2.0).total_s;
     let prefill_rate = (chunk / fi) / full_chunk_s;
     // KV hand-off: one way over the link, after the decode side reserved room for it.
-    let t_x = fi * s.model.kv_bytes_per_token / s.hardware.link.payload_bytes_per_sec() + s.hardware.link.call_latency_s;
+    let t_x =
+        fi * s.model.kv_bytes_per_token / s.hardware.link.payload_bytes_per_sec() + s.hardware.link.call_latency_s;
     let decode_rate = |n: f64| {
         let n_eff = n.max(1.0);
         let t = dec.step(n_eff, 0.0, n_eff * (fi + fo / 2.0), 0.0).total_s;
