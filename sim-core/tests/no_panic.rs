@@ -1,0 +1,51 @@
+//! No input makes the loader, the validator or the model check panic: random bytes, and real files mutated.
+
+use proptest::prelude::*;
+use sim_core::dataset::{load, validate, SourceText};
+use sim_core::fsio::load_dir;
+use sim_core::report;
+use std::sync::OnceLock;
+
+fn shipped() -> &'static Vec<SourceText> {
+    static S: OnceLock<Vec<SourceText>> = OnceLock::new();
+    S.get_or_init(|| load_dir(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../data")).expect("data"))
+}
+
+/// Replaces one file of the shipped dataset and runs everything `validate` runs.
+fn run_with(index: usize, text: String) {
+    let mut files = shipped().clone();
+    let i = index % files.len();
+    files[i].text = text;
+    let (ds, mut d) = load(&files);
+    d.extend(validate::check(&ds, None));
+    if !d.iter().any(|x| x.is_error()) {
+        d.extend(report::model_check(&ds));
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn random_text_never_panics(index in 0usize..64, text in ".{0,400}") {
+        run_with(index, text);
+    }
+
+    /// Cuts, splices and digit changes of real files: mostly still JSON, often still schema-valid.
+    #[test]
+    fn mutated_files_never_panic(index in 0usize..64, at in 0usize..100_000, len in 0usize..40, digit in 0u8..10, mode in 0u8..3) {
+        let files = shipped();
+        let original = &files[index % files.len()].text;
+        let mut bytes = original.as_bytes().to_vec();
+        let at = at % bytes.len().max(1);
+        match mode {
+            0 => bytes.truncate(at),
+            1 => { let end = (at + len).min(bytes.len()); bytes.drain(at..end); }
+            _ => {
+                // Change a digit: values, concurrencies and versions move, the structure stays.
+                if let Some(p) = bytes[at..].iter().position(u8::is_ascii_digit) { bytes[at + p] = b'0' + digit; }
+            }
+        }
+        run_with(index, String::from_utf8_lossy(&bytes).into_owned());
+    }
+}
