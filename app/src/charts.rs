@@ -158,29 +158,241 @@ fn log2(x: f64) -> f64 {
 
 type Chart<'a, DB> = ChartContext<'a, DB, Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>>;
 
-/// Draws the markers of one mode with a legend entry: single circle, tp2 triangle, pd square; flagged points
+/// What a legend entry shows before its text: the same shapes the plot draws.
+#[derive(Debug, Clone)]
+enum Icon {
+    /// A predicted curve (or the fabric's ceiling): a short line, dashed for the planner's PD.
+    Line { style: ShapeStyle, dashed: bool },
+    /// A published point's filled marker: single circle, tp2 triangle, pd square.
+    Marker(Mode),
+    /// The report's claims: a diamond, filled unless every claim is hollow.
+    Claim { hollow: bool },
+    /// The throughput chart's error band: a grey translucent swatch.
+    Band,
+    /// A published range: a translucent swatch with an outline in the mode's colour.
+    Range(RGBColor),
+    /// A value stated without a concurrency: a small hollow diamond.
+    Unplaced(RGBColor),
+}
+
+#[derive(Debug, Clone)]
+struct LegendEntry {
+    label: String,
+    icon: Icon,
+}
+
+/// Width of a legend icon, and the gap between it and its text.
+const ICON_W: i32 = 20;
+const ICON_GAP: i32 = 6;
+/// Space between legend columns, between rows, and around the strip.
+const COL_GAP: i32 = 18;
+const ROW_GAP: i32 = 4;
+const STRIP_PAD_X: i32 = 12;
+const STRIP_PAD_TOP: i32 = 2;
+const STRIP_PAD_BOTTOM: i32 = 8;
+
+/// Font size of the axis labels for a canvas `w` pixels wide (the legend uses one less).
+fn font_for(w: u32) -> u32 {
+    if w < 500 {
+        12
+    } else {
+        15
+    }
+}
+
+/// Font size of a chart's title: three more than the axis labels', or as large as the axis labels' when that
+/// would not fit the width (long titles on phones).
+fn caption_font(title: &str, w: u32) -> u32 {
+    let font = font_for(w);
+    if text_width(title, font + 3) > w as i32 - 24 {
+        font
+    } else {
+        font + 3
+    }
+}
+
+/// A generous estimate of the width of `s` in a sans-serif font of `font` pixels, so the layout is the same on
+/// every backend (and can be computed before drawing, to size the canvas).
+fn text_width(s: &str, font: u32) -> i32 {
+    (s.chars().count() as f64 * font as f64 * 0.56).ceil() as i32
+}
+
+/// Breaks `label` at spaces into lines no wider than `max` (a single word wider than `max` gets a line of its own).
+fn wrap(label: &str, font: u32, max: i32) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for word in label.split(' ') {
+        match lines.last_mut() {
+            Some(l) if text_width(&format!("{l} {word}"), font) <= max => {
+                l.push(' ');
+                l.push_str(word);
+            }
+            _ => lines.push(word.to_string()),
+        }
+    }
+    lines
+}
+
+/// Where the legend's entries go in a strip `width` pixels wide, in order: a grid of as many columns as fit (each
+/// as wide as its widest entry) or rows packed left to right, whichever is shorter; labels wrapped when one does
+/// not fit the strip.
+#[derive(Debug, Clone, PartialEq)]
+struct LegendLayout {
+    font: u32,
+    /// Per entry: left edge, vertical centre of its first line, and its lines; relative to the strip.
+    items: Vec<(i32, i32, Vec<String>)>,
+    height: u32,
+}
+
+fn legend_layout(labels: &[&str], width: u32) -> LegendLayout {
+    let font = font_for(width) - 1;
+    if labels.is_empty() {
+        return LegendLayout { font, items: Vec::new(), height: 0 };
+    }
+    let line_h = font as i32 + 5;
+    let avail = (width as i32 - 2 * STRIP_PAD_X).max(ICON_W + ICON_GAP + 40);
+    let lines: Vec<Vec<String>> = labels.iter().map(|l| wrap(l, font, avail - ICON_W - ICON_GAP)).collect();
+    let widths: Vec<i32> =
+        lines.iter().map(|ls| ICON_W + ICON_GAP + ls.iter().map(|l| text_width(l, font)).max().unwrap_or(0)).collect();
+    let n = labels.len();
+    let col_widths = |cols: usize| -> Vec<i32> {
+        let mut w = vec![0; cols];
+        for (i, e) in widths.iter().enumerate() {
+            w[i % cols] = w[i % cols].max(*e);
+        }
+        w
+    };
+    let cols = (1..=n)
+        .rev()
+        .find(|&c| {
+            let w = col_widths(c);
+            w.iter().sum::<i32>() + COL_GAP * (c as i32 - 1) <= avail
+        })
+        .unwrap_or(1);
+    // A grid when it needs no more rows than packing the entries in reading order (one long label would
+    // otherwise leave a column of short ones), else rows packed left to right.
+    let cw = col_widths(cols);
+    let grid: Vec<Vec<(i32, usize)>> = (0..n)
+        .collect::<Vec<_>>()
+        .chunks(cols)
+        .map(|row| {
+            row.iter()
+                .enumerate()
+                .map(|(j, &i)| (STRIP_PAD_X + cw[..j].iter().sum::<i32>() + COL_GAP * j as i32, i))
+                .collect()
+        })
+        .collect();
+    let mut flow: Vec<Vec<(i32, usize)>> = Vec::new();
+    let mut x = STRIP_PAD_X;
+    for (i, w) in widths.iter().enumerate() {
+        match flow.last_mut() {
+            Some(row) if x + w <= STRIP_PAD_X + avail => row.push((x, i)),
+            _ => {
+                x = STRIP_PAD_X;
+                flow.push(vec![(x, i)]);
+            }
+        }
+        x += w + COL_GAP;
+    }
+    let rows = if grid.len() <= flow.len() { grid } else { flow };
+    let mut items = Vec::with_capacity(n);
+    let mut y = STRIP_PAD_TOP;
+    for row in rows {
+        for &(x, i) in &row {
+            items.push((x, y + line_h / 2, lines[i].clone()));
+        }
+        y += row.iter().map(|&(_, i)| lines[i].len() as i32).max().unwrap_or(1) * line_h + ROW_GAP;
+    }
+    LegendLayout { font, items, height: (y - ROW_GAP + STRIP_PAD_BOTTOM) as u32 }
+}
+
+fn layout_of(entries: &[LegendEntry], width: u32) -> LegendLayout {
+    legend_layout(&entries.iter().map(|e| e.label.as_str()).collect::<Vec<_>>(), width)
+}
+
+/// Splits `root` into the plot (top) and the legend strip under it, so no legend entry covers the data. The
+/// plot keeps at least half the height (a too-short canvas cuts the legend, never the plot).
+fn split_legend<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    entries: &[LegendEntry],
+) -> (DrawingArea<DB, Shift>, DrawingArea<DB, Shift>, LegendLayout) {
+    let (w, h) = root.dim_in_pixel();
+    let layout = layout_of(entries, w);
+    let plot_h = h.saturating_sub(layout.height).max(h / 2);
+    let (plot, strip) = root.split_vertically(plot_h);
+    (plot, strip, layout)
+}
+
+/// Draws one icon with its left edge at `x`, centred on `y`.
+fn draw_icon<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, icon: &Icon, x: i32, y: i32) -> Result<(), String> {
+    match icon {
+        Icon::Line { style, dashed: false } => area.draw(&PathElement::new(vec![(x, y), (x + ICON_W, y)], *style)),
+        Icon::Line { style, dashed: true } => area.draw(
+            &(EmptyElement::at((x, y))
+                + PathElement::new(vec![(0, 0), (7, 0)], *style)
+                + PathElement::new(vec![(12, 0), (20, 0)], *style)),
+        ),
+        Icon::Marker(mode) => {
+            let fs = mode_colour(*mode).filled();
+            match mode {
+                Mode::Single => area.draw(&Circle::new((x + 10, y), 4, fs)),
+                Mode::Tp2 => area.draw(&TriangleMarker::new((x + 10, y), 5, fs)),
+                Mode::Pd => area.draw(&Rectangle::new([(x + 6, y - 4), (x + 14, y + 4)], fs)),
+            }
+        }
+        Icon::Claim { hollow: false } => {
+            area.draw(&(EmptyElement::at((x + 10, y)) + Polygon::new(diamond(6), CLAIM_COLOUR.filled())))
+        }
+        Icon::Claim { hollow: true } => {
+            area.draw(&(EmptyElement::at((x + 10, y)) + PathElement::new(diamond(6), CLAIM_COLOUR.stroke_width(2))))
+        }
+        Icon::Band => area.draw(&Rectangle::new([(x, y - 5), (x + 20, y + 5)], BLACK.mix(0.15).filled())),
+        Icon::Range(c) => area.draw(
+            &(EmptyElement::at((x, y))
+                + Rectangle::new([(2, -5), (18, 5)], c.mix(0.22).filled())
+                + Rectangle::new([(2, -5), (18, 5)], c.stroke_width(1))),
+        ),
+        Icon::Unplaced(c) => {
+            area.draw(&(EmptyElement::at((x + 10, y)) + PathElement::new(diamond(5), c.stroke_width(2))))
+        }
+    }
+    .map_err(err)
+}
+
+/// Draws the legend in its strip, as `layout` placed it.
+fn draw_legend<DB: DrawingBackend>(
+    strip: &DrawingArea<DB, Shift>,
+    entries: &[LegendEntry],
+    layout: &LegendLayout,
+) -> Result<(), String> {
+    let style = ("sans-serif", layout.font).into_font().color(&BLACK).pos(Pos::new(HPos::Left, VPos::Center));
+    let line_h = layout.font as i32 + 5;
+    for (e, (x, y, lines)) in entries.iter().zip(&layout.items) {
+        draw_icon(strip, &e.icon, *x, *y)?;
+        for (k, l) in lines.iter().enumerate() {
+            strip.draw_text(l, &style, (x + ICON_W + ICON_GAP, y + k as i32 * line_h)).map_err(err)?;
+        }
+    }
+    Ok(())
+}
+
+/// Draws the markers of one mode: single circle, tp2 triangle, pd square; flagged points
 /// are stroked only (hollow).
-fn markers<'a, DB: DrawingBackend + 'a>(chart: &mut Chart<'a, DB>, mode: Mode, pts: &[&Marker], label: &str) -> Result<(), String> {
+fn markers<'a, DB: DrawingBackend + 'a>(chart: &mut Chart<'a, DB>, mode: Mode, pts: &[&Marker]) -> Result<(), String> {
     let c = mode_colour(mode);
     let (fs, hs) = (c.filled(), c.stroke_width(2));
     let xy = |m: &&&Marker| (log2(m.x), m.y);
     let (filled, hollow): (Vec<&Marker>, Vec<&Marker>) = pts.iter().partition(|m| !m.hollow);
-    let label = label.to_string();
     match mode {
         Mode::Single => {
             chart
                 .draw_series(filled.iter().map(|m| EmptyElement::at(xy(&m)) + Circle::new((0, 0), 5, fs)))
-                .map_err(err)?
-                .label(label)
-                .legend(move |(x, y)| Circle::new((x + 10, y), 4, fs));
+                .map_err(err)?;
             chart.draw_series(hollow.iter().map(|m| EmptyElement::at(xy(&m)) + Circle::new((0, 0), 5, hs))).map_err(err)?;
         }
         Mode::Tp2 => {
             chart
                 .draw_series(filled.iter().map(|m| EmptyElement::at(xy(&m)) + TriangleMarker::new((0, 0), 7, fs)))
-                .map_err(err)?
-                .label(label)
-                .legend(move |(x, y)| TriangleMarker::new((x + 10, y), 5, fs));
+                .map_err(err)?;
             let t = 7;
             let tri = vec![(0, -t), (t, t * 2 / 3), (-t, t * 2 / 3), (0, -t)];
             chart
@@ -190,9 +402,7 @@ fn markers<'a, DB: DrawingBackend + 'a>(chart: &mut Chart<'a, DB>, mode: Mode, p
         Mode::Pd => {
             chart
                 .draw_series(filled.iter().map(|m| EmptyElement::at(xy(&m)) + Rectangle::new([(-5, -5), (5, 5)], fs)))
-                .map_err(err)?
-                .label(label)
-                .legend(move |(x, y)| Rectangle::new([(x + 6, y - 4), (x + 14, y + 4)], fs));
+                .map_err(err)?;
             chart
                 .draw_series(hollow.iter().map(|m| EmptyElement::at(xy(&m)) + Rectangle::new([(-5, -5), (5, 5)], hs)))
                 .map_err(err)?;
@@ -239,17 +449,10 @@ fn diamond(r: i32) -> Vec<(i32, i32)> {
 fn claim_markers<'a, DB: DrawingBackend + 'a>(chart: &mut Chart<'a, DB>, claims: &[ClaimMarker], font: u32, xmax: f64) -> Result<(), String> {
     let r = 10;
     let (fs, hs) = (CLAIM_COLOUR.filled(), CLAIM_COLOUR.stroke_width(2));
-    let label = "claim as stated (hollow *: unequal concurrency)";
     let (filled, hollow): (Vec<&ClaimMarker>, Vec<&ClaimMarker>) = claims.iter().partition(|m| !m.hollow);
     let at = |m: &ClaimMarker| EmptyElement::at((log2(m.x), m.y));
-    let series = chart.draw_series(filled.iter().map(|m| at(m) + Polygon::new(diamond(r), fs))).map_err(err)?;
-    if !filled.is_empty() {
-        series.label(label).legend(move |(x, y)| EmptyElement::at((x + 10, y)) + Polygon::new(diamond(6), fs));
-    }
-    let series = chart.draw_series(hollow.iter().map(|m| at(m) + PathElement::new(diamond(r), hs))).map_err(err)?;
-    if filled.is_empty() {
-        series.label(label).legend(move |(x, y)| EmptyElement::at((x + 10, y)) + PathElement::new(diamond(6), hs));
-    }
+    chart.draw_series(filled.iter().map(|m| at(m) + Polygon::new(diamond(r), fs))).map_err(err)?;
+    chart.draw_series(hollow.iter().map(|m| at(m) + PathElement::new(diamond(r), hs))).map_err(err)?;
     // Labels above and to the right of their marker; at the right edge, to the left so they are not cut off.
     let style = ("sans-serif", font).into_font().color(&BLACK);
     let left = style.clone().pos(Pos::new(HPos::Right, VPos::Top));
@@ -267,6 +470,59 @@ fn claim_markers<'a, DB: DrawingBackend + 'a>(chart: &mut Chart<'a, DB>, claims:
     Ok(())
 }
 
+/// The order the curves are drawn in: as given, or on the planner thicker lines first (PD last among equals) so
+/// thinner ones stay visible on top.
+fn curve_order(predicted: &[(Mode, Vec<(u32, f64)>)], emphasis: Option<Mode>) -> Vec<&(Mode, Vec<(u32, f64)>)> {
+    let mut order: Vec<&(Mode, Vec<(u32, f64)>)> = predicted.iter().collect();
+    if emphasis.is_some() {
+        order.sort_by_key(|(m, _)| (std::cmp::Reverse(curve_width(*m, emphasis)), *m == Mode::Pd));
+    }
+    order
+}
+
+/// The legend of `mode_chart`: the error band, the curves in drawing order, the claims, the published points per
+/// mode, the ranges and the values stated without a concurrency; each only when the chart draws it.
+fn mode_legend(predicted: &[(Mode, Vec<(u32, f64)>)], measured: &[Marker], extras: &Extras) -> Vec<LegendEntry> {
+    let mut out = Vec::new();
+    let banded = predicted.iter().any(|(mode, pts)| {
+        pts.len() >= 2 && extras.bands.iter().find(|(m, _)| m == mode).is_some_and(|(_, e)| e.is_finite() && *e > 0.0)
+    });
+    if banded {
+        out.push(LegendEntry { label: "band: 90th-percentile error of fitted points".into(), icon: Icon::Band });
+    }
+    for (mode, _) in curve_order(predicted, extras.emphasis) {
+        let label = if extras.emphasis == Some(*mode) {
+            format!("{} predicted (recommended)", mode.name())
+        } else {
+            format!("{} predicted", mode.name())
+        };
+        let style = mode_colour(*mode).stroke_width(curve_width(*mode, extras.emphasis));
+        out.push(LegendEntry {
+            label,
+            icon: Icon::Line { style, dashed: extras.emphasis.is_some() && *mode == Mode::Pd },
+        });
+    }
+    if !extras.claims.is_empty() {
+        let hollow = extras.claims.iter().all(|c| c.hollow);
+        out.push(LegendEntry {
+            label: "claim as stated (hollow *: unequal concurrency)".into(),
+            icon: Icon::Claim { hollow },
+        });
+    }
+    for mode in Mode::ALL {
+        if measured.iter().any(|m| m.mode == mode) {
+            out.push(LegendEntry { label: format!("{} published", mode.name()), icon: Icon::Marker(mode) });
+        }
+    }
+    if let Some(r) = extras.ranges.first() {
+        out.push(LegendEntry { label: RANGE_LEGEND.into(), icon: Icon::Range(mode_colour(r.mode)) });
+    }
+    if let Some(u) = extras.unplaced.first() {
+        out.push(LegendEntry { label: UNPLACED_LEGEND.into(), icon: Icon::Unplaced(mode_colour(u.mode)) });
+    }
+    out
+}
+
 /// Shared by the throughput, gain and planner charts: log2 concurrency on x (1 to 256, or further when the data
 /// go further), curves and markers per mode. Returns the pixel position of every published marker.
 fn mode_chart<DB: DrawingBackend>(
@@ -277,8 +533,10 @@ fn mode_chart<DB: DrawingBackend>(
     measured: &[Marker],
     extras: Extras,
 ) -> Result<HitPoints, String> {
+    let entries = mode_legend(predicted, measured, &extras);
     let Extras { reference, emphasis, min_x_max, bands, claims, ranges, unplaced } = extras;
     root.fill(&WHITE).map_err(err)?;
+    let (plot, strip, layout) = split_legend(&root, &entries);
     let ymax = predicted
         .iter()
         .flat_map(|(_, v)| v.iter().map(|p| p.1))
@@ -299,10 +557,9 @@ fn mode_chart<DB: DrawingBackend>(
         .fold(min_x_max.max(1.0), f64::max)
         .log2()
         .ceil();
-    let (w, _) = root.dim_in_pixel();
-    let font = if w < 500 { 12 } else { 15 };
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", font + 3))
+    let font = font_for(root.dim_in_pixel().0);
+    let mut chart = ChartBuilder::on(&plot)
+        .caption(title, ("sans-serif", caption_font(title, root.dim_in_pixel().0)))
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(78)
@@ -323,7 +580,6 @@ fn mode_chart<DB: DrawingBackend>(
         chart.draw_series(LineSeries::new([(-0.3, r), (xmax + 0.3, r)], BLACK.mix(0.4).stroke_width(1))).map_err(err)?;
     }
     // Error bands under everything else: predicted x (1 +- e/100), cut at the axes.
-    let mut band_labelled = false;
     for (mode, pts) in predicted {
         let Some((_, e)) = bands.iter().find(|(m, _)| m == mode) else { continue };
         if pts.len() < 2 || !e.is_finite() || *e <= 0.0 {
@@ -332,11 +588,7 @@ fn mode_chart<DB: DrawingBackend>(
         let upper = pts.iter().map(|(x, y)| (log2(*x as f64), (y * (1.0 + e / 100.0)).min(ymax)));
         let lower = pts.iter().rev().map(|(x, y)| (log2(*x as f64), (y * (1.0 - e / 100.0)).max(0.0)));
         let fill = mode_colour(*mode).mix(0.15).filled();
-        let series = chart.draw_series(std::iter::once(Polygon::new(upper.chain(lower).collect::<Vec<_>>(), fill))).map_err(err)?;
-        if !band_labelled {
-            band_labelled = true;
-            series.label("band: 90th-percentile error of fitted points").legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 20, y + 5)], BLACK.mix(0.15).filled()));
-        }
+        chart.draw_series(std::iter::once(Polygon::new(upper.chain(lower).collect::<Vec<_>>(), fill))).map_err(err)?;
     }
     // Published ranges over the bands, under the curves: a translucent rectangle in the mode's colour with a
     // thin outline, spanning the stated concurrency and throughput bounds.
@@ -347,27 +599,14 @@ fn mode_chart<DB: DrawingBackend>(
     }
     // The planner has no published points and its curves often coincide: thinner lines are drawn over thicker
     // ones, PD dashed, and each mode's predicted points get the mode's marker shape.
-    let mut order: Vec<&(Mode, Vec<(u32, f64)>)> = predicted.iter().collect();
-    if emphasis.is_some() {
-        order.sort_by_key(|(m, _)| (std::cmp::Reverse(curve_width(*m, emphasis)), *m == Mode::Pd));
-    }
-    for (mode, pts) in order {
+    for (mode, pts) in curve_order(predicted, emphasis) {
         let c = mode_colour(*mode);
         let width = curve_width(*mode, emphasis);
-        let label = if emphasis == Some(*mode) { format!("{} predicted (recommended)", mode.name()) } else { format!("{} predicted", mode.name()) };
         let xy = pts.iter().map(|(x, y)| (log2(*x as f64), *y)).collect::<Vec<_>>();
-        let dashed = emphasis.is_some() && *mode == Mode::Pd;
-        let series = if dashed {
-            chart.draw_series(DashedLineSeries::new(xy.clone(), 9, 6, c.stroke_width(width))).map_err(err)?
+        if emphasis.is_some() && *mode == Mode::Pd {
+            chart.draw_series(DashedLineSeries::new(xy.clone(), 9, 6, c.stroke_width(width))).map_err(err)?;
         } else {
-            chart.draw_series(LineSeries::new(xy.clone(), c.stroke_width(width))).map_err(err)?
-        };
-        if dashed {
-            series.label(label).legend(move |(x, y)| {
-                EmptyElement::at((x, y)) + PathElement::new(vec![(0, 0), (7, 0)], c.stroke_width(width)) + PathElement::new(vec![(12, 0), (20, 0)], c.stroke_width(width))
-            });
-        } else {
-            series.label(label).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(width)));
+            chart.draw_series(LineSeries::new(xy.clone(), c.stroke_width(width))).map_err(err)?;
         }
         if emphasis.is_some() {
             // Marker shapes as on the other charts (single circle, tp2 triangle, pd square), hollow so a
@@ -386,68 +625,24 @@ fn mode_chart<DB: DrawingBackend>(
     }
     if !claims.is_empty() {
         // Under the published ratios, which often sit at the same place (the claim restates them).
-        claim_markers(&mut chart, claims, font as u32, xmax)?;
+        claim_markers(&mut chart, claims, font, xmax)?;
     }
     for mode in Mode::ALL {
         let pts: Vec<&Marker> = measured.iter().filter(|m| m.mode == mode).collect();
         if !pts.is_empty() {
-            markers(&mut chart, mode, &pts, &format!("{} published", mode.name()))?;
+            markers(&mut chart, mode, &pts)?;
         }
-    }
-    // The ranges' legend entry after the published points' (an empty series carries it).
-    if let Some(first) = ranges.first() {
-        let c = mode_colour(first.mode);
-        chart
-            .draw_series(std::iter::empty::<Rectangle<(f64, f64)>>())
-            .map_err(err)?
-            .label(RANGE_LEGEND)
-            .legend(move |(x, y)| {
-                EmptyElement::at((x, y)) + Rectangle::new([(2, -5), (18, 5)], c.mix(0.22).filled()) + Rectangle::new([(2, -5), (18, 5)], c.stroke_width(1))
-            });
     }
     // Values stated without a concurrency: small hollow diamonds at the likely concurrency.
     if !unplaced.is_empty() {
-        let legend_colour = mode_colour(unplaced[0].mode);
         chart
-            .draw_series(unplaced.iter().map(|m| EmptyElement::at((log2(m.x), m.y)) + PathElement::new(diamond(6), mode_colour(m.mode).stroke_width(2))))
-            .map_err(err)?
-            .label(UNPLACED_LEGEND)
-            .legend(move |(x, y)| EmptyElement::at((x + 10, y)) + PathElement::new(diamond(5), legend_colour.stroke_width(2)));
-    }
-    if !predicted.is_empty() || !measured.is_empty() || !claims.is_empty() {
-        // The legend goes in the corner with the fewest points under it (upper left when tied), so it does not
-        // hide a published ratio or a claim.
-        let xmid = xmax / 2.0;
-        let pts: Vec<(f64, f64)> = predicted
-            .iter()
-            .flat_map(|(_, v)| v.iter().map(|(x, y)| (log2(*x as f64), *y)))
-            .chain(measured.iter().map(|m| (log2(m.x), m.y)))
-            .chain(claims.iter().map(|m| (log2(m.x), m.y)))
-            .chain(unplaced.iter().map(|m| (log2(m.x), m.y)))
-            .chain(ranges.iter().flat_map(|r| [(log2(r.x_min), r.y_min), (log2(r.x_max), r.y_max), (log2(r.x_min), r.y_max), (log2(r.x_max), r.y_min)]))
-            .collect();
-        let under = |left: bool, top: bool| {
-            pts.iter().filter(|(x, y)| (*x < xmid) == left && if top { *y > 0.62 * ymax } else { *y < 0.38 * ymax }).count()
-        };
-        let corner = [
-            (SeriesLabelPosition::UpperLeft, true, true),
-            (SeriesLabelPosition::UpperRight, false, true),
-            (SeriesLabelPosition::LowerRight, false, false),
-            (SeriesLabelPosition::LowerLeft, true, false),
-        ]
-        .into_iter()
-        .min_by_key(|(_, l, t)| under(*l, *t))
-        .map(|(p, _, _)| p)
-        .unwrap_or(SeriesLabelPosition::UpperLeft);
-        chart
-            .configure_series_labels()
-            .position(corner)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK.mix(0.3))
-            .label_font(("sans-serif", font - 1))
-            .draw()
+            .draw_series(unplaced.iter().map(|m| {
+                EmptyElement::at((log2(m.x), m.y)) + PathElement::new(diamond(6), mode_colour(m.mode).stroke_width(2))
+            }))
             .map_err(err)?;
     }
+    // The legend in its strip under the plot, where it hides nothing.
+    draw_legend(&strip, &entries, &layout)?;
     let hits = measured
         .iter()
         .map(|m| (m.x, m.y))
@@ -466,22 +661,35 @@ pub fn draw_sweep<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, data: &Sweep
 
 /// `draw_sweep`, returning where each published point (`data.measured`, in order) was drawn, then each value
 /// stated without a concurrency (`data.unplaced`) and the centre of each range (`data.ranges`).
-pub fn draw_sweep_mapped<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, data: &SweepChartData) -> Result<HitPoints, String> {
-    let extras = Extras { min_x_max: 256.0, bands: &data.bands, ranges: &data.ranges, unplaced: &data.unplaced, ..Extras::default() };
-    mode_chart(root, &data.title, "output tokens/s", &data.predicted, &data.measured, extras)
+pub fn draw_sweep_mapped<DB: DrawingBackend>(
+    root: DrawingArea<DB, Shift>,
+    data: &SweepChartData,
+) -> Result<HitPoints, String> {
+    mode_chart(root, &data.title, "output tokens/s", &data.predicted, &data.measured, sweep_extras(data))
+}
+
+fn sweep_extras(data: &SweepChartData) -> Extras<'_> {
+    Extras { min_x_max: 256.0, bands: &data.bands, ranges: &data.ranges, unplaced: &data.unplaced, ..Extras::default() }
+}
+
+fn gain_extras(data: &GainChartData) -> Extras<'_> {
+    Extras { reference: Some(1.0), min_x_max: 256.0, claims: &data.claims, ..Extras::default() }
+}
+
+fn plan_extras(data: &PlanChartData) -> Extras<'_> {
+    let emphasis = data.recommended.or(Some(Mode::Single));
+    Extras { emphasis, min_x_max: f64::from(data.concurrency_max.max(1)), ..Extras::default() }
 }
 
 /// Pair over one station at equal concurrency, with the 1x line and the report's claims.
 pub fn draw_gain<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, data: &GainChartData) -> Result<(), String> {
-    let extras = Extras { reference: Some(1.0), min_x_max: 256.0, claims: &data.claims, ..Extras::default() };
-    mode_chart(root, &data.title, "pair / one station (x)", &data.predicted, &data.measured, extras).map(|_| ())
+    mode_chart(root, &data.title, "pair / one station (x)", &data.predicted, &data.measured, gain_extras(data))
+        .map(|_| ())
 }
 
 /// The planner: predicted output tokens/s of one machine, TP2 and PD over the concurrency range.
 pub fn draw_plan<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, data: &PlanChartData) -> Result<(), String> {
-    let emphasis = data.recommended.or(Some(Mode::Single));
-    let extras = Extras { emphasis, min_x_max: f64::from(data.concurrency_max.max(1)), ..Extras::default() };
-    mode_chart(root, &data.title, "predicted output tokens/s", &data.predicted, &[], extras).map(|_| ())
+    mode_chart(root, &data.title, "predicted output tokens/s", &data.predicted, &[], plan_extras(data)).map(|_| ())
 }
 
 /// Human message size for a log2 byte count.
@@ -498,11 +706,18 @@ pub fn size_label(log2_bytes: f64) -> String {
 /// Bus bandwidth against message size per collective, measured rows as dots, and the payload ceiling.
 pub fn draw_fabric<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, data: &FabricChartData) -> Result<(), String> {
     root.fill(&WHITE).map_err(err)?;
-    let ymax = data.predicted.iter().flat_map(|(_, v)| v.iter().map(|p| p.1)).chain([data.ceiling_gbps]).fold(1.0f64, f64::max) * 1.12;
-    let (w, _) = root.dim_in_pixel();
-    let font = if w < 500 { 12 } else { 15 };
-    let mut chart = ChartBuilder::on(&root)
-        .caption(&data.title, ("sans-serif", font + 3))
+    let entries = fabric_legend(data);
+    let (plot, strip, layout) = split_legend(&root, &entries);
+    let ymax = data
+        .predicted
+        .iter()
+        .flat_map(|(_, v)| v.iter().map(|p| p.1))
+        .chain([data.ceiling_gbps])
+        .fold(1.0f64, f64::max)
+        * 1.12;
+    let font = font_for(root.dim_in_pixel().0);
+    let mut chart = ChartBuilder::on(&plot)
+        .caption(&data.title, ("sans-serif", caption_font(&data.title, root.dim_in_pixel().0)))
         .margin(12)
         .margin_right(34)
         .x_label_area_size(40)
@@ -511,7 +726,7 @@ pub fn draw_fabric<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, data: &Fabr
         .map_err(err)?;
     chart
         .configure_mesh()
-        .x_labels(13)
+        .x_labels(if root.dim_in_pixel().0 < 500 { 7 } else { 13 })
         .x_label_formatter(&|x| size_label(*x))
         .y_label_formatter(&|y| format!("{y:.0}"))
         .x_desc("message size (log2)")
@@ -521,32 +736,31 @@ pub fn draw_fabric<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, data: &Fabr
         .draw()
         .map_err(err)?;
     let ceil = data.ceiling_gbps;
-    chart
-        .draw_series(LineSeries::new([(10.0, ceil), (34.0, ceil)], BLACK.mix(0.45).stroke_width(3)))
-        .map_err(err)?
-        .label(format!("payload ceiling {ceil:.2} GB/s"))
-        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.mix(0.45).stroke_width(3)));
+    chart.draw_series(LineSeries::new([(10.0, ceil), (34.0, ceil)], BLACK.mix(0.45).stroke_width(3))).map_err(err)?;
     for (i, (name, pts)) in data.predicted.iter().enumerate() {
         let c = OKABE_ITO[i % OKABE_ITO.len()];
-        chart
-            .draw_series(LineSeries::new(pts.iter().map(|(x, y)| (log2(*x), *y)), c.stroke_width(2)))
-            .map_err(err)?
-            .label(name.clone())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
+        chart.draw_series(LineSeries::new(pts.iter().map(|(x, y)| (log2(*x), *y)), c.stroke_width(2))).map_err(err)?;
         let measured = data.measured.iter().filter(|(n, _, _)| n == name);
         chart
             .draw_series(measured.map(|(_, b, g)| EmptyElement::at((log2(*b), *g)) + Circle::new((0, 0), 5, c.filled())))
             .map_err(err)?;
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK.mix(0.3))
-        .label_font(("sans-serif", font - 1))
-        .draw()
-        .map_err(err)?;
+    draw_legend(&strip, &entries, &layout)?;
     root.present().map_err(err)
+}
+
+/// The fabric chart's legend: the payload ceiling, then one line per collective.
+fn fabric_legend(data: &FabricChartData) -> Vec<LegendEntry> {
+    let ceiling = LegendEntry {
+        label: format!("payload ceiling {:.2} GB/s", data.ceiling_gbps),
+        icon: Icon::Line { style: BLACK.mix(0.45).stroke_width(3), dashed: false },
+    };
+    std::iter::once(ceiling)
+        .chain(data.predicted.iter().enumerate().map(|(i, (name, _))| LegendEntry {
+            label: name.clone(),
+            icon: Icon::Line { style: OKABE_ITO[i % OKABE_ITO.len()].stroke_width(2), dashed: false },
+        }))
+        .collect()
 }
 
 /// Whichever chart the page shows.
@@ -571,6 +785,18 @@ impl ChartSpec {
             ChartSpec::Fabric(d) => draw_fabric(root, d).map(|_| Vec::new()),
             ChartSpec::Plan(d) => draw_plan(root, d).map(|_| Vec::new()),
         }
+    }
+
+    /// Height in pixels of the legend strip under the plot when the chart is drawn `width` pixels wide: the page
+    /// adds it to the plot's height so the legend never takes room from the data.
+    pub fn legend_height(&self, width: u32) -> u32 {
+        let entries = match self {
+            ChartSpec::Sweep(d) => mode_legend(&d.predicted, &d.measured, &sweep_extras(d)),
+            ChartSpec::Gain(d) => mode_legend(&d.predicted, &d.measured, &gain_extras(d)),
+            ChartSpec::Fabric(d) => fabric_legend(d),
+            ChartSpec::Plan(d) => mode_legend(&d.predicted, &[], &plan_extras(d)),
+        };
+        layout_of(&entries, width).height
     }
 
     /// Sum of every predicted value: a cheap fingerprint the browser test watches for what-if changes.

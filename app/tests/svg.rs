@@ -318,3 +318,75 @@ fn planner_plans_presets_forms_and_configs() {
     let e = compute::plan(&b, &c).unwrap_err();
     assert!(e.contains("not valid JSON"), "{e}");
 }
+
+/// The y of every `<text>` whose content contains `needle`.
+fn text_ys(svg: &str, needle: &str) -> Vec<i32> {
+    let lines: Vec<&str> = svg.lines().collect();
+    lines
+        .windows(2)
+        .filter(|w| w[0].starts_with("<text") && w[1].contains(needle))
+        .filter_map(|w| w[0].split("y=\"").nth(1)?.split('"').next()?.parse().ok())
+        .collect()
+}
+
+#[test]
+fn legends_sit_under_the_plot_at_phone_and_desktop_widths() {
+    let b = data::load();
+    let models = b.model_ids();
+    let hw = b.hardware_ids();
+    let spec = |q: &str| {
+        let (st, _) = UrlState::parse_with(q, &models, &hw);
+        match st.view {
+            twotower_app::state::View::Gain => charts::ChartSpec::Gain(compute::gain(&b, &st)),
+            twotower_app::state::View::Fabric => charts::ChartSpec::Fabric(compute::fabric(&b, &st)),
+            twotower_app::state::View::Plan => {
+                charts::ChartSpec::Plan(compute::plan_chart(&compute::plan(&b, &st), "GB300"))
+            }
+            _ => charts::ChartSpec::Sweep(compute::sweep(&b, &st).0),
+        }
+    };
+    let cases = [
+        ("model=glm-5.2&workload=8192-1024", "concurrent requests"),
+        ("model=glm-5.3&workload=8192-1024", "concurrent requests"),
+        ("model=glm-5.3&workload=512-512&view=gain", "concurrent requests"),
+        ("model=glm-5.2&view=fabric", "message size"),
+        ("view=plan&hw=gb300-station&model=glm-5.2", "concurrent requests"),
+    ];
+    let legend_words = [
+        "single predicted",
+        "tp2 predicted",
+        "pd predicted",
+        "published",
+        "band:",
+        "claim as stated",
+        "stated",
+        "payload ceiling",
+        "all_reduce",
+    ];
+    for (q, x_desc) in cases {
+        let s = spec(q);
+        for width in [358u32, 390, 640, 1100] {
+            // As the page sizes it: the plot's height, plus the legend strip.
+            let lh = s.legend_height(width);
+            assert!(lh > 0, "{q}: no legend");
+            let height = (width as f64 * if width < 500 { 0.78 } else { 0.58 }) as u32 + lh;
+            let mut hits = Vec::new();
+            let svg = render_at((width, height), |root| s.draw_mapped(root).map(|h| hits = h));
+            let axis = text_ys(&svg, x_desc);
+            assert_eq!(axis.len(), 1, "{q} at {width}: x description");
+            // Every legend text is under the x axis's description, and the strip is what the page reserved.
+            let ys: Vec<i32> = legend_words.iter().flat_map(|w| text_ys(&svg, w)).collect();
+            assert!(!ys.is_empty(), "{q} at {width}: no legend text");
+            assert!(
+                ys.iter().all(|y| *y > axis[0] && *y >= (height - lh) as i32),
+                "{q} at {width}: legend over the plot: {ys:?}, axis at {}",
+                axis[0]
+            );
+            assert!(ys.iter().all(|y| *y < height as i32), "{q} at {width}: legend cut off: {ys:?} of {height}");
+            assert!(
+                hits.iter().all(|(x, y)| *y < axis[0] && (0..width as i32).contains(x)),
+                "{q} at {width}: {hits:?}"
+            );
+        }
+    }
+}

@@ -48,7 +48,13 @@ pub fn Chart(spec: Memo<ChartSpec>, model: Signal<String>, embed: bool, rows: Me
         let started = window().performance().map(|p| p.now()).unwrap_or(0.0);
         let (Some(c), Some(w)) = (canvas.get(), wrap.get()) else { return };
         let width = w.client_width().clamp(280, 1100);
-        let height = if embed { w.client_height().max(200) } else { (f64::from(width) * 0.58) as i32 };
+        // The plot keeps its aspect (taller on phones) and the legend strip goes under it, adding to the height.
+        let height = if embed {
+            w.client_height().max(200)
+        } else {
+            let aspect = if width < 500 { 0.78 } else { 0.58 };
+            (f64::from(width) * aspect) as i32 + spec.with(|s| s.legend_height(width as u32)) as i32
+        };
         // Backing store in device pixels, drawing in CSS pixels scaled up: crisp on high-DPI screens.
         let dpr = window().device_pixel_ratio().clamp(1.0, 4.0);
         dpr_seen.set(dpr);
