@@ -25,7 +25,9 @@ fn main() {
     for (_, p) in &files {
         println!("cargo:rerun-if-changed={}", p.display());
     }
-    let mut src = String::from("/// Every dataset file, path relative to data/ and its text.\npub const FILES: &[(&str, &str)] = &[\n");
+    let mut src = String::from(
+        "/// Every dataset file, path relative to data/ and its text.\npub const FILES: &[(&str, &str)] = &[\n",
+    );
     for (rel, p) in &files {
         src.push_str(&format!("    ({rel:?}, include_str!({:?})),\n", p.display().to_string()));
     }

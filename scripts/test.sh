@@ -8,6 +8,15 @@ export PATH="$HOME/.cargo/bin:$ROOT/.tools/node_modules/.bin:$PATH"
 
 bash scripts/setup.sh
 
+if cargo fmt --version >/dev/null 2>&1; then
+  echo "==> cargo fmt --check"
+  cargo fmt --all --check
+fi
+if cargo clippy --version >/dev/null 2>&1; then
+  echo "==> cargo clippy (warnings are errors)"
+  cargo clippy -q --workspace --all-targets -- -D warnings
+fi
+
 echo "==> sim-core builds for wasm32-unknown-unknown without the CLI"
 cargo build -q -p sim-core --lib --no-default-features --target wasm32-unknown-unknown
 

@@ -71,7 +71,11 @@ fn respond(mut stream: TcpStream, root: &Path) -> std::io::Result<()> {
         Some("png") => "image/png",
         _ => "application/octet-stream",
     };
-    write!(stream, "HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len())?;
+    write!(
+        stream,
+        "HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    )?;
     stream.write_all(&body)?;
     stream.flush()
 }
@@ -106,7 +110,9 @@ async fn chart_state(c: &Client) -> (u64, String, String) {
     )
     .await;
     match v {
-        Value::Array(a) => (a[0].as_u64().unwrap_or(0), a[1].as_str().unwrap_or("").into(), a[2].as_str().unwrap_or("").into()),
+        Value::Array(a) => {
+            (a[0].as_u64().unwrap_or(0), a[1].as_str().unwrap_or("").into(), a[2].as_str().unwrap_or("").into())
+        }
         _ => (0, String::new(), String::new()),
     }
 }
@@ -164,8 +170,14 @@ async fn run(c: &Client, base: &str) {
     // The caption says what the shaded band is, with its size per mode.
     let band = js(c, "const e = document.getElementById('band-caption'); return e && e.innerText;").await;
     let band = band.as_str().unwrap_or("");
-    assert!(band.contains("band: 90th-percentile error of the fitted points for this model and mode"), "band caption: {band}");
-    assert!(band.contains("single \u{b1}") && band.contains("tp2 \u{b1}") && band.contains('%'), "band caption has no numbers: {band}");
+    assert!(
+        band.contains("band: 90th-percentile error of the fitted points for this model and mode"),
+        "band caption: {band}"
+    );
+    assert!(
+        band.contains("single \u{b1}") && band.contains("tp2 \u{b1}") && band.contains('%'),
+        "band caption has no numbers: {band}"
+    );
     println!("band caption: {band}");
     assert_no_errors(c, "first load").await;
 
@@ -179,7 +191,10 @@ async fn run(c: &Client, base: &str) {
     let (_, hash2) = pixels(c).await;
     assert_ne!(hash0, hash2, "chart pixels unchanged after switching model and workload");
     let url = c.current_url().await.unwrap();
-    assert!(url.as_str().contains("model=minimax-m3") && url.as_str().contains("workload=8192-1024"), "URL not updated: {url}");
+    assert!(
+        url.as_str().contains("model=minimax-m3") && url.as_str().contains("workload=8192-1024"),
+        "URL not updated: {url}"
+    );
 
     // 3. A what-if control moves the predicted curves.
     let (_, _, sum_before) = chart_state(c).await;
@@ -191,7 +206,10 @@ async fn run(c: &Client, base: &str) {
     assert_ne!(hash2, hash3, "chart pixels unchanged after moving the HBM control");
     assert!(c.current_url().await.unwrap().as_str().contains("hbm=20"));
     // Reported, not asserted: timing on a shared 2-core machine is noise; the README records the figure.
-    let redraw = c.execute("return document.querySelector('[data-last-redraw-ms]').getAttribute('data-last-redraw-ms')", vec![]).await.unwrap();
+    let redraw = c
+        .execute("return document.querySelector('[data-last-redraw-ms]').getAttribute('data-last-redraw-ms')", vec![])
+        .await
+        .unwrap();
     println!("recompute + redraw after a what-if change: {} ms", redraw.as_str().unwrap_or("?"));
 
     // 4. Reloading the URL restores the state.
@@ -237,12 +255,19 @@ async fn run(c: &Client, base: &str) {
     let text = js(c, "return document.body.innerText").await;
     let text = text.as_str().unwrap_or("");
     assert!(text.contains("27x*"), "27x claim not shown: {text}");
-    assert!(text.contains("compares different concurrencies (pair at 256 streams, one station at 32)"), "27x caveat missing: {text}");
+    assert!(
+        text.contains("compares different concurrencies (pair at 256 streams, one station at 32)"),
+        "27x caveat missing: {text}"
+    );
     assert!(text.contains("853 / 188 = 4.5x"), "equal-concurrency ratio missing: {text}");
     let note = js(c, "const e = document.getElementById('claim-notes'); return e && e.innerText;").await;
     println!("gain claim note: {}", note.as_str().unwrap_or("(none)"));
     assert!(note.as_str().unwrap_or("").contains("27x"), "no note under the chart for the 27x claim");
-    assert_eq!(js(c, "return document.querySelectorAll('#claims li').length >= 5").await, json!(true), "claims of glm-5.3 not listed");
+    assert_eq!(
+        js(c, "return document.querySelectorAll('#claims li').length >= 5").await,
+        json!(true),
+        "claims of glm-5.3 not listed"
+    );
     assert_no_errors(c, "gain claims").await;
 
     // 6d. Values that are not points: glm-5.3 tp2 8192/1024's range (573 to 611 at 32 through 256 streams) and
@@ -252,7 +277,10 @@ async fn run(c: &Client, base: &str) {
     wait_draws_above(c, 0, "glm-5.3 8192/1024").await;
     let table = js(c, "const t = document.querySelector('table.points'); return t && t.innerText;").await;
     let table = table.as_str().unwrap_or("");
-    assert!(table.contains("573") && table.contains("611") && table.contains("range 32-256"), "range not in the table: {table}");
+    assert!(
+        table.contains("573") && table.contains("611") && table.contains("range 32-256"),
+        "range not in the table: {table}"
+    );
     let range_row = js(c, "const r = document.querySelector('table.points tr.stated'); return r && r.innerText;").await;
     println!("range row: {}", range_row.as_str().unwrap_or("(none)").replace(['\n', '\t'], " | "));
     assert!(!range_row.as_str().unwrap_or("").contains('%'), "a range has an error %: {range_row}");
@@ -260,7 +288,10 @@ async fn run(c: &Client, base: &str) {
     wait_draws_above(c, 0, "glm-5.2 8192/1024").await;
     let table = js(c, "const t = document.querySelector('table.points'); return t && t.innerText;").await;
     let table = table.as_str().unwrap_or("");
-    assert!(table.contains("710") && table.contains("concurrency not stated (likely 64)"), "unplaced values not in the table: {table}");
+    assert!(
+        table.contains("710") && table.contains("concurrency not stated (likely 64)"),
+        "unplaced values not in the table: {table}"
+    );
     assert_eq!(js(c, "return document.querySelectorAll('table.points tr.stated').length").await, json!(3));
     let hits = js(c, "return document.querySelector('.chart-wrap').dataset.hitPoints").await;
     let hits: Vec<(f64, f64)> = hits
@@ -269,7 +300,9 @@ async fn run(c: &Client, base: &str) {
         .split(';')
         .filter_map(|p| p.split_once(',').and_then(|(x, y)| Some((x.parse().ok()?, y.parse().ok()?))))
         .collect();
-    let points = js(c, "return document.querySelectorAll('table.points tbody tr:not(.stated)').length").await.as_u64().unwrap() as usize;
+    let points =
+        js(c, "return document.querySelectorAll('table.points tbody tr:not(.stated)').length").await.as_u64().unwrap()
+            as usize;
     assert_eq!(hits.len(), points + 3, "hit points: {hits:?}");
     let dims = js(c, "const c = document.getElementById('chart'); return [c.clientWidth, c.clientHeight];").await;
     let (cw, ch) = (dims[0].as_f64().unwrap(), dims[1].as_f64().unwrap());
@@ -282,7 +315,9 @@ async fn run(c: &Client, base: &str) {
         y: (y - ch / 2.0).round(),
     });
     c.perform_actions(act).await.unwrap();
-    let t = wait_for(c, "const t = document.getElementById('chart-tooltip'); return t && t.innerText;", "unplaced tooltip").await;
+    let t =
+        wait_for(c, "const t = document.getElementById('chart-tooltip'); return t && t.innerText;", "unplaced tooltip")
+            .await;
     c.release_actions().await.unwrap();
     let t = t.as_str().unwrap_or("");
     println!("unplaced tooltip: {}", t.replace('\n', " / "));
@@ -314,7 +349,9 @@ const V3_CONFIG: &str = r#"{"architectures": ["DeepseekV3ForCausalLM"], "num_hid
 
 /// The verdict box: (recommended mode, full text).
 async fn verdict(c: &Client) -> (String, String) {
-    let v = js(c, "const v = document.getElementById('verdict'); return v ? [v.dataset.mode || '', v.innerText] : null;").await;
+    let v =
+        js(c, "const v = document.getElementById('verdict'); return v ? [v.dataset.mode || '', v.innerText] : null;")
+            .await;
     match v {
         Value::Array(a) => (a[0].as_str().unwrap_or("").into(), a[1].as_str().unwrap_or("").into()),
         _ => panic!("no #verdict element"),
@@ -336,8 +373,8 @@ async fn wait_for(c: &Client, script: &str, what: &str) -> Value {
     }
 }
 
-/// 8. The planner: loads from a URL, gives a verdict, draws, reacts to the hardware preset, plans a pasted
-/// config.json and shows a broken one's error inline.
+/// Step 8, the planner: loads from a URL, gives a verdict, draws, reacts to the hardware preset, plans a
+/// pasted config.json and shows a broken one's error inline.
 async fn planner(c: &Client, base: &str) {
     c.goto(&format!("{base}?view=plan&hw=dgx-spark&model=glm-5.3-flash&isl=8192&osl=1024&cmax=128")).await.unwrap();
     let d0 = wait_draws_above(c, 0, "planner load").await;
@@ -383,7 +420,9 @@ async fn planner(c: &Client, base: &str) {
     assert!(c.current_url().await.unwrap().as_str().contains("src=hf"));
     // A broken config: its error inline, no panic.
     set_value(c, "#plan-hf", "{\"num_hidden_layers\": 61,", "input").await;
-    let err = wait_for(c, "const e = document.getElementById('plan-hf-error'); return e && e.innerText;", "config error").await;
+    let err =
+        wait_for(c, "const e = document.getElementById('plan-hf-error'); return e && e.innerText;", "config error")
+            .await;
     assert!(err.as_str().unwrap_or("").contains("not valid JSON"), "config error text: {err}");
     set_value(c, "#plan-hf", V3_CONFIG, "input").await;
     wait_for(c, "return !document.getElementById('plan-hf-error')", "error cleared").await;
@@ -412,13 +451,19 @@ async fn exports(c: &Client) {
     assert_no_errors(c, "exports").await;
 }
 
-/// 10. Hovering each published point shows its tooltip with the source quote; the dip says why it is flagged.
-/// Also: the canvas backing store follows devicePixelRatio.
+/// Step 10: hovering each published point shows its tooltip with the source quote; the dip says why it is
+/// flagged. The canvas backing store also follows devicePixelRatio.
 async fn hover(c: &Client, base: &str) {
     c.goto(&format!("{base}?model=glm-5.2&workload=512-512")).await.unwrap();
     wait_draws_above(c, 0, "hover page").await;
     let dims = js(c, "const c = document.getElementById('chart'); return [c.width, c.height, c.clientWidth, c.clientHeight, window.devicePixelRatio];").await;
-    let (w, h, cw, ch, dpr) = (dims[0].as_f64().unwrap(), dims[1].as_f64().unwrap(), dims[2].as_f64().unwrap(), dims[3].as_f64().unwrap(), dims[4].as_f64().unwrap());
+    let (w, h, cw, ch, dpr) = (
+        dims[0].as_f64().unwrap(),
+        dims[1].as_f64().unwrap(),
+        dims[2].as_f64().unwrap(),
+        dims[3].as_f64().unwrap(),
+        dims[4].as_f64().unwrap(),
+    );
     assert_eq!((w, h), ((cw * dpr).round(), (ch * dpr).round()), "canvas backing store not sized by devicePixelRatio");
     let hits = js(c, "return document.querySelector('.chart-wrap').dataset.hitPoints").await;
     let hits: Vec<(f64, f64)> = hits
@@ -438,17 +483,26 @@ async fn hover(c: &Client, base: &str) {
             y: (y - ch / 2.0).round(),
         });
         c.perform_actions(act).await.unwrap();
-        let t = wait_for(c, "const t = document.getElementById('chart-tooltip'); return t && t.innerText;", "tooltip").await;
+        let t = wait_for(c, "const t = document.getElementById('chart-tooltip'); return t && t.innerText;", "tooltip")
+            .await;
         texts.push(t.as_str().unwrap().to_string());
     }
     c.release_actions().await.unwrap();
     for t in &texts {
-        assert!(t.contains("measured") && t.contains("predicted") && t.contains('%') && t.contains('\u{201c}'), "tooltip: {t}");
+        assert!(
+            t.contains("measured") && t.contains("predicted") && t.contains('%') && t.contains('\u{201c}'),
+            "tooltip: {t}"
+        );
     }
     println!("tooltip: {}", texts[0].replace('\n', " / "));
     assert!(texts.iter().any(|t| t.contains("Flagged")), "no tooltip explains the dip: {texts:?}");
     // Moving away hides it.
-    let act = MouseActions::new("mouse".into()).then(PointerAction::MoveToElement { element: canvas.clone(), duration: None, x: 0.0, y: (ch / 2.0 - 3.0).round() });
+    let act = MouseActions::new("mouse".into()).then(PointerAction::MoveToElement {
+        element: canvas.clone(),
+        duration: None,
+        x: 0.0,
+        y: (ch / 2.0 - 3.0).round(),
+    });
     c.perform_actions(act).await.unwrap();
     c.release_actions().await.unwrap();
     wait_for(c, "return !document.getElementById('chart-tooltip')", "tooltip hidden").await;
@@ -462,7 +516,11 @@ async fn explorer_end_to_end() {
         return;
     }
     let dist = dist();
-    assert!(dist.join("index.html").is_file(), "{} is missing: run scripts/build-app.sh first (or set TWOTOWER_SKIP_BROWSER=1)", dist.display());
+    assert!(
+        dist.join("index.html").is_file(),
+        "{} is missing: run scripts/build-app.sh first (or set TWOTOWER_SKIP_BROWSER=1)",
+        dist.display()
+    );
 
     let gz = gzipped_size(&dist);
     println!("bundle size: {gz} bytes gzipped ({:.1} KB) for everything in dist/", gz as f64 / 1024.0);

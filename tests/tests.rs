@@ -43,7 +43,8 @@ fn every_quote_is_verbatim_in_its_seed() {
     }
     let seeds = read_seeds(&seeds_dir).expect("seeds readable");
     let (ds, _) = load(&shipped());
-    let errors: Vec<String> = validate::check(&ds, Some(&seeds)).iter().filter(|d| d.is_error()).map(|d| d.to_string()).collect();
+    let errors: Vec<String> =
+        validate::check(&ds, Some(&seeds)).iter().filter(|d| d.is_error()).map(|d| d.to_string()).collect();
     assert!(errors.is_empty(), "{}", errors.join("\n"));
 }
 
@@ -63,10 +64,19 @@ fn each_dataset_file_summary() {
             "sweep" => {
                 let pts = ds.points().into_iter().filter(|p| p.file == f.path).collect::<Vec<_>>();
                 let flagged = pts.iter().filter(|p| p.is_flagged()).count();
-                format!("{} points ({} flagged), {} series", pts.len(), flagged, v["series"].as_array().map_or(0, Vec::len))
+                format!(
+                    "{} points ({} flagged), {} series",
+                    pts.len(),
+                    flagged,
+                    v["series"].as_array().map_or(0, Vec::len)
+                )
             }
             "claims" => format!("{} claims", v["claims"].as_array().map_or(0, Vec::len)),
-            "fabric" => format!("{} nccl rows, {} rdma rows", v["nccl"].as_array().map_or(0, Vec::len), v["rdma"].as_array().map_or(0, Vec::len)),
+            "fabric" => format!(
+                "{} nccl rows, {} rdma rows",
+                v["nccl"].as_array().map_or(0, Vec::len),
+                v["rdma"].as_array().map_or(0, Vec::len)
+            ),
             _ => v["id"].as_str().unwrap_or("-").to_string(),
         };
         summary.push_str(&format!("{:<36} {:<9} {}\n", f.path, kind, detail));
@@ -78,7 +88,8 @@ fn each_dataset_file_summary() {
 #[test]
 fn broken_corpus_reports_precise_errors() {
     let corpus = root().join("tests/broken");
-    let mut cases: Vec<_> = std::fs::read_dir(&corpus).expect("tests/broken").map(|e| e.expect("entry").path()).collect();
+    let mut cases: Vec<_> =
+        std::fs::read_dir(&corpus).expect("tests/broken").map(|e| e.expect("entry").path()).collect();
     cases.sort();
     assert!(cases.len() >= 20, "corpus has {} cases", cases.len());
     for case in cases {
@@ -109,7 +120,11 @@ fn fitted_and_predictive_errors_are_reported_separately() {
     let all = report::build(&ds, FitSet::All).expect("report");
     let single = report::build(&ds, FitSet::Single).expect("report");
     assert!(all.rows.iter().all(|r| r.role != "predicted"));
-    assert!(single.rows.iter().filter(|r| r.mode != sim_core::Mode::Single && r.flags.is_empty()).all(|r| r.role == "predicted"));
+    assert!(single
+        .rows
+        .iter()
+        .filter(|r| r.mode != sim_core::Mode::Single && r.flags.is_empty())
+        .all(|r| r.role == "predicted"));
     assert!(all.rows.iter().filter(|r| !r.flags.is_empty()).all(|r| r.role == "flagged"));
     let fitted = all.overall.fitted.expect("fitted stats");
     assert!(fitted.median_ape <= 12.0 && fitted.p90_ape <= 30.0, "{fitted:?}");
@@ -144,7 +159,9 @@ fn fabric_peaks_and_ordering() {
     peaks.sort_by(|a, b| b.predicted_busbw_gbps.total_cmp(&a.predicted_busbw_gbps));
     let predicted: Vec<_> = peaks.iter().map(|r| r.collective).collect();
     // Broadcast, reduce and one-way sendrecv agree to 0.03 GB/s; compare the order of the distinct groups.
-    let group = |v: &[sim_core::dataset::schema::Collective]| v.iter().map(|c| format!("{:?}", c)).collect::<Vec<_>>()[3..].to_vec();
+    let group = |v: &[sim_core::dataset::schema::Collective]| {
+        v.iter().map(|c| format!("{:?}", c)).collect::<Vec<_>>()[3..].to_vec()
+    };
     assert_eq!(group(&measured), group(&predicted));
 }
 

@@ -1,13 +1,15 @@
 //! The page: state from the URL, kept in the URL, tabs, controls, the chart and the view below it.
 
 use crate::charts::ChartSpec;
+use crate::compute;
 use crate::data::{self, Bundle};
 use crate::state::{UrlState, View};
-use crate::views::{chart::Chart, controls::Controls, explorer::ExplorerTable, export::Export, fabric::FabricTable, gain::GainTable};
 use crate::views::plan::{PlanControls, PlanTables, Verdict};
-use sim_core::plan::Plan;
-use crate::compute;
+use crate::views::{
+    chart::Chart, controls::Controls, explorer::ExplorerTable, export::Export, fabric::FabricTable, gain::GainTable,
+};
 use leptos::prelude::*;
+use sim_core::plan::Plan;
 use std::sync::Arc;
 use wasm_bindgen::JsValue;
 
@@ -44,7 +46,8 @@ fn App() -> impl IntoView {
     });
     let bp = bundle.clone();
     // Plan is not PartialEq: every recomputation counts as a change (it only runs when the state changes).
-    let plan: Memo<Result<Plan, String>> = Memo::new_with_compare(move |_| st.with(|s| compute::plan(&bp, s)), |_, _| true);
+    let plan: Memo<Result<Plan, String>> =
+        Memo::new_with_compare(move |_| st.with(|s| compute::plan(&bp, s)), |_, _| true);
     let spec = chart_spec(bundle.clone(), st, plan);
     let br = bundle.clone();
     let rows = Memo::new(move |_| {

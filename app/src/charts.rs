@@ -156,7 +156,8 @@ fn log2(x: f64) -> f64 {
     x.max(1e-9).log2()
 }
 
-type Chart<'a, DB> = ChartContext<'a, DB, Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>>;
+type Chart<'a, DB> =
+    ChartContext<'a, DB, Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>>;
 
 /// What a legend entry shows before its text: the same shapes the plot draws.
 #[derive(Debug, Clone)]
@@ -387,7 +388,9 @@ fn markers<'a, DB: DrawingBackend + 'a>(chart: &mut Chart<'a, DB>, mode: Mode, p
             chart
                 .draw_series(filled.iter().map(|m| EmptyElement::at(xy(&m)) + Circle::new((0, 0), 5, fs)))
                 .map_err(err)?;
-            chart.draw_series(hollow.iter().map(|m| EmptyElement::at(xy(&m)) + Circle::new((0, 0), 5, hs))).map_err(err)?;
+            chart
+                .draw_series(hollow.iter().map(|m| EmptyElement::at(xy(&m)) + Circle::new((0, 0), 5, hs)))
+                .map_err(err)?;
         }
         Mode::Tp2 => {
             chart
@@ -446,7 +449,12 @@ fn diamond(r: i32) -> Vec<(i32, i32)> {
 
 /// Draws the report's claims: a diamond at (concurrency, stated ratio), filled when both operands share a
 /// concurrency, hollow otherwise, and its label beside it.
-fn claim_markers<'a, DB: DrawingBackend + 'a>(chart: &mut Chart<'a, DB>, claims: &[ClaimMarker], font: u32, xmax: f64) -> Result<(), String> {
+fn claim_markers<'a, DB: DrawingBackend + 'a>(
+    chart: &mut Chart<'a, DB>,
+    claims: &[ClaimMarker],
+    font: u32,
+    xmax: f64,
+) -> Result<(), String> {
     let r = 10;
     let (fs, hs) = (CLAIM_COLOUR.filled(), CLAIM_COLOUR.stroke_width(2));
     let (filled, hollow): (Vec<&ClaimMarker>, Vec<&ClaimMarker>) = claims.iter().partition(|m| !m.hollow);
@@ -577,7 +585,9 @@ fn mode_chart<DB: DrawingBackend>(
         .draw()
         .map_err(err)?;
     if let Some(r) = reference {
-        chart.draw_series(LineSeries::new([(-0.3, r), (xmax + 0.3, r)], BLACK.mix(0.4).stroke_width(1))).map_err(err)?;
+        chart
+            .draw_series(LineSeries::new([(-0.3, r), (xmax + 0.3, r)], BLACK.mix(0.4).stroke_width(1)))
+            .map_err(err)?;
     }
     // Error bands under everything else: predicted x (1 +- e/100), cut at the axes.
     for (mode, pts) in predicted {
@@ -594,8 +604,12 @@ fn mode_chart<DB: DrawingBackend>(
     // thin outline, spanning the stated concurrency and throughput bounds.
     if !ranges.is_empty() {
         let rect = |r: &RangeMarker| [(log2(r.x_min), r.y_max), (log2(r.x_max), r.y_min)];
-        chart.draw_series(ranges.iter().map(|r| Rectangle::new(rect(r), mode_colour(r.mode).mix(0.22).filled()))).map_err(err)?;
-        chart.draw_series(ranges.iter().map(|r| Rectangle::new(rect(r), mode_colour(r.mode).stroke_width(1)))).map_err(err)?;
+        chart
+            .draw_series(ranges.iter().map(|r| Rectangle::new(rect(r), mode_colour(r.mode).mix(0.22).filled())))
+            .map_err(err)?;
+        chart
+            .draw_series(ranges.iter().map(|r| Rectangle::new(rect(r), mode_colour(r.mode).stroke_width(1))))
+            .map_err(err)?;
     }
     // The planner has no published points and its curves often coincide: thinner lines are drawn over thicker
     // ones, PD dashed, and each mode's predicted points get the mode's marker shape.
@@ -614,9 +628,13 @@ fn mode_chart<DB: DrawingBackend>(
             let st = c.stroke_width(2);
             match mode {
                 Mode::Single => chart.draw_series(xy.iter().map(|p| Circle::new(*p, 4, c.filled()))).map_err(err)?,
-                Mode::Tp2 => chart
-                    .draw_series(xy.iter().map(|p| EmptyElement::at(*p) + PathElement::new(vec![(0, -7), (7, 5), (-7, 5), (0, -7)], st)))
-                    .map_err(err)?,
+                Mode::Tp2 => {
+                    chart
+                        .draw_series(xy.iter().map(|p| {
+                            EmptyElement::at(*p) + PathElement::new(vec![(0, -7), (7, 5), (-7, 5), (0, -7)], st)
+                        }))
+                        .map_err(err)?
+                }
                 Mode::Pd => chart
                     .draw_series(xy.iter().map(|p| EmptyElement::at(*p) + Rectangle::new([(-6, -6), (6, 6)], st)))
                     .map_err(err)?,
@@ -648,7 +666,11 @@ fn mode_chart<DB: DrawingBackend>(
         .map(|m| (m.x, m.y))
         .chain(unplaced.iter().map(|m| (m.x, m.y)))
         .map(|(x, y)| chart.backend_coord(&(log2(x), y)))
-        .chain(ranges.iter().map(|r| chart.backend_coord(&((log2(r.x_min) + log2(r.x_max)) / 2.0, (r.y_min + r.y_max) / 2.0))))
+        .chain(
+            ranges
+                .iter()
+                .map(|r| chart.backend_coord(&((log2(r.x_min) + log2(r.x_max)) / 2.0, (r.y_min + r.y_max) / 2.0))),
+        )
         .collect();
     root.present().map_err(err)?;
     Ok(hits)
@@ -742,7 +764,9 @@ pub fn draw_fabric<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, data: &Fabr
         chart.draw_series(LineSeries::new(pts.iter().map(|(x, y)| (log2(*x), *y)), c.stroke_width(2))).map_err(err)?;
         let measured = data.measured.iter().filter(|(n, _, _)| n == name);
         chart
-            .draw_series(measured.map(|(_, b, g)| EmptyElement::at((log2(*b), *g)) + Circle::new((0, 0), 5, c.filled())))
+            .draw_series(
+                measured.map(|(_, b, g)| EmptyElement::at((log2(*b), *g)) + Circle::new((0, 0), 5, c.filled())),
+            )
             .map_err(err)?;
     }
     draw_legend(&strip, &entries, &layout)?;

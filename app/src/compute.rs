@@ -1,14 +1,16 @@
 //! Derived numbers: the what-if scenario, and the data behind each chart and table. Pure, no browser.
 
-use crate::charts::{ClaimMarker, FabricChartData, GainChartData, Marker, PlanChartData, RangeMarker, SweepChartData, UnplacedMarker};
+use crate::charts::{
+    ClaimMarker, FabricChartData, GainChartData, Marker, PlanChartData, RangeMarker, SweepChartData, UnplacedMarker,
+};
 use crate::data::Bundle;
 use crate::state::{pf, ModelSource, UrlState, PLAN_FIELDS};
 use sim_core::dataset::schema::{Claim, ClaimKind, Operand, PointKey, Workload};
-use sim_core::describe::ModelDescription;
-use sim_core::plan::Plan;
 use sim_core::dataset::schema::{Collective, Flag};
+use sim_core::describe::ModelDescription;
 use sim_core::model::fabric::busbw;
 use sim_core::model::{predict, Coefficients};
+use sim_core::plan::Plan;
 use sim_core::scenario::{apply_override, LinkParams, Scenario};
 use sim_core::Mode;
 
@@ -122,8 +124,12 @@ impl StatedRow {
     /// The predicted column: `32: 617, 64: 640, ...` for a range, the value alone for an unplaced one.
     pub fn predicted_text(&self) -> String {
         match self.kind {
-            StatedKind::Range { .. } => self.predicted.iter().map(|(c, y)| format!("{c}: {y:.0}")).collect::<Vec<_>>().join(", "),
-            StatedKind::Unplaced { .. } => self.predicted.first().map(|(_, y)| format!("{y:.0}")).unwrap_or_else(|| "-".into()),
+            StatedKind::Range { .. } => {
+                self.predicted.iter().map(|(c, y)| format!("{c}: {y:.0}")).collect::<Vec<_>>().join(", ")
+            }
+            StatedKind::Unplaced { .. } => {
+                self.predicted.first().map(|(_, y)| format!("{y:.0}")).unwrap_or_else(|| "-".into())
+            }
         }
     }
 
@@ -154,7 +160,8 @@ fn stated(b: &Bundle, st: &UrlState, s: &Scenario, k: &Coefficients, data: &mut 
         for u in &v.unplaced {
             for (i, &value) in u.output_tok_s.iter().enumerate() {
                 let likely = u.likely_concurrency.get(i).copied().filter(|c| c.is_finite() && *c >= 1.0);
-                let predicted: Vec<(u32, f64)> = likely.map(|c| (c.round() as u32, at(v.mode, c.round() as u32))).into_iter().collect();
+                let predicted: Vec<(u32, f64)> =
+                    likely.map(|c| (c.round() as u32, at(v.mode, c.round() as u32))).into_iter().collect();
                 let likely_error_pct = predicted.first().map(|(_, y)| (y - value) / value * 100.0);
                 if let Some(c) = likely {
                     data.unplaced.push(UnplacedMarker { mode: v.mode, x: c, y: value });
@@ -179,19 +186,35 @@ fn stated(b: &Bundle, st: &UrlState, s: &Scenario, k: &Coefficients, data: &mut 
     }
     // Unplaced values without a likely concurrency have a row but no marker: keep rows and hit points aligned by
     // listing them last.
-    let (mut placed, unplaced_rest): (Vec<_>, Vec<_>) = rows.into_iter().partition(|r| !matches!(r.kind, StatedKind::Unplaced { likely: None, .. }));
+    let (mut placed, unplaced_rest): (Vec<_>, Vec<_>) =
+        rows.into_iter().partition(|r| !matches!(r.kind, StatedKind::Unplaced { likely: None, .. }));
     for v in &series {
         for r in &v.ranges {
-            let mut predicted: Vec<(u32, f64)> =
-                CONCURRENCY.iter().filter(|&&c| f64::from(c) >= r.concurrency_min && f64::from(c) <= r.concurrency_max).map(|&c| (c, at(v.mode, c))).collect();
+            let mut predicted: Vec<(u32, f64)> = CONCURRENCY
+                .iter()
+                .filter(|&&c| f64::from(c) >= r.concurrency_min && f64::from(c) <= r.concurrency_max)
+                .map(|&c| (c, at(v.mode, c)))
+                .collect();
             if predicted.is_empty() {
                 let (a, z) = (r.concurrency_min.round().max(1.0) as u32, r.concurrency_max.round().max(1.0) as u32);
-                predicted = if a == z { vec![(a, at(v.mode, a))] } else { vec![(a, at(v.mode, a)), (z, at(v.mode, z))] };
+                predicted =
+                    if a == z { vec![(a, at(v.mode, a))] } else { vec![(a, at(v.mode, a)), (z, at(v.mode, z))] };
             }
-            data.ranges.push(RangeMarker { mode: v.mode, x_min: r.concurrency_min, x_max: r.concurrency_max, y_min: r.output_tok_s_min, y_max: r.output_tok_s_max });
+            data.ranges.push(RangeMarker {
+                mode: v.mode,
+                x_min: r.concurrency_min,
+                x_max: r.concurrency_max,
+                y_min: r.output_tok_s_min,
+                y_max: r.output_tok_s_max,
+            });
             placed.push(StatedRow {
                 mode: v.mode,
-                kind: StatedKind::Range { c_min: r.concurrency_min, c_max: r.concurrency_max, y_min: r.output_tok_s_min, y_max: r.output_tok_s_max },
+                kind: StatedKind::Range {
+                    c_min: r.concurrency_min,
+                    c_max: r.concurrency_max,
+                    y_min: r.output_tok_s_min,
+                    y_max: r.output_tok_s_max,
+                },
                 concurrency: format!("range {}-{}", fmt_conc(r.concurrency_min), fmt_conc(r.concurrency_max)),
                 measured: format!("{:.0}-{:.0}", r.output_tok_s_min, r.output_tok_s_max),
                 predicted,
@@ -260,7 +283,10 @@ fn sweep_points(b: &Bundle, st: &UrlState) -> (SweepChartData, Vec<PointRow>) {
 /// Gain of the pair over one station at equal concurrency: predicted curves and published ratios.
 pub fn gain(b: &Bundle, st: &UrlState) -> GainChartData {
     let (isl, osl) = st.workload();
-    let mut data = GainChartData { title: format!("{} - pair / one station, ISL {isl} / OSL {osl}", st.model), ..Default::default() };
+    let mut data = GainChartData {
+        title: format!("{} - pair / one station, ISL {isl} / OSL {osl}", st.model),
+        ..Default::default()
+    };
     let Some((s, k)) = what_if(b, st) else { return data };
     let single = curve(&s, &k, Mode::Single, isl, osl);
     for mode in [Mode::Tp2, Mode::Pd] {
@@ -287,7 +313,7 @@ pub fn gain(b: &Bundle, st: &UrlState) -> GainChartData {
 }
 
 /// The published point an operand names, if it is one.
-fn operand_point<'a>(o: &'a Option<Operand>) -> Option<&'a PointKey> {
+fn operand_point(o: &Option<Operand>) -> Option<&PointKey> {
     match o {
         Some(Operand::Point(k)) => Some(k),
         _ => None,
@@ -298,7 +324,13 @@ fn operand_point<'a>(o: &'a Option<Operand>) -> Option<&'a PointKey> {
 pub fn point_value(b: &Bundle, k: &PointKey) -> Option<f64> {
     b.points
         .iter()
-        .find(|p| p.model == k.model && p.mode == k.mode && p.isl == k.isl && p.osl == k.osl && f64::from(p.concurrency) == k.concurrency)
+        .find(|p| {
+            p.model == k.model
+                && p.mode == k.mode
+                && p.isl == k.isl
+                && p.osl == k.osl
+                && f64::from(p.concurrency) == k.concurrency
+        })
         .map(|p| p.output_tok_s)
 }
 
@@ -310,7 +342,11 @@ pub fn stated_label(c: &Claim) -> String {
         ClaimKind::GainPercent => format!("+{:.d$}%", c.stated),
         ClaimKind::Percent => format!("{:.d$}%", c.stated),
     };
-    if c.approximate { format!("about {v}") } else { v }
+    if c.approximate {
+        format!("about {v}")
+    } else {
+        v
+    }
 }
 
 /// A claim's stated value as a pair / one station ratio (a gain of +30% is 1.3x); percent claims have none.
@@ -430,7 +466,8 @@ pub fn message_sizes() -> Vec<f64> {
 
 /// Bus bandwidth against message size per collective, with the measured rows and the payload ceiling.
 pub fn fabric(b: &Bundle, st: &UrlState) -> FabricChartData {
-    let mut data = FabricChartData { title: "Bus bandwidth between the two stations (nccl-tests)".into(), ..Default::default() };
+    let mut data =
+        FabricChartData { title: "Bus bandwidth between the two stations (nccl-tests)".into(), ..Default::default() };
     let Some(l) = link(b, st) else { return data };
     data.ceiling_gbps = l.payload_bytes_per_sec() / 1e9;
     for c in Collective::ALL {
@@ -490,7 +527,11 @@ pub fn plan_scenario(b: &Bundle, st: &UrlState) -> Result<Scenario, String> {
     let p = &st.plan;
     let hardware = b.hardware.get(&p.hardware).cloned().ok_or_else(|| format!("unknown hardware `{}`", p.hardware))?;
     let model = match p.source {
-        ModelSource::Report => b.scenarios.get(&st.model).map(|s| s.model.clone()).ok_or_else(|| format!("unknown model `{}`", st.model))?,
+        ModelSource::Report => b
+            .scenarios
+            .get(&st.model)
+            .map(|s| s.model.clone())
+            .ok_or_else(|| format!("unknown model `{}`", st.model))?,
         ModelSource::Form => form_description(st).to_spec()?,
         ModelSource::HfConfig => {
             if p.hf.trim().is_empty() {
@@ -533,7 +574,8 @@ pub fn plan(b: &Bundle, st: &UrlState) -> Result<Plan, String> {
 pub fn plan_chart(plan: &Result<Plan, String>, hardware_name: &str) -> PlanChartData {
     let Ok(p) = plan else { return PlanChartData { title: "no plan".into(), ..Default::default() } };
     let (isl, osl) = p.rows.first().map(|r| (r.isl, r.osl)).unwrap_or((0, 0));
-    let mut data = PlanChartData { title: format!("{} on {hardware_name}, ISL {isl} / OSL {osl}", p.model), ..Default::default() };
+    let mut data =
+        PlanChartData { title: format!("{} on {hardware_name}, ISL {isl} / OSL {osl}", p.model), ..Default::default() };
     for mode in Mode::ALL {
         let pts = p
             .rows

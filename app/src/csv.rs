@@ -26,7 +26,12 @@ pub fn sweep(d: &SweepChartData) -> String {
         out.push_str(&format!("published_range,{},{}-{},{}-{},\n", r.mode.name(), r.x_min, r.x_max, r.y_min, r.y_max));
     }
     for u in &d.unplaced {
-        out.push_str(&format!("published_unplaced,{},{},{},concurrency not stated (likely reading)\n", u.mode.name(), u.x, u.y));
+        out.push_str(&format!(
+            "published_unplaced,{},{},{},concurrency not stated (likely reading)\n",
+            u.mode.name(),
+            u.x,
+            u.y
+        ));
     }
     out
 }
@@ -63,7 +68,15 @@ pub fn plan(d: &PlanChartData) -> String {
     let mut out = String::from("mode,concurrency,output_tok_s,ttft_s,tpot_ms,gain_over_single,bound\n");
     for r in &d.rows {
         let mode = r.mode.map(|m| m.name()).unwrap_or("");
-        out.push_str(&format!("{mode},{},{:.2},{:.3},{:.2},{:.3},{}\n", r.concurrency, r.output_tok_s, r.ttft_s, r.tpot_ms, r.gain, field(&r.bound)));
+        out.push_str(&format!(
+            "{mode},{},{:.2},{:.3},{:.2},{:.3},{}\n",
+            r.concurrency,
+            r.output_tok_s,
+            r.ttft_s,
+            r.tpot_ms,
+            r.gain,
+            field(&r.bound)
+        ));
     }
     out
 }

@@ -2,12 +2,12 @@
 
 use sim_core::dataset::schema::{Claim, RangeRecord, Unplaced};
 use sim_core::dataset::{self, Dataset, MeasuredPoint, SourceText};
+use sim_core::fit::FitSet;
 use sim_core::model::fabric::FabricRow;
 use sim_core::model::Coefficients;
 use sim_core::report::{self, ErrorStats, ReportRow};
-use sim_core::Mode;
 use sim_core::scenario::{HardwareSpec, LinkParams, Scenario};
-use sim_core::fit::FitSet;
+use sim_core::Mode;
 use std::collections::BTreeMap;
 
 mod bundle {
@@ -121,7 +121,11 @@ fn fitted(ds: &Dataset) -> Bundle {
     };
     let (scenarios, _) = report::scenarios_by_model(ds);
     // The link of the pair the fabric measurements were taken on.
-    let link = ds.fabrics.values().find_map(|f| ds.hardware.get(&f.hardware)).map(|h| sim_core::scenario::hardware_spec(h).link);
+    let link = ds
+        .fabrics
+        .values()
+        .find_map(|f| ds.hardware.get(&f.hardware))
+        .map(|h| sim_core::scenario::hardware_spec(h).link);
     let models: Vec<String> = scenarios.keys().cloned().collect();
     let error_bands = error_bands(&report.rows, &models);
     Bundle {

@@ -114,7 +114,15 @@ pub struct Field {
     pub default: f64,
 }
 
-const fn f(key: &'static str, label: &'static str, unit: &'static str, min: f64, max: f64, step: f64, default: f64) -> Field {
+const fn f(
+    key: &'static str,
+    label: &'static str,
+    unit: &'static str,
+    min: f64,
+    max: f64,
+    step: f64,
+    default: f64,
+) -> Field {
     Field { key, label, unit, min, max, step, default }
 }
 
@@ -187,7 +195,14 @@ pub struct PlanState {
 
 impl Default for PlanState {
     fn default() -> Self {
-        PlanState { hardware: DEFAULT_HARDWARE.into(), source: ModelSource::Report, values: [None; 21], attention: "mla".into(), bits: 4.5, hf: String::new() }
+        PlanState {
+            hardware: DEFAULT_HARDWARE.into(),
+            source: ModelSource::Report,
+            values: [None; 21],
+            attention: "mla".into(),
+            bits: 4.5,
+            hf: String::new(),
+        }
     }
 }
 
@@ -208,15 +223,30 @@ impl PlanState {
 
 impl UrlState {
     pub fn defaults(models: &[String]) -> Self {
-        let model = if models.iter().any(|m| m == "glm-5.2") { "glm-5.2".to_string() } else { models.first().cloned().unwrap_or_default() };
-        UrlState { view: View::Explorer, model, workload: 0, whatif: [None; 5], embed: false, plan: PlanState::default() }
+        let model = if models.iter().any(|m| m == "glm-5.2") {
+            "glm-5.2".to_string()
+        } else {
+            models.first().cloned().unwrap_or_default()
+        };
+        UrlState {
+            view: View::Explorer,
+            model,
+            workload: 0,
+            whatif: [None; 5],
+            embed: false,
+            plan: PlanState::default(),
+        }
     }
 
     /// Like `parse`, also checking the planner's hardware id against the bundled presets.
     pub fn parse_with(query: &str, models: &[String], hardware: &[String]) -> (Self, Vec<String>) {
         let (mut s, mut warn) = Self::parse(query, models);
         if !hardware.contains(&s.plan.hardware) {
-            warn.push(format!("unknown hardware `{}`; showing {DEFAULT_HARDWARE} (known: {})", s.plan.hardware, hardware.join(", ")));
+            warn.push(format!(
+                "unknown hardware `{}`; showing {DEFAULT_HARDWARE} (known: {})",
+                s.plan.hardware,
+                hardware.join(", ")
+            ));
             s.plan.hardware = DEFAULT_HARDWARE.into();
         }
         (s, warn)
@@ -262,10 +292,13 @@ impl UrlState {
                 key if PLAN_FIELDS.iter().any(|fl| fl.key == key) => {
                     let i = PLAN_FIELDS.iter().position(|fl| fl.key == key).unwrap_or(0);
                     let fl = PLAN_FIELDS[i];
-                    let what = if fl.default.is_nan() { "the preset's value".to_string() } else { format!("{}", fl.default) };
+                    let what =
+                        if fl.default.is_nan() { "the preset's value".to_string() } else { format!("{}", fl.default) };
                     match v.parse::<f64>() {
                         Ok(x) if x.is_finite() && x >= fl.min && x <= fl.max => s.plan.values[i] = Some(x),
-                        Ok(x) => warn.push(format!("{key}={x} is outside {}..{} {}; using {what}", fl.min, fl.max, fl.unit)),
+                        Ok(x) => {
+                            warn.push(format!("{key}={x} is outside {}..{} {}; using {what}", fl.min, fl.max, fl.unit))
+                        }
                         Err(_) => warn.push(format!("{key}=`{v}` is not a number; using {what}")),
                     }
                 }
@@ -274,7 +307,10 @@ impl UrlState {
                         let kn = KNOBS[i];
                         match v.parse::<f64>() {
                             Ok(x) if x.is_finite() && x >= kn.min && x <= kn.max => s.whatif[i] = Some(x),
-                            Ok(x) => warn.push(format!("{key}={x} is outside {}..{} {}; using the dataset's value", kn.min, kn.max, kn.unit)),
+                            Ok(x) => warn.push(format!(
+                                "{key}={x} is outside {}..{} {}; using the dataset's value",
+                                kn.min, kn.max, kn.unit
+                            )),
                             Err(_) => warn.push(format!("{key}=`{v}` is not a number; using the dataset's value")),
                         }
                     }
@@ -374,7 +410,13 @@ fn decode(s: &str) -> String {
 
 fn encode(s: &str) -> String {
     s.bytes()
-        .map(|c| if c.is_ascii_alphanumeric() || b"-._~".contains(&c) { (c as char).to_string() } else { format!("%{c:02X}") })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || b"-._~".contains(&c) {
+                (c as char).to_string()
+            } else {
+                format!("%{c:02X}")
+            }
+        })
         .collect()
 }
 
@@ -390,7 +432,10 @@ mod tests {
     fn round_trip() {
         let (s, w) = UrlState::parse("?view=gain&model=minimax-m3&workload=8192-1024&hbm=9.5&embed=1", &models());
         assert!(w.is_empty(), "{w:?}");
-        assert_eq!((s.view, s.model.as_str(), s.workload, s.whatif[1], s.embed), (View::Gain, "minimax-m3", 1, Some(9.5), true));
+        assert_eq!(
+            (s.view, s.model.as_str(), s.workload, s.whatif[1], s.embed),
+            (View::Gain, "minimax-m3", 1, Some(9.5), true)
+        );
         assert_eq!(UrlState::parse(&s.to_query(), &models()).0, s);
     }
 
@@ -407,7 +452,10 @@ mod tests {
         let q = "?view=plan&hw=dgx-spark&src=hf&bits=8&isl=2048&cmax=64&hw_mem=96&hf=%7B%22a%22%3A%201%7D&attn=gqa";
         let (s, w) = UrlState::parse_with(q, &models(), &hw);
         assert!(w.is_empty(), "{w:?}");
-        assert_eq!((s.view, s.plan.hardware.as_str(), s.plan.source, s.plan.bits), (View::Plan, "dgx-spark", ModelSource::HfConfig, 8.0));
+        assert_eq!(
+            (s.view, s.plan.hardware.as_str(), s.plan.source, s.plan.bits),
+            (View::Plan, "dgx-spark", ModelSource::HfConfig, 8.0)
+        );
         assert_eq!(s.plan.hf, "{\"a\": 1}");
         assert_eq!(s.plan.concurrency(), vec![1, 2, 4, 8, 16, 32, 64]);
         assert_eq!(UrlState::parse_with(&s.to_query(), &models(), &hw).0, s);

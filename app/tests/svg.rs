@@ -80,7 +80,10 @@ fn gain_and_fabric_charts_draw() {
     assert!(csv::fabric(&f).contains("all_reduce"));
 }
 
-fn render_at(size: (u32, u32), f: impl FnOnce(DrawingArea<SVGBackend<'_>, plotters::coord::Shift>) -> Result<(), String>) -> String {
+fn render_at(
+    size: (u32, u32),
+    f: impl FnOnce(DrawingArea<SVGBackend<'_>, plotters::coord::Shift>) -> Result<(), String>,
+) -> String {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
@@ -90,7 +93,8 @@ fn render_at(size: (u32, u32), f: impl FnOnce(DrawingArea<SVGBackend<'_>, plotte
 }
 
 fn fixed_sweep() -> SweepChartData {
-    let curve = |k: f64| [1u32, 2, 4, 8, 16, 32, 64, 128, 256].iter().map(|&c| (c, k * (c as f64).sqrt())).collect::<Vec<_>>();
+    let curve =
+        |k: f64| [1u32, 2, 4, 8, 16, 32, 64, 128, 256].iter().map(|&c| (c, k * (c as f64).sqrt())).collect::<Vec<_>>();
     SweepChartData {
         title: "fixed - ISL 512 / OSL 512".into(),
         predicted: vec![(Mode::Single, curve(100.0)), (Mode::Tp2, curve(160.0)), (Mode::Pd, curve(140.0))],
@@ -103,7 +107,10 @@ fn fixed_sweep() -> SweepChartData {
         ],
         bands: vec![(Mode::Single, 12.0), (Mode::Tp2, 25.0), (Mode::Pd, 30.0)],
         ranges: vec![RangeMarker { mode: Mode::Tp2, x_min: 32.0, x_max: 256.0, y_min: 1700.0, y_max: 1900.0 }],
-        unplaced: vec![UnplacedMarker { mode: Mode::Pd, x: 64.0, y: 1250.0 }, UnplacedMarker { mode: Mode::Pd, x: 256.0, y: 1400.0 }],
+        unplaced: vec![
+            UnplacedMarker { mode: Mode::Pd, x: 64.0, y: 1250.0 },
+            UnplacedMarker { mode: Mode::Pd, x: 256.0, y: 1400.0 },
+        ],
     }
 }
 
@@ -183,7 +190,10 @@ fn sweep_chart_draws_ranges_and_unplaced_values() {
     std::fs::write(concat!(env!("CARGO_TARGET_TMPDIR"), "/svg/sweep-stated.svg"), &svg).unwrap();
     // The range: a translucent tp2 rectangle (and its legend swatch) plus a thin tp2 outline (and the swatch's).
     let tp2 = "#D55E00";
-    let fills: Vec<&str> = svg.lines().filter(|l| l.contains("<rect") && l.contains("opacity=\"0.22\"") && l.contains(&format!("fill=\"{tp2}\""))).collect();
+    let fills: Vec<&str> = svg
+        .lines()
+        .filter(|l| l.contains("<rect") && l.contains("opacity=\"0.22\"") && l.contains(&format!("fill=\"{tp2}\"")))
+        .collect();
     assert_eq!(fills.len(), 2, "range fill + legend swatch: {fills:?}");
     let outlines: Vec<&str> = svg
         .lines()
@@ -191,7 +201,15 @@ fn sweep_chart_draws_ranges_and_unplaced_values() {
         .collect();
     assert_eq!(outlines.len(), 2, "range outline + legend swatch: {outlines:?}");
     // The unplaced values: hollow pd diamonds (two, plus the legend's), closed five-point paths.
-    let diamonds = svg.lines().filter(|l| l.contains("<polyline") && l.contains("stroke=\"#009E73\"") && l.contains("fill=\"none\"") && l.matches(',').count() == 5).count();
+    let diamonds = svg
+        .lines()
+        .filter(|l| {
+            l.contains("<polyline")
+                && l.contains("stroke=\"#009E73\"")
+                && l.contains("fill=\"none\"")
+                && l.matches(',').count() == 5
+        })
+        .count();
     assert_eq!(diamonds, 3, "{svg}");
     assert!(svg.contains(charts::UNPLACED_LEGEND), "no legend for unplaced values");
     assert!(svg.contains(charts::RANGE_LEGEND), "no legend for ranges");
@@ -275,7 +293,10 @@ fn plan_chart_svg_snapshot() {
     assert!(svg.lines().any(|l| l.trim() == "512"), "no 512 tick");
     assert!(svg.contains("tp2 predicted (recommended)"));
     // Overlapping curves stay visible: PD dashed (many short segments), widths differ, each mode marked.
-    let widths: Vec<&str> = ["stroke-width=\"5\"", "stroke-width=\"3\"", "stroke-width=\"2\""].into_iter().filter(|w| svg.contains(w)).collect();
+    let widths: Vec<&str> = ["stroke-width=\"5\"", "stroke-width=\"3\"", "stroke-width=\"2\""]
+        .into_iter()
+        .filter(|w| svg.contains(w))
+        .collect();
     assert_eq!(widths.len(), 3, "line widths: {widths:?}");
     assert!(svg.matches("stroke=\"#009E73\"").count() > 10, "pd is not dashed");
     assert_eq!(svg.matches("<circle").count(), 5, "single markers");
@@ -312,7 +333,8 @@ fn planner_plans_presets_forms_and_configs() {
     c.plan.source = twotower_app::state::ModelSource::HfConfig;
     c.plan.hf = r#"{"num_hidden_layers": 61, "hidden_size": 7168, "num_attention_heads": 128, "vocab_size": 129280,
         "kv_lora_rank": 512, "qk_rope_head_dim": 64, "n_routed_experts": 256, "num_experts_per_tok": 8,
-        "moe_intermediate_size": 2048, "first_k_dense_replace": 3}"#.into();
+        "moe_intermediate_size": 2048, "first_k_dense_replace": 3}"#
+        .into();
     assert!(compute::plan(&b, &c).is_ok());
     c.plan.hf = "{not json".into();
     let e = compute::plan(&b, &c).unwrap_err();

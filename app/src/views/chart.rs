@@ -30,7 +30,12 @@ enum TipBody {
 }
 
 #[component]
-pub fn Chart(spec: Memo<ChartSpec>, model: Signal<String>, embed: bool, rows: Memo<(Vec<PointRow>, Vec<StatedRow>)>) -> impl IntoView {
+pub fn Chart(
+    spec: Memo<ChartSpec>,
+    model: Signal<String>,
+    embed: bool,
+    rows: Memo<(Vec<PointRow>, Vec<StatedRow>)>,
+) -> impl IntoView {
     let canvas = NodeRef::<leptos::html::Canvas>::new();
     let wrap = NodeRef::<leptos::html::Div>::new();
     let draws = RwSignal::new(0u32);
@@ -63,7 +68,9 @@ pub fn Chart(spec: Memo<ChartSpec>, model: Signal<String>, embed: bool, rows: Me
         let style = web_sys::HtmlElement::style(&c);
         let _ = style.set_property("width", &format!("{width}px"));
         let _ = style.set_property("height", &format!("{height}px"));
-        if let Some(ctx) = c.get_context("2d").ok().flatten().and_then(|x| x.dyn_into::<CanvasRenderingContext2d>().ok()) {
+        if let Some(ctx) =
+            c.get_context("2d").ok().flatten().and_then(|x| x.dyn_into::<CanvasRenderingContext2d>().ok())
+        {
             let _ = ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0);
         }
         let result = spec.with(|s| {
@@ -86,7 +93,8 @@ pub fn Chart(spec: Memo<ChartSpec>, model: Signal<String>, embed: bool, rows: Me
                 tip.set(None);
                 if first_ms.get_untracked().is_none() {
                     let now = window().performance().map(|p| p.now()).unwrap_or(0.0);
-                    let _ = js_sys::Reflect::set(&window(), &JsValue::from_str("__firstDrawMs"), &JsValue::from_f64(now));
+                    let _ =
+                        js_sys::Reflect::set(&window(), &JsValue::from_str("__firstDrawMs"), &JsValue::from_f64(now));
                     first_ms.set(Some(now));
                 }
                 last_redraw_ms.set(Some(window().performance().map(|p| p.now()).unwrap_or(0.0) - started));
@@ -110,11 +118,26 @@ pub fn Chart(spec: Memo<ChartSpec>, model: Signal<String>, embed: bool, rows: Me
             spec.with_untracked(|s| match s {
                 ChartSpec::Sweep(d) => match d.measured.get(i) {
                     Some(m) => {
-                        let row = rows.with_untracked(|r| r.0.iter().find(|r| r.mode == m.mode && f64::from(r.concurrency) == m.x).cloned());
-                        Some(Tip { x, y, body: TipBody::Point { row, mode: m.mode.name().to_string(), concurrency: m.x, measured: m.y } })
+                        let row = rows.with_untracked(|r| {
+                            r.0.iter().find(|r| r.mode == m.mode && f64::from(r.concurrency) == m.x).cloned()
+                        });
+                        Some(Tip {
+                            x,
+                            y,
+                            body: TipBody::Point {
+                                row,
+                                mode: m.mode.name().to_string(),
+                                concurrency: m.x,
+                                measured: m.y,
+                            },
+                        })
                     }
                     // After the points: unplaced values, then ranges, in the order of the stated rows.
-                    None => rows.with_untracked(|r| r.1.get(i - d.measured.len()).cloned()).map(|r| Tip { x, y, body: TipBody::Stated(r) }),
+                    None => rows.with_untracked(|r| r.1.get(i - d.measured.len()).cloned()).map(|r| Tip {
+                        x,
+                        y,
+                        body: TipBody::Stated(r),
+                    }),
                 },
                 _ => None,
             })

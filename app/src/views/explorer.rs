@@ -39,11 +39,7 @@ pub fn ExplorerTable(bundle: Arc<Bundle>, st: RwSignal<UrlState>) -> impl IntoVi
     });
     let rows = Memo::new(move |_| all.with(|a| a.0.clone()));
     let stated = Memo::new(move |_| all.with(|a| a.1.clone()));
-    let legend = Mode::ALL
-        .iter()
-        .map(|m| format!("{} = {}", m.name(), mode_shape(*m)))
-        .collect::<Vec<_>>()
-        .join(", ");
+    let legend = Mode::ALL.iter().map(|m| format!("{} = {}", m.name(), mode_shape(*m))).collect::<Vec<_>>().join(", ");
     view! {
         <p class="legend-text">"Markers: published points (" {legend} "); hollow markers are flagged and not fitted. Lines: sim-core predictions at 1, 2, 4, ..., 256 concurrent requests."</p>
         {move || (!stated.with(Vec::is_empty)).then(|| view! {

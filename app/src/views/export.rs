@@ -48,7 +48,13 @@ pub fn Export(spec: Memo<ChartSpec>, st: RwSignal<UrlState>) -> impl IntoView {
         let (stem, model) = (spec.with(|s| s.csv().1), st.with(|s| s.model.clone()));
         match stem {
             "fabric" => "twotower-fabric".to_string(),
-            "plan" => st.with(|s| format!("twotower-plan-{}-{}", if s.plan.source == crate::state::ModelSource::Report { s.model.as_str() } else { "custom" }, s.plan.hardware)),
+            "plan" => st.with(|s| {
+                format!(
+                    "twotower-plan-{}-{}",
+                    if s.plan.source == crate::state::ModelSource::Report { s.model.as_str() } else { "custom" },
+                    s.plan.hardware
+                )
+            }),
             _ => format!("twotower-{stem}-{model}"),
         }
     };

@@ -15,7 +15,10 @@ fn unequal_note(c: &ClaimRow) -> String {
         s.push_str(&format!(" Caveat: {cav}."));
     }
     if let Some((conc, num, den)) = c.equal_concurrency {
-        s.push_str(&format!(" At equal concurrency ({conc} streams) the data give {num:.0} / {den:.0} = {:.1}x.", num / den));
+        s.push_str(&format!(
+            " At equal concurrency ({conc} streams) the data give {num:.0} / {den:.0} = {:.1}x.",
+            num / den
+        ));
     }
     s
 }
@@ -25,11 +28,8 @@ pub fn GainTable(spec: Memo<ChartSpec>, bundle: Arc<Bundle>, st: RwSignal<UrlSta
     let claims = Memo::new(move |_| st.with(|s| compute::claims_of(&bundle, &s.model)));
     move || {
         let ChartSpec::Gain(d) = spec.get() else { return ().into_any() };
-        let rows: Vec<_> = d
-            .predicted
-            .iter()
-            .flat_map(|(m, v)| v.iter().map(move |(c, g)| (m.name(), *c, *g)))
-            .collect();
+        let rows: Vec<_> =
+            d.predicted.iter().flat_map(|(m, v)| v.iter().map(move |(c, g)| (m.name(), *c, *g))).collect();
         let all = claims.get();
         let placed: Vec<String> = d.claims.iter().map(|c| c.id.clone()).collect();
         let notes: Vec<String> = all.iter().filter(|c| c.unequal && placed.contains(&c.id)).map(unequal_note).collect();

@@ -55,7 +55,9 @@ pub fn PlanControls(bundle: Arc<Bundle>, st: RwSignal<UrlState>, plan: Memo<Resu
     let source = move || st.with(|s| s.plan.source);
     let fields = move |r: std::ops::Range<usize>| r.map(|i| number_field(st, i, base)).collect_view();
     let hf_error = move || match (source(), plan.get()) {
-        (ModelSource::HfConfig, Err(e)) => Some(view! { <p class="inline-error" id="plan-hf-error" role="alert">{e}</p> }),
+        (ModelSource::HfConfig, Err(e)) => {
+            Some(view! { <p class="inline-error" id="plan-hf-error" role="alert">{e}</p> })
+        }
         _ => None,
     };
     view! {
@@ -142,16 +144,23 @@ pub fn Verdict(plan: Memo<Result<Plan, String>>) -> impl IntoView {
         .into_any(),
         Ok(p) => {
             let top = p.rows.iter().max_by_key(|r| r.concurrency).cloned();
-            let fits = top.as_ref().is_some_and(|r| r.single.output_tok_s > 0.0 || r.tp2.output_tok_s > 0.0 || r.pd.output_tok_s > 0.0);
+            let fits = top
+                .as_ref()
+                .is_some_and(|r| r.single.output_tok_s > 0.0 || r.tp2.output_tok_s > 0.0 || r.pd.output_tok_s > 0.0);
             let numbers = top.filter(|_| fits).map(|r| {
-                let gain = if r.single.output_tok_s > 0.0 { format!("best is {:.2}x one machine", r.gain) } else { "one machine cannot run it".into() };
+                let gain = if r.single.output_tok_s > 0.0 {
+                    format!("best is {:.2}x one machine", r.gain)
+                } else {
+                    "one machine cannot run it".into()
+                };
                 format!(
                     "At {} concurrent requests: one machine {:.0} tok/s, TP2 {:.0}, PD {:.0} ({gain}).",
                     r.concurrency, r.single.output_tok_s, r.tp2.output_tok_s, r.pd.output_tok_s
                 )
             });
             let m = p.recommended_mode;
-            let sentence = if fits { mode_sentence(m) } else { "Does not fit: neither one machine nor two hold this model" };
+            let sentence =
+                if fits { mode_sentence(m) } else { "Does not fit: neither one machine nor two hold this model" };
             view! {
                 <div class="verdict" class:verdict-error=!fits id="verdict" data-mode=m.name() data-fits=fits.to_string() role="status">
                     <div class="verdict-mode">{sentence}</div>
@@ -166,7 +175,11 @@ pub fn Verdict(plan: Memo<Result<Plan, String>>) -> impl IntoView {
 
 /// A number with `digits` decimals, or a dash where the mode does not run.
 fn num(x: f64, digits: usize) -> String {
-    if x.is_finite() { format!("{x:.digits$}") } else { "-".into() }
+    if x.is_finite() {
+        format!("{x:.digits$}")
+    } else {
+        "-".into()
+    }
 }
 
 fn gb(x: f64) -> String {
@@ -200,7 +213,11 @@ pub fn PlanTables(plan: Memo<Result<Plan, String>>) -> impl IntoView {
                 .into_iter()
                 .enumerate()
                 .map(|(j, pr)| {
-                    let gain = if r.single.output_tok_s > 0.0 { format!("{:.2}x", pr.output_tok_s / r.single.output_tok_s) } else { "-".into() };
+                    let gain = if r.single.output_tok_s > 0.0 {
+                        format!("{:.2}x", pr.output_tok_s / r.single.output_tok_s)
+                    } else {
+                        "-".into()
+                    };
                     let first = j == 0;
                     view! {
                         <tr class:best=(pr.mode == best && pr.output_tok_s > 0.0) class:group-start=first>
@@ -217,8 +234,10 @@ pub fn PlanTables(plan: Memo<Result<Plan, String>>) -> impl IntoView {
                 .collect_view()
         });
         let rows = rows.collect_view();
-        let one = p.placements.iter().find(|x| x.mode == Mode::Single).map(|x| placement_row("one machine", &x.placement));
-        let two = p.placements.iter().find(|x| x.mode == Mode::Tp2).map(|x| placement_row("two machines, TP2", &x.placement));
+        let one =
+            p.placements.iter().find(|x| x.mode == Mode::Single).map(|x| placement_row("one machine", &x.placement));
+        let two =
+            p.placements.iter().find(|x| x.mode == Mode::Tp2).map(|x| placement_row("two machines, TP2", &x.placement));
         view! {
             <p class="legend-text">"Lines: sim-core predictions for this model, machine and workload (thickest: the recommended mode; PD dashed, so it shows where it runs on top of another mode). Markers: single circle, TP2 triangle, PD square. Gain is each mode's throughput over one machine's at the same concurrency; the bound is what limits that mode there. The best mode per concurrency is highlighted."</p>
             <table class="points plan-table" id="plan-table">
