@@ -94,6 +94,7 @@ fn sim_core_scenario(c: &Case) -> Scenario {
         flops_fp4: BF16_FLOPS,
         flops_fp8: BF16_FLOPS,
         intra_bytes_per_sec: f64::INFINITY,
+        intra_call_latency_s: 0.0,
         link: LinkParams {
             rails: 1.0,
             line_rate_bytes_per_sec_per_rail: 50e9,

@@ -20,8 +20,14 @@ pub struct HardwareSpec {
     pub flops_fp8: f64,
     /// GPU-to-GPU bandwidth inside one machine (all-reduce bus bandwidth), when `gpus` > 1.
     pub intra_bytes_per_sec: f64,
+    /// Cost of one all-reduce call between the GPUs of one machine, seconds.
+    pub intra_call_latency_s: f64,
     pub link: LinkParams,
 }
+
+/// Assumed cost of one all-reduce call inside a machine when the hardware file gives none: NVLink or PCIe
+/// collectives without a network hop (NCCL's base latency, ~6.6-14 us, reported elsewhere: src/graph/tuning.cc).
+pub const DEFAULT_INTRA_CALL_LATENCY_S: f64 = 10e-6;
 
 /// The machine-to-machine link.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -91,6 +97,7 @@ pub fn hardware_spec(h: &HardwareFile) -> HardwareSpec {
         flops_fp4: si(&h.compute_fp4),
         flops_fp8: si(&h.compute_fp8),
         intra_bytes_per_sec: h.intra_machine_bandwidth.as_ref().map(si).unwrap_or(f64::INFINITY),
+        intra_call_latency_s: h.intra_machine_call_latency.as_ref().map(si).unwrap_or(DEFAULT_INTRA_CALL_LATENCY_S),
         link: LinkParams {
             rails: si(&link.rails),
             line_rate_bytes_per_sec_per_rail: si(&link.line_rate_per_rail),
@@ -145,6 +152,7 @@ pub const OVERRIDES: &[OverrideKey] = &[
     OverrideKey { key: "hardware.flops_fp4", unit: "FLOP/s", field: |s| &mut s.hardware.flops_fp4 },
     OverrideKey { key: "hardware.flops_fp8", unit: "FLOP/s", field: |s| &mut s.hardware.flops_fp8 },
     OverrideKey { key: "hardware.intra_bytes_per_sec", unit: "B/s", field: |s| &mut s.hardware.intra_bytes_per_sec },
+    OverrideKey { key: "hardware.intra_call_latency_s", unit: "s", field: |s| &mut s.hardware.intra_call_latency_s },
     OverrideKey { key: "link.rails", unit: "count", field: |s| &mut s.hardware.link.rails },
     OverrideKey {
         key: "link.line_rate_bytes_per_sec_per_rail",

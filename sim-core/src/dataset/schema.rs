@@ -150,6 +150,9 @@ pub struct HardwareFile {
     /// Bandwidth between GPUs inside one machine (NVLink or PCIe), when `gpus` > 1.
     #[serde(default)]
     pub intra_machine_bandwidth: Option<Quantity>,
+    /// Cost of one all-reduce call between the GPUs of one machine (default 10 us, assumed).
+    #[serde(default)]
+    pub intra_machine_call_latency: Option<Quantity>,
     /// The machine-to-machine link as a team would cable it.
     pub link: LinkSpec,
     #[serde(default)]

@@ -31,7 +31,7 @@ pub fn engine<'a>(s: &'a Scenario, k: &'a Coefficients, span_machines: f64) -> E
         // The slowest hop decides: the link between machines.
         (hw.link.payload_bytes_per_sec() * ALLREDUCE_LINK_EFFICIENCY, hw.link.call_latency_s)
     } else if gpus > 1.0 {
-        (hw.intra_bytes_per_sec, 10e-6)
+        (hw.intra_bytes_per_sec, hw.intra_call_latency_s)
     } else {
         (f64::INFINITY, 0.0)
     };
