@@ -1,6 +1,6 @@
 //! End to end: serves dist/ locally, drives headless Chromium through chromedriver, and checks the explorer
 //! draws, reacts to its controls, restores and repairs URLs, embeds, plans (preset, pasted config.json), exports
-//! PNG and CSV, shows hover tooltips, sizes the canvas by devicePixelRatio, stays within its size budget, and logs
+//! PNG and CSV, shows the accuracy tab, calibrates the planner on pasted vLLM results, shows hover tooltips, sizes the canvas by devicePixelRatio, stays within its size budget, and logs
 //! no errors. Needs dist/ (scripts/build-app.sh); set TWOTOWER_SKIP_BROWSER=1 to skip.
 
 use fantoccini::actions::{InputSource, MouseActions, PointerAction};
@@ -337,7 +337,115 @@ async fn run(c: &Client, base: &str) {
 
     planner(c, base).await;
     exports(c).await;
+    accuracy(c, base).await;
+    calibration(c, base).await;
     hover(c, base).await;
+}
+
+/// Step 11, the accuracy tab: the fitted overall median (all points) and the predictive one (fit on one station,
+/// predict the pair; computed when the tab opens), both within the dataset's targets; coefficients and flagged
+/// points listed.
+async fn accuracy(c: &Client, base: &str) {
+    c.goto(base).await.unwrap();
+    wait_draws_above(c, 0, "accuracy: first load").await;
+    js(c, "document.querySelector('.tab[data-view=accuracy]').click(); return 1;").await;
+    let start = Instant::now();
+    let fitted = wait_for(
+        c,
+        "const e = document.getElementById('acc-fitted-overall'); return e && [e.dataset.median, e.innerText];",
+        "fitted overall",
+    )
+    .await;
+    let predictive = wait_for(
+        c,
+        "const e = document.getElementById('acc-predictive-overall'); return e && [e.dataset.median, e.innerText];",
+        "predictive overall",
+    )
+    .await;
+    println!(
+        "accuracy: single-station fit shown {:.0} ms after the tab was clicked",
+        start.elapsed().as_secs_f64() * 1e3
+    );
+    assert!(c.current_url().await.unwrap().as_str().contains("view=accuracy"));
+    let median = |v: &Value| v[0].as_str().and_then(|s| s.parse::<f64>().ok()).unwrap_or(f64::NAN);
+    let (fm, pm) = (median(&fitted), median(&predictive));
+    println!(
+        "accuracy: fitted overall [{}], predictive overall [{}]",
+        fitted[1].as_str().unwrap_or("").replace(['\n', '\t'], " | "),
+        predictive[1].as_str().unwrap_or("").replace(['\n', '\t'], " | ")
+    );
+    assert!(fm > 0.0 && fm <= 12.0, "fitted overall median {fm}");
+    assert!(pm > 0.0 && pm <= 25.0, "predictive overall median {pm}");
+    for (v, m) in [(&fitted, fm), (&predictive, pm)] {
+        assert!(v[1].as_str().unwrap_or("").contains(&format!("{m:.1}%")), "median not shown: {v}");
+    }
+    let text = js(c, "return document.getElementById('accuracy').innerText").await;
+    let text = text.as_str().unwrap_or("");
+    assert!(text.contains("no single-station run"), "DeepSeek note missing");
+    assert!(
+        js(c, "return document.querySelectorAll('#acc-coefficients tbody tr').length").await.as_u64().unwrap_or(0)
+            >= 10
+    );
+    assert!(js(c, "return document.querySelectorAll('#acc-flagged tbody tr').length").await.as_u64().unwrap_or(0) >= 1);
+    assert!(text.contains("hbm_efficiency") && text.contains("fitted on"), "coefficients or their basis missing");
+    // The chart is hidden here, and draws again at full width on the way back.
+    let before = chart_state(c).await.0;
+    js(c, "document.querySelector('.tab[data-view=explorer]').click(); return 1;").await;
+    wait_draws_above(c, before, "back from accuracy").await;
+    assert!(pixels(c).await.0 > 2000, "chart empty after the accuracy tab");
+    assert_no_errors(c, "accuracy").await;
+}
+
+fn sample(name: &str) -> String {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("import-samples").join(name);
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// Step 12: pasting three `vllm bench serve` results into the planner calibrates it (3 points, with the fit's
+/// error) and changes the plan's numbers; a truncated result names the problem instead.
+async fn calibration(c: &Client, base: &str) {
+    c.goto(&format!("{base}?view=plan&model=glm-5.2&isl=1024&osl=1024&cmax=64")).await.unwrap();
+    let d0 = wait_draws_above(c, 0, "calibration: planner").await;
+    let (_, _, sum0) = chart_state(c).await;
+    let (_, text0) = verdict(c).await;
+    let three = ["vllm-serve-c1.json", "vllm-serve-c8.json", "vllm-serve-c32.json"]
+        .iter()
+        .map(|f| sample(f).trim().to_string())
+        .collect::<Vec<_>>()
+        .join("\n");
+    set_value(c, "#plan-meas", &three, "input").await;
+    let status = wait_for(
+        c,
+        "const e = document.getElementById('plan-calibration'); return e && e.innerText;",
+        "calibration status",
+    )
+    .await;
+    let status = status.as_str().unwrap_or("");
+    println!("calibration: {status}");
+    assert!(status.contains("Calibrated on 3 points") && status.contains("median error"), "status: {status}");
+    wait_draws_above(c, d0, "calibrated plan").await;
+    let (_, _, sum1) = chart_state(c).await;
+    let (_, text1) = verdict(c).await;
+    assert_ne!(sum0, sum1, "calibration did not change the plan's numbers");
+    assert_ne!(text0, text1, "calibration did not change the verdict's numbers");
+    assert!(text1.contains("Calibrated on your 3 measured points"), "verdict: {text1}");
+    let note = js(c, "const e = document.getElementById('plan-meas-link'); return e && e.innerText;").await;
+    assert!(note.as_str().unwrap_or("").contains("share link"), "share-link note: {note}");
+    // A truncated result: its problem, named, and the published fit again.
+    let cut = format!("{}\n{}", sample("vllm-serve-c1.json").trim(), sample("broken-truncated.json"));
+    set_value(c, "#plan-meas", &cut, "input").await;
+    let err = wait_for(
+        c,
+        "const e = document.getElementById('plan-meas-error'); return e && e.innerText;",
+        "calibration error",
+    )
+    .await;
+    let err = err.as_str().unwrap_or("");
+    println!("calibration error: {}", err.replace('\n', " / "));
+    assert!(err.contains("truncated") && err.contains("pasted result 2"), "error: {err}");
+    assert!(c.find(Locator::Css("#plan-calibration")).await.is_err(), "stale calibration status shown");
+    wait_for(c, "return document.querySelector('.chart-wrap').dataset.predictedSum", "redraw").await;
+    assert_no_errors(c, "calibration").await;
 }
 
 /// A small DeepSeek-V3-shaped config.json (MLA, 256 routed experts, top-8, one MTP layer).

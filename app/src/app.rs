@@ -6,10 +6,13 @@ use crate::data::{self, Bundle};
 use crate::state::{UrlState, View};
 use crate::views::plan::{PlanControls, PlanTables, Verdict};
 use crate::views::{
-    chart::Chart, controls::Controls, explorer::ExplorerTable, export::Export, fabric::FabricTable, gain::GainTable,
+    accuracy::AccuracyView, chart::Chart, controls::Controls, explorer::ExplorerTable, export::Export,
+    fabric::FabricTable, gain::GainTable,
 };
+use leptos::leptos_dom::helpers::{request_animation_frame, set_timeout};
 use leptos::prelude::*;
 use sim_core::plan::Plan;
+use sim_core::report::Report;
 use std::sync::Arc;
 use wasm_bindgen::JsValue;
 
@@ -44,10 +47,52 @@ fn App() -> impl IntoView {
             let _ = h.replace_state_with_url(&JsValue::NULL, "", Some(&q));
         }
     });
+    // Which view: the page's structure changes only when this does (not on every state change).
+    let view_m = Memo::new(move |_| st.with(|s| s.view));
+    // Calibration on pasted measurements: refitted only when the text or the planner's scenario changes.
+    let bc = bundle.clone();
+    let cal_input = Memo::new(move |_| {
+        st.with(|s| {
+            let text = s.plan.measurements.trim();
+            (!text.is_empty()).then(|| (text.to_string(), compute::plan_scenario(&bc, s)))
+        })
+    });
+    let bk = bundle.clone();
+    let calibration: Memo<Option<Result<compute::Calibrated, String>>> = Memo::new(move |_| {
+        cal_input.with(|i| {
+            i.as_ref().map(|(text, sc)| match sc {
+                Ok(sc) => compute::calibrate(&bk.coefficients, sc, text),
+                Err(e) => Err(format!("no scenario to calibrate: {e}")),
+            })
+        })
+    });
     let bp = bundle.clone();
     // Plan is not PartialEq: every recomputation counts as a change (it only runs when the state changes).
-    let plan: Memo<Result<Plan, String>> =
-        Memo::new_with_compare(move |_| st.with(|s| compute::plan(&bp, s)), |_, _| true);
+    let plan: Memo<Result<Plan, String>> = Memo::new_with_compare(
+        move |_| {
+            let k = calibration.with(|c| c.as_ref().and_then(|r| r.as_ref().ok()).map(|c| c.coefficients.clone()));
+            st.with(|s| compute::plan_with(&bp, s, k.as_ref()))
+        },
+        |_, _| true,
+    );
+    let chart_shown = Memo::new(move |_| view_m.get() != View::Accuracy);
+    // The single-station report is built the first time the accuracy view opens, after the page has drawn
+    // its "computing" state, so start-up does not pay for a second fit.
+    let single: RwSignal<Option<Arc<Report>>> = RwSignal::new(None);
+    let started = StoredValue::new(false);
+    let bs = bundle.clone();
+    Effect::new(move |_| {
+        if view_m.get() == View::Accuracy && !started.get_value() {
+            started.set_value(true);
+            let b = bs.clone();
+            request_animation_frame(move || {
+                set_timeout(
+                    move || single.set(Some(Arc::new(compute::single_station_report(&b)))),
+                    std::time::Duration::from_millis(0),
+                )
+            });
+        }
+    });
     let spec = chart_spec(bundle.clone(), st, plan);
     let br = bundle.clone();
     let rows = Memo::new(move |_| {
@@ -99,25 +144,41 @@ fn App() -> impl IntoView {
                 .collect_view()}
         </nav>
         <div class="layout">
-            <aside>{move || if st.with(|s| s.view) == View::Plan {
-                view! { <PlanControls bundle=b2.clone() st=st plan=plan /> }.into_any()
-            } else {
-                view! { <Controls bundle=b2.clone() st=st /> }.into_any()
+            <aside>{move || match view_m.get() {
+                View::Plan => view! { <PlanControls bundle=b2.clone() st=st plan=plan calibration=calibration /> }.into_any(),
+                View::Accuracy => view! { <AccuracyAside /> }.into_any(),
+                _ => view! { <Controls bundle=b2.clone() st=st /> }.into_any(),
             }}</aside>
             <section class="main">
-                {move || (st.with(|s| s.view) == View::Plan).then(|| view! { <Verdict plan=plan /> })}
-                <Chart spec=spec model=model embed=false rows=rows />
-                <Export spec=spec st=st />
-                {move || match st.with(|s| s.view) {
+                {move || (view_m.get() == View::Plan).then(|| view! { <Verdict plan=plan calibration=calibration /> })}
+                <div class:hidden=move || !chart_shown.get()>
+                    <Chart spec=spec model=model embed=false rows=rows visible=chart_shown />
+                    <Export spec=spec st=st />
+                </div>
+                {move || match view_m.get() {
                     View::Explorer => view! { <ExplorerTable bundle=b.clone() st=st /> }.into_any(),
                     View::Gain => view! { <GainTable spec=spec bundle=b.clone() st=st /> }.into_any(),
                     View::Fabric => view! { <FabricTable bundle=b.clone() /> }.into_any(),
                     View::Plan => view! { <PlanTables plan=plan /> }.into_any(),
+                    View::Accuracy => view! { <AccuracyView bundle=b.clone() single=single /> }.into_any(),
                 }}
             </section>
         </div>
     }
     .into_any()
+}
+
+/// Beside the accuracy tables: what they are and how to reproduce them.
+#[component]
+fn AccuracyAside() -> impl IntoView {
+    view! {
+        <div class="controls accuracy-aside">
+            <h2>"How good is the model?"</h2>
+            <p class="hint">"Every number here comes from the same fit the other views draw with (all unflagged points), "
+                "and from a second fit on single-station points only, which predicts the pair it never saw."</p>
+            <p class="hint">"Reproduce: " <code>"sim-core report data/"</code> " and " <code>"sim-core report data/ --fit single"</code> "."</p>
+        </div>
+    }
 }
 
 /// The chart of the current view, recomputed only when its inputs change.
@@ -131,7 +192,8 @@ fn chart_spec(b: Arc<Bundle>, st: RwSignal<UrlState>, plan: Memo<Result<Plan, St
         plan.with(|p| compute::plan_chart(p, &name))
     });
     Memo::new(move |_| match st.with(|s| s.view) {
-        View::Explorer => ChartSpec::Sweep(sweep.get()),
+        // The accuracy view hides the chart; keep the throughput chart so nothing is computed for it.
+        View::Explorer | View::Accuracy => ChartSpec::Sweep(sweep.get()),
         View::Gain => ChartSpec::Gain(gain.get()),
         View::Fabric => ChartSpec::Fabric(fabric.get()),
         View::Plan => ChartSpec::Plan(planned.get()),

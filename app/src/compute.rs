@@ -7,12 +7,17 @@ use crate::data::Bundle;
 use crate::state::{pf, ModelSource, UrlState, PLAN_FIELDS};
 use sim_core::dataset::schema::{Claim, ClaimKind, Operand, PointKey, Workload};
 use sim_core::dataset::schema::{Collective, Flag};
+use sim_core::dataset::{self, MeasuredPoint, SourceText};
 use sim_core::describe::ModelDescription;
+use sim_core::fit::{fit, fit_from, FitSet};
+use sim_core::import::{vllm_bench, VllmOptions};
 use sim_core::model::fabric::busbw;
 use sim_core::model::{predict, Coefficients};
 use sim_core::plan::Plan;
+use sim_core::report::{self, ErrorStats, Report};
 use sim_core::scenario::{apply_override, LinkParams, Scenario};
 use sim_core::Mode;
+use std::collections::BTreeMap;
 
 /// Concurrency levels of every curve: 1, 2, 4, ..., 256.
 pub const CONCURRENCY: [u32; 9] = [1, 2, 4, 8, 16, 32, 64, 128, 256];
@@ -566,8 +571,157 @@ pub fn plan_scenario(b: &Bundle, st: &UrlState) -> Result<Scenario, String> {
 
 /// The plan for the state, or why there is none.
 pub fn plan(b: &Bundle, st: &UrlState) -> Result<Plan, String> {
+    plan_with(b, st, None)
+}
+
+/// The plan with calibrated coefficients (the team's own measurements) instead of the published fit.
+pub fn plan_with(b: &Bundle, st: &UrlState, calibrated: Option<&Coefficients>) -> Result<Plan, String> {
     let s = plan_scenario(b, st)?;
-    Ok(sim_core::plan::plan(&s, &b.coefficients))
+    Ok(sim_core::plan::plan(&s, calibrated.unwrap_or(&b.coefficients)))
+}
+
+/// How the planner's coefficients were calibrated on the team's own single-machine measurements.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Calibrated {
+    pub coefficients: Coefficients,
+    /// The measured points the fit used.
+    pub points: Vec<MeasuredPoint>,
+    /// Error of the calibrated model on those points.
+    pub stats: ErrorStats,
+}
+
+/// Splits pasted text into one text per top-level JSON object (one result each): one object per line, objects
+/// concatenated with newlines, or indented objects one after another. Text after the last complete object
+/// (a truncated object, or something that is not JSON) is its own piece, so the importer names the problem.
+pub fn split_results(text: &str) -> Vec<String> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let (mut depth, mut in_string, mut start) = (0usize, false, None::<usize>);
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if in_string {
+            match c {
+                b'\\' => i += 1,
+                b'"' => in_string = false,
+                _ => {}
+            }
+        } else if depth == 0 && start.is_none() {
+            if c == b'{' {
+                start = Some(i);
+                depth = 1;
+            } else if !c.is_ascii_whitespace() {
+                // Not the start of an object: hand the rest over as it is.
+                out.push(text[i..].trim().to_string());
+                return out;
+            }
+        } else {
+            match c {
+                b'"' => in_string = true,
+                b'{' | b'[' => depth += 1,
+                b'}' | b']' => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        if let Some(s) = start.take() {
+                            out.push(text[s..=i].to_string());
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        i += 1;
+    }
+    if let Some(s) = start {
+        out.push(text[s..].trim_end().to_string());
+    }
+    out
+}
+
+/// Calibrates the coefficients on pasted `vllm bench serve` / `benchmark_serving.py` results exactly as
+/// `sim-core calibrate` does: the results imported as single-machine points of the scenario's model, then
+/// `fit_from(base, ..., FitSet::Single, 0.05)`. An error names the problem (and the result it is in).
+pub fn calibrate(base: &Coefficients, s: &Scenario, text: &str) -> Result<Calibrated, String> {
+    let inputs: Vec<(String, String)> =
+        split_results(text).into_iter().enumerate().map(|(n, t)| (format!("pasted result {}", n + 1), t)).collect();
+    if inputs.is_empty() {
+        return Err("paste one or more result JSON files into the box".into());
+    }
+    let opts = VllmOptions {
+        mode: Mode::Single,
+        model: Some(s.model.id.clone()),
+        hardware: s.hardware.id.clone(),
+        source_prefix: "pasted".into(),
+        ..VllmOptions::default()
+    };
+    let sweep = vllm_bench(&inputs, &opts).map_err(|d| d.to_string())?;
+    let json = serde_json::to_string(&sweep).map_err(|e| format!("cannot read the imported results: {e}"))?;
+    let (ds, diags) = dataset::load(&[SourceText { path: "sweeps/pasted.json".into(), text: json }]);
+    let errors: Vec<String> = diags.iter().filter(|d| d.is_error()).map(|d| d.to_string()).collect();
+    if !errors.is_empty() {
+        return Err(errors.join("\n"));
+    }
+    // Every measured point belongs to the planner's model, whatever id the results used.
+    let points: Vec<MeasuredPoint> = ds
+        .points()
+        .into_iter()
+        .filter(|p| p.mode == Mode::Single && !p.is_flagged())
+        .map(|mut p| {
+            p.model = s.model.id.clone();
+            p
+        })
+        .collect();
+    if points.is_empty() {
+        return Err("no unflagged single-machine points in the pasted results".into());
+    }
+    let scenarios = BTreeMap::from([(s.model.id.clone(), s.clone())]);
+    let cal = fit_from(base, &scenarios, &points, FitSet::Single, 0.05);
+    let k = cal.coefficients;
+    let apes: Vec<f64> = points
+        .iter()
+        .map(|p| {
+            (predict(s, &k, p.mode, p.isl, p.osl, p.concurrency).output_tok_s / p.output_tok_s - 1.0).abs() * 100.0
+        })
+        .collect();
+    let stats = ErrorStats::of(&apes).ok_or("no points to measure the fit on")?;
+    Ok(Calibrated { coefficients: k, points, stats })
+}
+
+/// The report of a fit on single-station points only, predicting the pair: what the accuracy view builds the
+/// first time it opens (the all-points report is built at start-up).
+pub fn single_station_report(b: &Bundle) -> Report {
+    let cal = fit(&b.scenarios, &b.points, FitSet::Single);
+    report::build_with(&b.scenarios, &b.points, cal)
+}
+
+/// Models with points but no unflagged single-station point: the pair cannot be predicted from one station.
+pub fn models_without_single(b: &Bundle) -> Vec<String> {
+    let mut out: Vec<String> = b
+        .scenarios
+        .keys()
+        .filter(|m| b.points.iter().any(|p| &p.model == *m))
+        .filter(|m| !b.points.iter().any(|p| &p.model == *m && p.mode == Mode::Single && !p.is_flagged()))
+        .cloned()
+        .collect();
+    out.sort();
+    out
+}
+
+/// A coefficient's value for the accuracy table: seconds in ms, shares and scales to three significant digits.
+pub fn coefficient_value(name: &str, v: f64) -> String {
+    if name.ends_with("_s") {
+        format!("{} ms", sig3(v * 1e3))
+    } else {
+        sig3(v)
+    }
+}
+
+fn sig3(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return format!("{v}");
+    }
+    let digits = (2 - v.abs().log10().floor() as i32).clamp(0, 8) as usize;
+    format!("{v:.digits$}")
 }
 
 /// The planner's chart: predicted output tok/s per mode over the concurrency range (modes that fit only).

@@ -5,7 +5,7 @@ use sim_core::dataset::{self, Dataset, MeasuredPoint, SourceText};
 use sim_core::fit::FitSet;
 use sim_core::model::fabric::FabricRow;
 use sim_core::model::Coefficients;
-use sim_core::report::{self, ErrorStats, ReportRow};
+use sim_core::report::{self, ErrorStats, Report, ReportRow};
 use sim_core::scenario::{HardwareSpec, LinkParams, Scenario};
 use sim_core::Mode;
 use std::collections::BTreeMap;
@@ -31,6 +31,9 @@ pub struct Bundle {
     pub claims: Vec<Claim>,
     /// Values of the sweeps that are not points (ranges, values without a concurrency), per series.
     pub stated: Vec<StatedValues>,
+    /// The report of the start-up fit (all unflagged points): error statistics, flagged points, coefficients.
+    /// The accuracy view shows it; the single-station report is built only when that view opens.
+    pub report: Option<Report>,
 }
 
 /// The ranges and unplaced values of one sweep series: shown on the throughput chart, never used as points.
@@ -147,10 +150,11 @@ fn fitted(ds: &Dataset) -> Bundle {
             })
             .collect(),
         scenarios,
-        coefficients: report.calibration.coefficients,
+        coefficients: report.calibration.coefficients.clone(),
         points: ds.points(),
         fabric: report::fabric_rows(ds),
         link,
         hardware: ds.hardware.iter().map(|(id, h)| (id.clone(), sim_core::scenario::hardware_spec(h))).collect(),
+        report: Some(report),
     }
 }

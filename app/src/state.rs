@@ -7,10 +7,11 @@ pub enum View {
     Gain,
     Fabric,
     Plan,
+    Accuracy,
 }
 
 impl View {
-    pub const ALL: [View; 4] = [View::Explorer, View::Gain, View::Fabric, View::Plan];
+    pub const ALL: [View; 5] = [View::Explorer, View::Gain, View::Fabric, View::Plan, View::Accuracy];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -18,6 +19,7 @@ impl View {
             View::Gain => "gain",
             View::Fabric => "fabric",
             View::Plan => "plan",
+            View::Accuracy => "accuracy",
         }
     }
 
@@ -27,6 +29,7 @@ impl View {
             View::Gain => "Gain of the pair",
             View::Fabric => "Fabric",
             View::Plan => "Planner",
+            View::Accuracy => "Accuracy",
         }
     }
 }
@@ -191,6 +194,19 @@ pub struct PlanState {
     pub bits: f64,
     /// The pasted config.json.
     pub hf: String,
+    /// Pasted `vllm bench serve` / `benchmark_serving.py` results to calibrate on; in the URL only when short
+    /// (`MEASUREMENTS_URL_MAX`).
+    pub measurements: String,
+}
+
+/// Pasted measurements longer than this (URL-encoded) stay out of the share link.
+pub const MEASUREMENTS_URL_MAX: usize = 2000;
+
+impl PlanState {
+    /// Whether the pasted measurements go into the share link.
+    pub fn measurements_in_url(&self) -> bool {
+        !self.measurements.trim().is_empty() && encode(self.measurements.trim()).len() <= MEASUREMENTS_URL_MAX
+    }
 }
 
 impl Default for PlanState {
@@ -202,6 +218,7 @@ impl Default for PlanState {
             attention: "mla".into(),
             bits: 4.5,
             hf: String::new(),
+            measurements: String::new(),
         }
     }
 }
@@ -289,6 +306,7 @@ impl UrlState {
                     None => warn.push(format!("bits=`{v}` is not one of 4.5, 8, 16; using 4.5")),
                 },
                 "hf" => s.plan.hf = v,
+                "meas" => s.plan.measurements = v,
                 key if PLAN_FIELDS.iter().any(|fl| fl.key == key) => {
                     let i = PLAN_FIELDS.iter().position(|fl| fl.key == key).unwrap_or(0);
                     let fl = PLAN_FIELDS[i];
@@ -355,6 +373,9 @@ impl UrlState {
         }
         if !p.hf.is_empty() {
             parts.push(format!("hf={}", encode(&p.hf)));
+        }
+        if p.measurements_in_url() {
+            parts.push(format!("meas={}", encode(p.measurements.trim())));
         }
         if self.embed {
             parts.push("embed=1".into());
@@ -459,6 +480,12 @@ mod tests {
         assert_eq!(s.plan.hf, "{\"a\": 1}");
         assert_eq!(s.plan.concurrency(), vec![1, 2, 4, 8, 16, 32, 64]);
         assert_eq!(UrlState::parse_with(&s.to_query(), &models(), &hw).0, s);
+        // Short pasted measurements travel in the link; long ones do not.
+        let mut m = s.clone();
+        m.plan.measurements = "{\"completed\": 1}".into();
+        assert_eq!(UrlState::parse_with(&m.to_query(), &models(), &hw).0, m);
+        m.plan.measurements = "x".repeat(MEASUREMENTS_URL_MAX + 1);
+        assert!(!m.to_query().contains("meas="));
         let (s, w) = UrlState::parse_with("view=plan&hw=tpu&bits=3&isl=-1&cmax=x&src=zz&attn=ssm", &models(), &hw);
         assert_eq!(s.plan, PlanState::default());
         assert_eq!(w.len(), 6, "{w:?}");

@@ -35,6 +35,10 @@ pub fn Chart(
     model: Signal<String>,
     embed: bool,
     rows: Memo<(Vec<PointRow>, Vec<StatedRow>)>,
+    /// False while the chart is hidden (the accuracy view): no draw then, and a fresh one at the right width
+    /// when it shows again.
+    #[prop(optional)]
+    visible: Option<Memo<bool>>,
 ) -> impl IntoView {
     let canvas = NodeRef::<leptos::html::Canvas>::new();
     let wrap = NodeRef::<leptos::html::Div>::new();
@@ -50,6 +54,9 @@ pub fn Chart(
     let _ = window_event_listener(leptos::ev::resize, move |_| resized.update(|n| *n += 1));
     Effect::new(move |_| {
         resized.track();
+        if visible.is_some_and(|v| !v.get()) {
+            return;
+        }
         let started = window().performance().map(|p| p.now()).unwrap_or(0.0);
         let (Some(c), Some(w)) = (canvas.get(), wrap.get()) else { return };
         let width = w.client_width().clamp(280, 1100);

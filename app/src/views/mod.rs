@@ -1,5 +1,6 @@
 //! Page components: the chart canvas, the controls, export buttons, and the table under each view.
 
+pub mod accuracy;
 pub mod chart;
 pub mod controls;
 pub mod explorer;

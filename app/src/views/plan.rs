@@ -1,7 +1,7 @@
 //! The planner: hardware preset and its key fields, the model (a report model, a description, or a pasted
 //! config.json), the workload; the verdict, the per-concurrency table and where the weights live.
 
-use crate::compute;
+use crate::compute::{self, Calibrated};
 use crate::data::Bundle;
 use crate::state::{pf, ModelSource, UrlState, BITS, PLAN_FIELDS};
 use leptos::prelude::*;
@@ -46,8 +46,65 @@ fn number_field(st: RwSignal<UrlState>, i: usize, base: Memo<[f64; 6]>) -> impl 
     }
 }
 
+/// What the calibration box says about the pasted measurements: how the fit went, or what is wrong.
+fn calibration_status(calibration: Memo<Option<Result<Calibrated, String>>>) -> impl IntoView {
+    move || match calibration.get() {
+        None => None,
+        Some(Ok(c)) => {
+            // ISL/OSL at 1, 8, 32 streams; one group per workload.
+            let mut by: std::collections::BTreeMap<(u32, u32), Vec<u32>> = Default::default();
+            for p in &c.points {
+                by.entry((p.isl, p.osl)).or_default().push(p.concurrency);
+            }
+            let at = by
+                .into_iter()
+                .map(|((i, o), mut n)| {
+                    n.sort_unstable();
+                    let n = n.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
+                    format!("{i}/{o} at {n} streams")
+                })
+                .collect::<Vec<_>>()
+                .join("; ");
+            let few = (c.points.len() < 3).then_some(
+                " With fewer than 3 points the fit can match them exactly, which says little: measure several concurrencies.",
+            );
+            let poor = (c.stats.median_ape > 25.0).then(|| {
+                format!(
+                    " Even calibrated, the model misses your runs by {:.0}% (median): your setup differs from what it describes (other software, settings or hardware), so read the plan as a rough guide.",
+                    c.stats.median_ape
+                )
+            });
+            Some(
+                view! {
+                    <p class="calibration-ok" id="plan-calibration" role="status">
+                        <strong>{format!("Calibrated on {} point{}", c.points.len(), if c.points.len() == 1 { "" } else { "s" })}</strong>
+                        {format!(" ({at}): median error {:.1}%, 90th percentile {:.1}%. The plan uses the calibrated coefficients.", c.stats.median_ape, c.stats.p90_ape)}
+                        {few}
+                        {poor}
+                    </p>
+                }
+                .into_any(),
+            )
+        }
+        Some(Err(e)) => Some(
+            view! {
+                <div class="inline-error" id="plan-meas-error" role="alert">
+                    <pre>{e}</pre>
+                    "The plan uses the published fit until this is fixed."
+                </div>
+            }
+            .into_any(),
+        ),
+    }
+}
+
 #[component]
-pub fn PlanControls(bundle: Arc<Bundle>, st: RwSignal<UrlState>, plan: Memo<Result<Plan, String>>) -> impl IntoView {
+pub fn PlanControls(
+    bundle: Arc<Bundle>,
+    st: RwSignal<UrlState>,
+    plan: Memo<Result<Plan, String>>,
+    calibration: Memo<Option<Result<Calibrated, String>>>,
+) -> impl IntoView {
     let b = bundle.clone();
     let base = Memo::new(move |_| st.with(|s| compute::hardware_baseline(&b, &s.plan.hardware)));
     let presets: Vec<(String, String)> = bundle.hardware.iter().map(|(id, h)| (id.clone(), h.name.clone())).collect();
@@ -127,13 +184,34 @@ pub fn PlanControls(bundle: Arc<Bundle>, st: RwSignal<UrlState>, plan: Memo<Resu
 
             <h2>"Workload"</h2>
             {fields(pf::ISL..pf::TOTAL)}
+
+            <h2>"Your own single-machine measurements"</h2>
+            <label for="plan-meas" class="hint">"Paste one or more result JSON files of "<code>"vllm bench serve --save-result"</code>" or "<code>"benchmark_serving.py --save-result"</code>
+                " (one object per line, or one after another), run on one machine with this model. The planner calibrates on them as "<code>"sim-core calibrate"</code>" does."</label>
+            <textarea id="plan-meas" rows="6" spellcheck="false" placeholder="{\"max_concurrency\": 8, \"completed\": 80, \"output_throughput\": 221.5, ...}"
+                prop:value=move || st.with(|s| s.plan.measurements.clone())
+                on:input=move |ev| st.update(|s| s.plan.measurements = event_target_value(&ev))></textarea>
+            {calibration_status(calibration)}
+            {move || st.with(|s| {
+                let p = &s.plan;
+                (!p.measurements.trim().is_empty()).then(|| {
+                    if p.measurements_in_url() {
+                        "These measurements are part of the share link."
+                    } else {
+                        "These measurements are too long for the share link: it restores the plan without them (save the JSON files to share them)."
+                    }
+                })
+            }).map(|t| view! { <p class="hint" id="plan-meas-link">{t}</p> })}
         </div>
     }
 }
 
 /// The verdict, big, above the chart.
 #[component]
-pub fn Verdict(plan: Memo<Result<Plan, String>>) -> impl IntoView {
+pub fn Verdict(
+    plan: Memo<Result<Plan, String>>,
+    calibration: Memo<Option<Result<Calibrated, String>>>,
+) -> impl IntoView {
     move || match plan.get() {
         Err(e) => view! {
             <div class="verdict verdict-error" id="verdict" data-mode="" role="status">
@@ -166,6 +244,11 @@ pub fn Verdict(plan: Memo<Result<Plan, String>>) -> impl IntoView {
                     <div class="verdict-mode">{sentence}</div>
                     <p class="verdict-reason">"Why: " {p.reason.clone()}</p>
                     <p class="verdict-numbers">{numbers}</p>
+                    {move || match calibration.get() {
+                        Some(Ok(c)) => Some(format!("Calibrated on your {} measured point{} (median error {:.1}%).", c.points.len(), if c.points.len() == 1 { "" } else { "s" }, c.stats.median_ape)),
+                        Some(Err(_)) => Some("Your pasted measurements could not be read; using the published fit.".into()),
+                        None => None,
+                    }.map(|t| view! { <p class="verdict-numbers" id="verdict-calibration">{t}</p> })}
                 </div>
             }
             .into_any()
