@@ -138,7 +138,7 @@ fn spilling_models_prefer_tp2_at_32_streams() {
     for id in ["glm-5.2", "glm-5.3", "minimax-m3"] {
         for c in r.mode_comparisons.iter().filter(|c| c.model == id) {
             assert!(c.spills_on_one_station, "{id} should spill");
-            assert_eq!(c.better, sim_core::Mode::Tp2, "{id} {}/{}: {}", c.isl, c.osl, c.reason);
+            assert_eq!(c.better, sim_core::Mode::Tp2, "{id} {}/{}: {}", c.modes.isl, c.modes.osl, c.reason);
         }
     }
 }

@@ -7,17 +7,16 @@ use crate::data::Bundle;
 use crate::state::{pf, ModelSource, UrlState, PLAN_FIELDS};
 use sim_core::dataset::schema::{Claim, ClaimKind, Operand, PointKey, Workload};
 use sim_core::dataset::schema::{Collective, Flag};
-use sim_core::dataset::{self, MeasuredPoint, SourceText};
+use sim_core::dataset::{self, SourceText};
 use sim_core::describe::ModelDescription;
-use sim_core::fit::{fit, fit_from, FitSet};
+use sim_core::fit::{fit, FitSet};
 use sim_core::import::{vllm_bench, VllmOptions};
 use sim_core::model::fabric::busbw;
 use sim_core::model::{predict, Coefficients};
 use sim_core::plan::Plan;
-use sim_core::report::{self, ErrorStats, Report};
+use sim_core::report::{self, Report};
 use sim_core::scenario::{apply_override, LinkParams, Scenario};
 use sim_core::Mode;
-use std::collections::BTreeMap;
 
 /// Concurrency levels of every curve: 1, 2, 4, ..., 256.
 pub const CONCURRENCY: [u32; 9] = [1, 2, 4, 8, 16, 32, 64, 128, 256];
@@ -581,14 +580,7 @@ pub fn plan_with(b: &Bundle, st: &UrlState, calibrated: Option<&Coefficients>) -
 }
 
 /// How the planner's coefficients were calibrated on the team's own single-machine measurements.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Calibrated {
-    pub coefficients: Coefficients,
-    /// The measured points the fit used.
-    pub points: Vec<MeasuredPoint>,
-    /// Error of the calibrated model on those points.
-    pub stats: ErrorStats,
-}
+pub use sim_core::fit::TeamCalibration as Calibrated;
 
 /// Splits pasted text into one text per top-level JSON object (one result each): one object per line, objects
 /// concatenated with newlines, or indented objects one after another. Text after the last complete object
@@ -640,7 +632,7 @@ pub fn split_results(text: &str) -> Vec<String> {
 
 /// Calibrates the coefficients on pasted `vllm bench serve` / `benchmark_serving.py` results exactly as
 /// `sim-core calibrate` does: the results imported as single-machine points of the scenario's model, then
-/// `fit_from(base, ..., FitSet::Single, 0.05)`. An error names the problem (and the result it is in).
+/// `sim_core::fit::calibrate_team`. An error names the problem (and the result it is in).
 pub fn calibrate(base: &Coefficients, s: &Scenario, text: &str) -> Result<Calibrated, String> {
     let inputs: Vec<(String, String)> =
         split_results(text).into_iter().enumerate().map(|(n, t)| (format!("pasted result {}", n + 1), t)).collect();
@@ -661,30 +653,7 @@ pub fn calibrate(base: &Coefficients, s: &Scenario, text: &str) -> Result<Calibr
     if !errors.is_empty() {
         return Err(errors.join("\n"));
     }
-    // Every measured point belongs to the planner's model, whatever id the results used.
-    let points: Vec<MeasuredPoint> = ds
-        .points()
-        .into_iter()
-        .filter(|p| p.mode == Mode::Single && !p.is_flagged())
-        .map(|mut p| {
-            p.model = s.model.id.clone();
-            p
-        })
-        .collect();
-    if points.is_empty() {
-        return Err("no unflagged single-machine points in the pasted results".into());
-    }
-    let scenarios = BTreeMap::from([(s.model.id.clone(), s.clone())]);
-    let cal = fit_from(base, &scenarios, &points, FitSet::Single, 0.05);
-    let k = cal.coefficients;
-    let apes: Vec<f64> = points
-        .iter()
-        .map(|p| {
-            (predict(s, &k, p.mode, p.isl, p.osl, p.concurrency).output_tok_s / p.output_tok_s - 1.0).abs() * 100.0
-        })
-        .collect();
-    let stats = ErrorStats::of(&apes).ok_or("no points to measure the fit on")?;
-    Ok(Calibrated { coefficients: k, points, stats })
+    sim_core::fit::calibrate_team(base, s, &ds.points())
 }
 
 /// The report of a fit on single-station points only, predicting the pair: what the accuracy view builds the

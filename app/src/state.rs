@@ -37,24 +37,16 @@ impl View {
 /// The two published workloads, as (input, output) sequence lengths.
 pub const WORKLOADS: [(u32, u32); 2] = [(512, 512), (8192, 1024)];
 
-/// One what-if control: URL key, label, unit, range, step.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Knob {
-    pub key: &'static str,
-    pub label: &'static str,
-    pub unit: &'static str,
-    pub min: f64,
-    pub max: f64,
-    pub step: f64,
-}
+/// One what-if control: the same shape as a planner field, its default being the dataset's value (NaN).
+pub type Knob = Field;
 
 /// The what-if controls, in the order `WhatIf::values` uses.
 pub const KNOBS: [Knob; 5] = [
-    Knob { key: "gpu_mem", label: "GPU memory", unit: "GB", min: 64.0, max: 1024.0, step: 4.0 },
-    Knob { key: "hbm", label: "HBM bandwidth", unit: "TB/s", min: 1.0, max: 30.0, step: 0.1 },
-    Knob { key: "slow", label: "CPU-memory (slow path) bandwidth", unit: "GB/s", min: 50.0, max: 2000.0, step: 2.0 },
-    Knob { key: "link", label: "Link speed per rail", unit: "Gb/s", min: 25.0, max: 1600.0, step: 25.0 },
-    Knob { key: "accept", label: "Draft acceptance", unit: "%", min: 0.0, max: 95.0, step: 1.0 },
+    f("gpu_mem", "GPU memory", "GB", 64.0, 1024.0, 4.0, f64::NAN),
+    f("hbm", "HBM bandwidth", "TB/s", 1.0, 30.0, 0.1, f64::NAN),
+    f("slow", "CPU-memory (slow path) bandwidth", "GB/s", 50.0, 2000.0, 2.0, f64::NAN),
+    f("link", "Link speed per rail", "Gb/s", 25.0, 1600.0, 25.0, f64::NAN),
+    f("accept", "Draft acceptance", "%", 0.0, 95.0, 1.0, f64::NAN),
 ];
 
 /// Everything the URL holds. What-if values are `None` when they keep the dataset's value.
@@ -105,7 +97,8 @@ pub const BITS: [(f64, &str); 3] = [(4.5, "4.5 (NVFP4)"), (8.0, "8 (FP8)"), (16.
 /// Hardware presets the planner offers (ids of `data/hardware/`), default first.
 pub const DEFAULT_HARDWARE: &str = "gb300-station";
 
-/// One numeric planner field: URL key, label, unit, range, step, default (NaN: the hardware preset's value).
+/// One numeric field (planner input or what-if control): URL key, label, unit, range, step, default (NaN: the
+/// value of the selected hardware preset or dataset).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Field {
     pub key: &'static str,

@@ -197,6 +197,52 @@ pub fn fit_from(
     Calibration { set, coefficients: k, points_used: used.len(), rms_log_error: rms, evaluations: evals }
 }
 
+/// How a scenario's coefficients were calibrated on a team's own single-machine measurements.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TeamCalibration {
+    pub coefficients: Coefficients,
+    /// The measured points the fit used.
+    pub points: Vec<MeasuredPoint>,
+    /// Error of the calibrated model on those points.
+    pub stats: crate::report::ErrorStats,
+}
+
+/// A team's sweep is small: the fit is pulled harder toward the published calibration than the report's own.
+pub const TEAM_PRIOR_WEIGHT: f64 = 0.05;
+
+/// Calibrates on a team's measured points (what `sim-core calibrate` and the planner page both run): every
+/// unflagged single-machine point is taken as the scenario's model, whatever id it was recorded under, and the
+/// free coefficients are fitted from `base` on those points alone.
+pub fn calibrate_team(
+    base: &Coefficients,
+    s: &Scenario,
+    measured: &[MeasuredPoint],
+) -> Result<TeamCalibration, String> {
+    let points: Vec<MeasuredPoint> = measured
+        .iter()
+        .filter(|p| p.mode == Mode::Single && !p.is_flagged())
+        .cloned()
+        .map(|mut p| {
+            p.model = s.model.id.clone();
+            p
+        })
+        .collect();
+    if points.is_empty() {
+        return Err("no unflagged single-machine points in the measurements".into());
+    }
+    let scenarios = BTreeMap::from([(s.model.id.clone(), s.clone())]);
+    let coefficients = fit_from(base, &scenarios, &points, FitSet::Single, TEAM_PRIOR_WEIGHT).coefficients;
+    let apes: Vec<f64> = points
+        .iter()
+        .map(|p| {
+            (predict(s, &coefficients, p.mode, p.isl, p.osl, p.concurrency).output_tok_s / p.output_tok_s - 1.0).abs()
+                * 100.0
+        })
+        .collect();
+    let stats = crate::report::ErrorStats::of(&apes).ok_or("no points to measure the fit on")?;
+    Ok(TeamCalibration { coefficients, points, stats })
+}
+
 /// Minimises `f` from `x0` with the Nelder-Mead simplex method; returns the best point and evaluations used.
 pub fn nelder_mead(f: &dyn Fn(&[f64]) -> f64, x0: &[f64], step: f64, max_evals: usize) -> (Vec<f64>, usize) {
     let n = x0.len();

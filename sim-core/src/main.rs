@@ -434,46 +434,10 @@ fn run(cmd: Command, out: &mut Out) -> Result<ExitCode, CliError> {
             if !errors.is_empty() {
                 return Err(CliError::Invalid(errors));
             }
-            // Every measured point belongs to the scenario's model, whatever id the file used.
-            let points: Vec<_> = mds
-                .points()
-                .into_iter()
-                .filter(|p| p.mode == Mode::Single && !p.is_flagged())
-                .map(|mut p| {
-                    p.model = s.model.id.clone();
-                    p
-                })
-                .collect();
-            if points.is_empty() {
-                return Err(CliError::Usage("no unflagged single-machine points in the measurement files".into()));
-            }
             let base = coefficients_for(&ds, &sc, FitSet::All);
-            let scenarios = std::collections::BTreeMap::from([(s.model.id.clone(), s.clone())]);
-            // A team's sweep is small: pull harder toward the published calibration than the report's own fit does.
-            let cal = sim_core::fit::fit_from(&base, &scenarios, &points, FitSet::Single, 0.05);
-            let k = &cal.coefficients;
-            let apes: Vec<f64> = points
-                .iter()
-                .map(|p| {
-                    (predict(&s, k, p.mode, p.isl, p.osl, p.concurrency).output_tok_s / p.output_tok_s - 1.0).abs()
-                        * 100.0
-                })
-                .collect();
-            let stats = report::ErrorStats::of(&apes).expect("points is not empty");
-            let mut map = std::collections::BTreeMap::new();
-            for (key, v) in [
-                ("hbm_efficiency", k.hbm_efficiency),
-                ("slow_efficiency", k.slow_efficiency),
-                ("compute_efficiency", k.compute_efficiency),
-                ("step_overhead_s", k.step_overhead_s),
-                ("per_seq_overhead_s", k.per_seq_overhead_s),
-                ("draft_pass_overhead_s", k.draft_pass_overhead_s),
-                ("tp_latency_scale", k.tp_latency_scale),
-            ] {
-                map.insert(key.to_string(), v);
-            }
-            map.insert("acceptance".into(), k.acceptance_for(&s.model));
-            map.insert("spilled_routing_share".into(), k.spilled_routing_share_for(&s.model));
+            let cal = sim_core::fit::calibrate_team(&base, &s, &mds.points()).map_err(CliError::Usage)?;
+            let (points, stats) = (&cal.points, cal.stats);
+            let map = cal.coefficients.calibration_map(&s.model);
             sc.calibration = Some(map);
             sc.id = format!("{}-calibrated", sc.id);
             sc.description = Some(
@@ -590,24 +554,7 @@ fn coefficients_for(ds: &sim_core::dataset::Dataset, sc: &ScenarioFile, set: Fit
     let (scenarios, _) = report::scenarios_by_model(ds);
     let mut k = sim_core::fit::fit(&scenarios, &ds.points(), set).coefficients;
     if let Some(cal) = &sc.calibration {
-        for (key, v) in cal {
-            match key.as_str() {
-                "hbm_efficiency" => k.hbm_efficiency = *v,
-                "slow_efficiency" => k.slow_efficiency = *v,
-                "compute_efficiency" => k.compute_efficiency = *v,
-                "step_overhead_s" => k.step_overhead_s = *v,
-                "per_seq_overhead_s" => k.per_seq_overhead_s = *v,
-                "draft_pass_overhead_s" => k.draft_pass_overhead_s = *v,
-                "tp_latency_scale" => k.tp_latency_scale = *v,
-                "acceptance" => {
-                    k.acceptance.insert(model_id(sc), *v);
-                }
-                "spilled_routing_share" => {
-                    k.spilled_routing_share.insert(model_id(sc), *v);
-                }
-                _ => {}
-            }
-        }
+        k.apply_calibration_map(&model_id(sc), cal);
     }
     k
 }
@@ -679,11 +626,11 @@ fn render_summary(out: &mut Out, r: &report::Report) {
         out.line(&format!(
             "  {} {}/{}: single {} | tp2 {} | pd {} -> {}: {}",
             c.model,
-            c.isl,
-            c.osl,
-            fmt_num(c.single.output_tok_s),
-            fmt_num(c.tp2.output_tok_s),
-            fmt_num(c.pd.output_tok_s),
+            c.modes.isl,
+            c.modes.osl,
+            fmt_num(c.modes.single.output_tok_s),
+            fmt_num(c.modes.tp2.output_tok_s),
+            fmt_num(c.modes.pd.output_tok_s),
             c.better.name(),
             c.reason
         ));

@@ -43,24 +43,26 @@ pub struct Plan {
 /// A second machine must beat one machine by this share to be recommended over it.
 const MIN_GAIN: f64 = 1.05;
 
+/// The three modes side by side at one workload and concurrency.
+pub fn row(s: &Scenario, k: &Coefficients, isl: u32, osl: u32, concurrency: u32) -> PlanRow {
+    let single = predict(s, k, Mode::Single, isl, osl, concurrency);
+    let tp2 = predict(s, k, Mode::Tp2, isl, osl, concurrency);
+    let pd = predict(s, k, Mode::Pd, isl, osl, concurrency);
+    let best = [(&single, Mode::Single), (&tp2, Mode::Tp2), (&pd, Mode::Pd)]
+        .into_iter()
+        .fold((f64::MIN, Mode::Single), |acc, (p, m)| if p.output_tok_s > acc.0 { (p.output_tok_s, m) } else { acc })
+        .1;
+    let best_tok = [single.output_tok_s, tp2.output_tok_s, pd.output_tok_s].into_iter().fold(0.0, f64::max);
+    let gain = if single.output_tok_s > 0.0 { best_tok / single.output_tok_s } else { f64::INFINITY };
+    PlanRow { isl, osl, concurrency, single, tp2, pd, best, gain }
+}
+
 /// Builds the plan over every workload and concurrency of the scenario.
 pub fn plan(s: &Scenario, k: &Coefficients) -> Plan {
     let mut rows = Vec::new();
     for w in &s.workloads {
         for &c in &s.concurrency {
-            let single = predict(s, k, Mode::Single, w.isl, w.osl, c);
-            let tp2 = predict(s, k, Mode::Tp2, w.isl, w.osl, c);
-            let pd = predict(s, k, Mode::Pd, w.isl, w.osl, c);
-            let best = [(&single, Mode::Single), (&tp2, Mode::Tp2), (&pd, Mode::Pd)]
-                .into_iter()
-                .fold(
-                    (f64::MIN, Mode::Single),
-                    |acc, (p, m)| if p.output_tok_s > acc.0 { (p.output_tok_s, m) } else { acc },
-                )
-                .1;
-            let best_tok = [single.output_tok_s, tp2.output_tok_s, pd.output_tok_s].into_iter().fold(0.0, f64::max);
-            let gain = if single.output_tok_s > 0.0 { best_tok / single.output_tok_s } else { f64::INFINITY };
-            rows.push(PlanRow { isl: w.isl, osl: w.osl, concurrency: c, single, tp2, pd, best, gain });
+            rows.push(row(s, k, w.isl, w.osl, c));
         }
     }
     let gpus = s.hardware.gpus.max(1.0);

@@ -69,12 +69,9 @@ pub struct GroupStats {
 #[derive(Debug, Clone, Serialize)]
 pub struct ModeComparison {
     pub model: String,
-    pub isl: u32,
-    pub osl: u32,
-    pub concurrency: u32,
-    pub single: Prediction,
-    pub tp2: Prediction,
-    pub pd: Prediction,
+    /// The three modes' predictions (flattened into the JSON object).
+    #[serde(flatten)]
+    pub modes: crate::plan::PlanRow,
     pub spills_on_one_station: bool,
     pub better: Mode,
     pub reason: String,
@@ -187,26 +184,13 @@ pub fn compare_modes(s: &Scenario, k: &Coefficients) -> Vec<ModeComparison> {
     s.workloads
         .iter()
         .map(|w| {
-            let c = 32;
-            let single = predict(s, k, Mode::Single, w.isl, w.osl, c);
-            let tp2 = predict(s, k, Mode::Tp2, w.isl, w.osl, c);
-            let pd = predict(s, k, Mode::Pd, w.isl, w.osl, c);
+            let modes = crate::plan::row(s, k, w.isl, w.osl, 32);
+            let (single, tp2, pd) = (&modes.single, &modes.tp2, &modes.pd);
             let placement = crate::model::bandwidth::place(&s.model, &s.hardware, s.hardware.gpus.max(1.0), k);
             let spills = placement.spilled_bytes() > 0.0;
             let better = if tp2.output_tok_s >= pd.output_tok_s { Mode::Tp2 } else { Mode::Pd };
-            let reason = explain(&single, &tp2, &pd, spills, placement.spilled_bytes(), better);
-            ModeComparison {
-                model: s.model.id.clone(),
-                isl: w.isl,
-                osl: w.osl,
-                concurrency: c,
-                single,
-                tp2,
-                pd,
-                spills_on_one_station: spills,
-                better,
-                reason,
-            }
+            let reason = explain(single, tp2, pd, spills, placement.spilled_bytes(), better);
+            ModeComparison { model: s.model.id.clone(), modes, spills_on_one_station: spills, better, reason }
         })
         .collect()
 }

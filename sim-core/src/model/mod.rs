@@ -78,6 +78,48 @@ impl Coefficients {
         self.spilled_routing_share.get(&model.id).copied().unwrap_or(1.0)
     }
 
+    /// The free coefficients as a scenario's `calibration` map (per-model values under plain keys).
+    pub fn calibration_map(&self, model: &crate::scenario::ModelSpec) -> std::collections::BTreeMap<String, f64> {
+        let mut map: std::collections::BTreeMap<String, f64> = [
+            ("hbm_efficiency", self.hbm_efficiency),
+            ("slow_efficiency", self.slow_efficiency),
+            ("compute_efficiency", self.compute_efficiency),
+            ("step_overhead_s", self.step_overhead_s),
+            ("per_seq_overhead_s", self.per_seq_overhead_s),
+            ("draft_pass_overhead_s", self.draft_pass_overhead_s),
+            ("tp_latency_scale", self.tp_latency_scale),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        map.insert("acceptance".into(), self.acceptance_for(model));
+        map.insert("spilled_routing_share".into(), self.spilled_routing_share_for(model));
+        map
+    }
+
+    /// Applies a scenario's `calibration` map (as written by `calibration_map`) for model `model_id`.
+    /// Unknown keys are ignored.
+    pub fn apply_calibration_map(&mut self, model_id: &str, map: &std::collections::BTreeMap<String, f64>) {
+        for (key, v) in map {
+            match key.as_str() {
+                "hbm_efficiency" => self.hbm_efficiency = *v,
+                "slow_efficiency" => self.slow_efficiency = *v,
+                "compute_efficiency" => self.compute_efficiency = *v,
+                "step_overhead_s" => self.step_overhead_s = *v,
+                "per_seq_overhead_s" => self.per_seq_overhead_s = *v,
+                "draft_pass_overhead_s" => self.draft_pass_overhead_s = *v,
+                "tp_latency_scale" => self.tp_latency_scale = *v,
+                "acceptance" => {
+                    self.acceptance.insert(model_id.to_string(), *v);
+                }
+                "spilled_routing_share" => {
+                    self.spilled_routing_share.insert(model_id.to_string(), *v);
+                }
+                _ => {}
+            }
+        }
+    }
+
     /// Each coefficient with its value and basis, for reports and the browser.
     pub fn describe(&self, fitted_on: &str) -> Vec<(String, f64, String)> {
         let fit = |what: &str| format!("fitted on {fitted_on} ({what})");
