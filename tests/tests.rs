@@ -1,9 +1,13 @@
 //! Workspace tests: every shipped dataset file, the broken-file corpus, and the model's accuracy guard.
 
+#[path = "../sim-core/src/bin/sim-core/fsio.rs"]
+#[allow(dead_code)] // each test uses part of it
+mod fsio;
+
 use sim_core::dataset::{load, validate, SourceText};
 use sim_core::diagnostic::{self, Diagnostic};
 use sim_core::fit::FitSet;
-use sim_core::fsio::{load_dir, read_seeds};
+use fsio::{load_dir, read_seeds};
 use sim_core::report;
 use std::path::{Path, PathBuf};
 

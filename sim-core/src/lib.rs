@@ -9,8 +9,6 @@ pub mod dataset;
 pub mod describe;
 pub mod diagnostic;
 pub mod fit;
-#[cfg(feature = "cli")]
-pub mod fsio;
 pub mod import;
 pub mod model;
 pub mod plan;

@@ -1,6 +1,10 @@
 //! Importers: sample outputs of nccl-tests and vLLM's serving benchmark in, dataset files that validate
 //! together with the shipped data out; broken samples give a diagnostic that names the file.
 
+#[path = "../src/bin/sim-core/fsio.rs"]
+#[allow(dead_code)] // each test uses part of it
+mod fsio;
+
 use sim_core::dataset::schema::{Collective, Mode};
 use sim_core::dataset::{load, validate, SourceText};
 use sim_core::import::{self, Input, NcclOptions, VllmOptions};
@@ -19,7 +23,7 @@ fn input(name: &str) -> Input {
 
 /// Loads the shipped data plus `text` at `path` and returns every error `load` and `check` report.
 fn errors_with(path: &str, text: &str) -> Vec<Diagnostic> {
-    let mut files = sim_core::fsio::load_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../data")).expect("data dir");
+    let mut files = fsio::load_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../data")).expect("data dir");
     files.push(SourceText { path: path.into(), text: text.into() });
     let (ds, mut diags) = load(&files);
     diags.extend(validate::check(&ds, None));

@@ -1,8 +1,12 @@
 //! No input makes the loader, the validator or the model check panic: random bytes, and real files mutated.
 
+#[path = "../src/bin/sim-core/fsio.rs"]
+#[allow(dead_code)] // each test uses part of it
+mod fsio;
+
 use proptest::prelude::*;
 use sim_core::dataset::{load, validate, SourceText};
-use sim_core::fsio::load_dir;
+use fsio::load_dir;
 use sim_core::report;
 use std::sync::OnceLock;
 

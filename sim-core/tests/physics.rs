@@ -1,9 +1,13 @@
 //! Property tests for physical sense: more bandwidth or memory never hurts, the roofline is never beaten,
 //! and PD at one stream behaves like one station.
 
+#[path = "../src/bin/sim-core/fsio.rs"]
+#[allow(dead_code)] // each test uses part of it
+mod fsio;
+
 use proptest::prelude::*;
 use sim_core::dataset::load;
-use sim_core::fsio::load_dir;
+use fsio::load_dir;
 use sim_core::model::{bandwidth::place, predict, Coefficients};
 use sim_core::scenario::{apply_override, Scenario};
 use sim_core::{report, Mode};

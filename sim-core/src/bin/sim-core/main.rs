@@ -1,14 +1,15 @@
 //! The `sim-core` command line: reads files, calls the library, renders tables, sets the exit code.
 
-mod cli_import;
-mod cli_io;
+mod fsio;
+mod import;
+mod out;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use cli_io::{Out, Table};
+use out::{Out, Table};
 use sim_core::dataset::{load, schema::ScenarioFile, validate, SourceText};
 use sim_core::diagnostic::{self, Diagnostic};
 use sim_core::fit::FitSet;
-use sim_core::fsio::{load_dir, read_seeds};
+use fsio::{load_dir, read_seeds};
 use sim_core::model::{predict, Coefficients};
 use sim_core::{report, scenario, Mode};
 use std::path::{Path, PathBuf};
@@ -119,7 +120,7 @@ enum Command {
     /// Turn measurement files (nccl-tests output, vLLM benchmark results) into a dataset file `validate` accepts.
     Import {
         #[command(subcommand)]
-        what: cli_import::ImportCommand,
+        what: import::ImportCommand,
     },
     /// Predicted against measured bus bandwidth of every collective.
     Fabric {
@@ -477,7 +478,7 @@ fn run(cmd: Command, out: &mut Out) -> Result<ExitCode, CliError> {
             out.line(&serde_json::to_string_pretty(&serde_json::json!({ "describe": d })).unwrap_or_default());
             Ok(ExitCode::SUCCESS)
         }
-        Command::Import { what } => match cli_import::run(what) {
+        Command::Import { what } => match import::run(what) {
             Ok(json) => {
                 out.line(&json);
                 Ok(ExitCode::SUCCESS)

@@ -1,7 +1,8 @@
-//! Reading datasets and seed texts from disk (native builds with the `cli` feature only; the browser bundles).
+//! Reading datasets and seed texts from disk: the only file IO of sim-core, in the CLI binary (the tests include
+//! this file by path; the library itself reads nothing, so it runs unchanged in the browser).
 
-use crate::dataset::validate::Seeds;
-use crate::dataset::SourceText;
+use sim_core::dataset::validate::Seeds;
+use sim_core::dataset::SourceText;
 use std::path::Path;
 
 /// Reads every `.json` file under `dir` (recursively, sorted) with paths relative to `dir`.
