@@ -1,18 +1,26 @@
-//! Workspace tests: every shipped dataset file, the broken-file corpus, and the model's accuracy guard.
+//! Workspace tests: every shipped dataset file, the broken-file corpus, the model's accuracy guard, and tidiness.
 
 #[path = "../sim-core/src/bin/sim-core/fsio.rs"]
 #[allow(dead_code)] // each test uses part of it
 mod fsio;
+mod json_patch;
 
-use sim_core::dataset::{load, validate, SourceText};
+use fsio::{load_dir, read_seeds};
+use json_patch::Edit;
+use serde::Deserialize;
+use sim_core::dataset::schema::AccuracyFile;
+use sim_core::dataset::{load, validate, Dataset, SourceText};
 use sim_core::diagnostic::{self, Diagnostic};
 use sim_core::fit::FitSet;
-use fsio::{load_dir, read_seeds};
-use sim_core::report;
+use sim_core::model::fabric::FabricColumn;
+use sim_core::report::{self, PointRole};
+use sim_core::Mode;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+/// The repository's root (this package sits in its `tests/` folder).
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ has a parent").to_path_buf()
 }
 
 fn shipped() -> Vec<SourceText> {
@@ -24,7 +32,10 @@ fn diagnose(files: &[SourceText]) -> Vec<Diagnostic> {
     let (ds, mut d) = load(files);
     d.extend(validate::check(&ds, None));
     if !d.iter().any(Diagnostic::is_error) {
-        d.extend(report::model_check(&ds));
+        match (report::build(&ds, FitSet::All), report::build(&ds, FitSet::Single)) {
+            (Ok(all), Ok(single)) => d.extend(report::model_check_with(&ds, &all, &single)),
+            (Err(e), _) | (_, Err(e)) => d.extend(e),
+        }
     }
     diagnostic::sort(&mut d);
     d
@@ -37,15 +48,24 @@ fn shipped_dataset_is_valid_with_model_check() {
     assert!(errors.is_empty(), "{}", errors.join("\n"));
 }
 
-/// The seeds sit beside the repository (../shared/seeds) on developer machines and in CI.
+/// The thresholds of the model check, as shipped in `data/accuracy.json`.
+fn accuracy(ds: &Dataset) -> &AccuracyFile {
+    ds.accuracy.as_ref().expect("data/accuracy.json is loaded")
+}
+
+/// The seeds sit beside the repository (`<repo>/../shared/seeds`) on developer machines and in CI; without
+/// them no quote is checked, so their absence is a failure, not a skip.
 #[test]
 fn every_quote_is_verbatim_in_its_seed() {
-    let seeds_dir = root().join("../shared/seeds");
-    if !seeds_dir.is_dir() {
-        eprintln!("skipped: {} not present", seeds_dir.display());
-        return;
-    }
+    let seeds_dir = root().parent().expect("the repository has a parent").join("shared/seeds");
+    assert!(
+        seeds_dir.is_dir(),
+        "the seed texts were looked for in {} (<repo>/../shared/seeds) and are not there; \
+         check out the shared folder beside the repository",
+        seeds_dir.display()
+    );
     let seeds = read_seeds(&seeds_dir).expect("seeds readable");
+    assert!(!seeds.is_empty(), "{} holds no seed texts", seeds_dir.display());
     let (ds, _) = load(&shipped());
     let errors: Vec<String> =
         validate::check(&ds, Some(&seeds)).iter().filter(|d| d.is_error()).map(|d| d.to_string()).collect();
@@ -88,27 +108,58 @@ fn each_dataset_file_summary() {
     insta::assert_snapshot!("dataset_summary", summary);
 }
 
-/// Every file of the broken corpus replaces one shipped file; the rendered errors are what a user sees.
+/// The broken-file corpus as stored in `tests/broken/cases.json`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Corpus {
+    #[allow(dead_code)] // documentation for the reader of the JSON file
+    about: String,
+    cases: Vec<BrokenCase>,
+}
+
+/// One way to break the data: edits applied to a copy of `data/`, and what they break.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BrokenCase {
+    name: String,
+    breaks: String,
+    edits: Vec<Edit>,
+}
+
+/// Each case patches the shipped files; the rendered errors are what a user sees. Patches that no longer apply
+/// (a pointer gone, a replacement that changes nothing) fail here, so the corpus follows `data/` or breaks loudly.
 #[test]
 fn broken_corpus_reports_precise_errors() {
-    let corpus = root().join("tests/broken");
-    let mut cases: Vec<_> =
-        std::fs::read_dir(&corpus).expect("tests/broken").map(|e| e.expect("entry").path()).collect();
-    cases.sort();
-    assert!(cases.len() >= 20, "corpus has {} cases", cases.len());
-    for case in cases {
-        let name = case.file_name().expect("name").to_string_lossy().into_owned();
-        let overlay = load_dir(&case).expect("case readable");
+    let path = root().join("tests/broken/cases.json");
+    let text = std::fs::read_to_string(&path).expect("tests/broken/cases.json");
+    let corpus: Corpus = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert!(corpus.cases.len() >= 20, "corpus has {} cases", corpus.cases.len());
+    let names: BTreeSet<&str> = corpus.cases.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names.len(), corpus.cases.len(), "case names repeat");
+    // A snapshot without its case is a case deleted or renamed without its snapshot: it would never be checked.
+    let snapshots = root().join("tests/snapshots");
+    let orphans: Vec<String> = std::fs::read_dir(&snapshots)
+        .expect("tests/snapshots")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .filter(|f| {
+            f.strip_prefix("tests__broken_").and_then(|f| f.strip_suffix(".snap")).is_some_and(|n| !names.contains(n))
+        })
+        .collect();
+    assert!(orphans.is_empty(), "snapshots without a case in tests/broken/cases.json: {orphans:?}");
+    for case in &corpus.cases {
+        let name = &case.name;
+        assert!(!case.edits.is_empty(), "case {name}: no edits");
         let mut files = shipped();
-        for o in overlay {
-            match files.iter_mut().find(|f| f.path == o.path) {
-                Some(f) => *f = o,
-                None => files.push(o),
-            }
+        for edit in &case.edits {
+            let file = files
+                .iter_mut()
+                .find(|f| f.path == edit.file())
+                .unwrap_or_else(|| panic!("case {name}: data/{} is not a shipped file", edit.file()));
+            file.text = edit.apply(&file.text).unwrap_or_else(|e| panic!("case {name}: data/{}: {e}", edit.file()));
         }
         let d = diagnose(&files);
         let errors: Vec<String> = d.iter().filter(|d| d.is_error()).map(|d| d.to_string()).collect();
-        assert!(!errors.is_empty(), "case {name}: the validator accepted broken data");
+        assert!(!errors.is_empty(), "case {name} ({}): the validator accepted broken data", case.breaks);
         for e in d.iter().filter(|d| d.is_error()) {
             assert!(!e.file.is_empty(), "case {name}: an error without a file: {e}");
             assert!(e.line.is_some() || e.message.contains("empty"), "case {name}: an error without a line: {e}");
@@ -121,17 +172,29 @@ fn broken_corpus_reports_precise_errors() {
 #[test]
 fn fitted_and_predictive_errors_are_reported_separately() {
     let (ds, _) = load(&shipped());
+    let acc = accuracy(&ds);
     let all = report::build(&ds, FitSet::All).expect("report");
     let single = report::build(&ds, FitSet::Single).expect("report");
-    assert!(all.rows.iter().all(|r| r.role != "predicted"));
+    assert!(all.rows.iter().all(|r| r.role != PointRole::Predicted));
     assert!(single
         .rows
         .iter()
-        .filter(|r| r.mode != sim_core::Mode::Single && r.flags.is_empty())
-        .all(|r| r.role == "predicted"));
-    assert!(all.rows.iter().filter(|r| !r.flags.is_empty()).all(|r| r.role == "flagged"));
+        .filter(|r| r.mode != Mode::Single && r.flags.is_empty())
+        .all(|r| r.role == PointRole::Predicted));
+    assert!(all.rows.iter().filter(|r| !r.flags.is_empty()).all(|r| r.role == PointRole::Flagged));
     let fitted = all.overall.fitted.expect("fitted stats");
-    assert!(fitted.median_ape <= 12.0 && fitted.p90_ape <= 30.0, "{fitted:?}");
+    assert!(
+        fitted.median_ape <= acc.fitted_median_ape_max && fitted.p90_ape <= acc.fitted_p90_ape_max,
+        "{fitted:?} against accuracy.json's {} / {}",
+        acc.fitted_median_ape_max,
+        acc.fitted_p90_ape_max
+    );
+    let predicted = single.overall.predicted.expect("predictive stats");
+    assert!(
+        predicted.median_ape <= acc.predictive_median_ape_max,
+        "{predicted:?} against accuracy.json's {}",
+        acc.predictive_median_ape_max
+    );
 }
 
 /// The report's rule comes out of the numbers: the three models that spill on one station run faster as TP2.
@@ -142,22 +205,42 @@ fn spilling_models_prefer_tp2_at_32_streams() {
     for id in ["glm-5.2", "glm-5.3", "minimax-m3"] {
         for c in r.mode_comparisons.iter().filter(|c| c.model == id) {
             assert!(c.spills_on_one_station, "{id} should spill");
-            assert_eq!(c.better, sim_core::Mode::Tp2, "{id} {}/{}: {}", c.modes.isl, c.modes.osl, c.reason);
+            assert_eq!(c.better, Mode::Tp2, "{id} {}/{}: {}", c.row.isl, c.row.osl, c.reason);
         }
     }
 }
 
-/// Fabric: every collective's predicted peak within 3%, and the measured ordering reproduced.
+/// Fabric: every predicted row within accuracy.json's target, and the measured ordering of peaks reproduced.
+/// A row the efficiency was fitted on matches by construction, so only the other rows are checked against the
+/// target; the fitted ones must reproduce their measurement, which shows the `fitted` flag is told truly.
 #[test]
 fn fabric_peaks_and_ordering() {
     let (ds, _) = load(&shipped());
+    let max_ape = accuracy(&ds).fabric_peak_ape_max;
     let rows = report::fabric_rows(&ds);
-    let mut peaks: Vec<_> = rows.iter().filter(|r| r.column == "peak").collect();
-    assert_eq!(peaks.len(), 8);
-    for r in &peaks {
-        let ape = (r.predicted_busbw_gbps - r.measured_busbw_gbps).abs() / r.measured_busbw_gbps * 100.0;
-        assert!(ape <= 3.0, "{} off by {ape:.2}%", r.collective.name());
+    let ape = |r: &&sim_core::model::fabric::FabricRow| {
+        (r.predicted_busbw_gbps - r.measured_busbw_gbps).abs() / r.measured_busbw_gbps * 100.0
+    };
+    let (fitted, predicted): (Vec<_>, Vec<_>) = rows.iter().partition(|r| r.fitted);
+    for r in &fitted {
+        assert!(
+            ape(r) < 1e-6,
+            "{} {} is marked fitted but is off by {:.4}%",
+            r.collective.name(),
+            r.column.name(),
+            ape(r)
+        );
     }
+    let names: Vec<&str> = predicted.iter().map(|r| r.collective.name()).collect();
+    eprintln!("{} of {} fabric rows are predictions: {}", predicted.len(), rows.len(), names.join(", "));
+    // README and ARCHITECTURE state which peaks are genuine predictions; the other five peak at 16 GiB.
+    assert_eq!(names, ["all_reduce", "reduce_scatter", "alltoall"], "the fabric rows that are predictions changed");
+    for r in &predicted {
+        assert_eq!(r.column, FabricColumn::Peak, "{}: only peak rows can be predictions", r.collective.name());
+        assert!(ape(r) <= max_ape, "{} peak off by {:.2}% (target {max_ape}%)", r.collective.name(), ape(r));
+    }
+    let mut peaks: Vec<_> = rows.iter().filter(|r| r.column == FabricColumn::Peak).collect();
+    assert_eq!(peaks.len(), 8);
     peaks.sort_by(|a, b| b.measured_busbw_gbps.total_cmp(&a.measured_busbw_gbps));
     let measured: Vec<_> = peaks.iter().map(|r| r.collective).collect();
     peaks.sort_by(|a, b| b.predicted_busbw_gbps.total_cmp(&a.predicted_busbw_gbps));
@@ -169,22 +252,83 @@ fn fabric_peaks_and_ordering() {
     assert_eq!(group(&measured), group(&predicted));
 }
 
+/// What the planner should say for a model of the report.
+#[derive(Clone, Copy, Debug)]
+enum Expect {
+    /// The report measured one station and the pair: the planner must recommend what the measurements favour.
+    Recommends(Mode),
+    /// Only measured as PD: the recommendation is a prediction, so the plan must at least predict PD throughput
+    /// at every concurrency and give its reason.
+    PdOnly,
+}
+
 /// The planner reproduces the report's rule for the modes it measured: spilling models -> TP2, fitting -> PD.
+/// Every model with a report scenario needs a stated expectation here, so a new model cannot pass unseen.
 #[test]
 fn planner_recommendations_for_the_report_models() {
+    let expected: BTreeMap<&str, Expect> = [
+        ("glm-5.2", Expect::Recommends(Mode::Tp2)),
+        ("glm-5.3", Expect::Recommends(Mode::Tp2)),
+        ("minimax-m3", Expect::Recommends(Mode::Tp2)),
+        ("glm-5.3-flash", Expect::Recommends(Mode::Pd)),
+        ("deepseek-v4.1-flash", Expect::PdOnly),
+    ]
+    .into_iter()
+    .collect();
     let (ds, _) = load(&shipped());
     let (scenarios, errs) = report::scenarios_by_model(&ds);
-    assert!(errs.is_empty());
+    assert!(errs.is_empty(), "{errs:?}");
+    let unstated: Vec<&str> = scenarios.keys().map(String::as_str).filter(|id| !expected.contains_key(id)).collect();
+    assert!(
+        unstated.is_empty(),
+        "models with a report scenario but no expected recommendation in this test: {unstated:?}"
+    );
+    let gone: Vec<&str> = expected.keys().copied().filter(|id| !scenarios.contains_key(*id)).collect();
+    assert!(gone.is_empty(), "expectations for models without a report scenario: {gone:?}");
     let k = report::build(&ds, FitSet::All).expect("report").calibration.coefficients;
-    let mut seen = Vec::new();
-    for (id, want) in [("glm-5.2", "tp2"), ("glm-5.3", "tp2"), ("minimax-m3", "tp2"), ("glm-5.3-flash", "pd")] {
-        let plan = sim_core::plan::plan(&scenarios[id], &k);
-        assert_eq!(plan.recommended_mode.name(), want, "{id}: {}", plan.reason);
-        assert!(!plan.reason.is_empty());
-        seen.push(id);
+    for (id, scenario) in &scenarios {
+        let plan = sim_core::plan::plan(scenario, &k);
+        assert!(!plan.reason.is_empty(), "{id}: a recommendation without a reason");
+        match expected[id.as_str()] {
+            Expect::Recommends(mode) => assert_eq!(plan.recommended_mode, mode, "{id}: {}", plan.reason),
+            Expect::PdOnly => assert!(
+                !plan.rows.is_empty() && plan.rows.iter().all(|r| r.get(Mode::Pd).output_tok_s > 0.0),
+                "{id}: {}",
+                plan.reason
+            ),
+        }
     }
-    // DeepSeek V4.1 Flash was only run as PD; the plan's answer is a prediction, shown with its reason.
-    let ds_plan = sim_core::plan::plan(&scenarios["deepseek-v4.1-flash"], &k);
-    assert!(ds_plan.rows.iter().all(|r| r.pd.output_tok_s > 0.0), "{}", ds_plan.reason);
-    assert_eq!(seen.len(), 4);
+}
+
+/// Every Rust file says what lives in it on its first line (STYLE.md, "say what the crate is, first").
+#[test]
+fn every_rust_file_opens_with_a_doc_line() {
+    let mut files = Vec::new();
+    for dir in ["sim-core", "app", "tests"] {
+        rust_files(&root().join(dir), &mut files);
+    }
+    // The walk must at least find this file, or an empty walk would pass.
+    assert!(files.iter().any(|f| f.ends_with("tests/tests.rs")), "the walk did not find tests/tests.rs");
+    let missing: Vec<String> = files
+        .iter()
+        .filter(|f| !std::fs::read_to_string(f).is_ok_and(|t| t.starts_with("//!")))
+        .map(|f| f.strip_prefix(root()).unwrap_or(f).display().to_string())
+        .collect();
+    assert!(missing.is_empty(), "files that do not open with a `//!` line:\n{}", missing.join("\n"));
+}
+
+/// Every `.rs` file under `dir`, skipping build output (`target/`, also `fuzz/target/`) and the tool folder.
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let entries = std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    for entry in entries {
+        let path = entry.expect("entry").path();
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        if path.is_dir() {
+            if name != "target" && name != ".tools" {
+                rust_files(&path, out);
+            }
+        } else if name.ends_with(".rs") {
+            out.push(path);
+        }
+    }
 }
