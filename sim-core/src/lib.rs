@@ -10,6 +10,7 @@ pub mod describe;
 pub mod diagnostic;
 pub mod fit;
 pub mod import;
+pub mod json_text;
 pub mod model;
 pub mod plan;
 pub mod position;

@@ -168,6 +168,61 @@ fn vllm_problems_name_the_files() {
     assert_eq!(sweep.series[0].points.len(), 2);
 }
 
+/// `text` (one result on one line) indented the way `json.dump(indent=4)` or a pretty-printer writes it.
+fn indented(text: &str) -> String {
+    let body = text.trim().trim_start_matches('{').trim_end_matches('}');
+    format!("{{\n    {}\n}}", body.replace(", \"", ",\n    \""))
+}
+
+/// (concurrency, output tok/s, quote) of every point of the first series.
+fn points(sweep: &sim_core::dataset::schema::SweepFile) -> Vec<(f64, f64, String)> {
+    sweep.series[0].points.iter().map(|p| (p.concurrency, p.output_tok_s, p.from.quote.clone())).collect()
+}
+
+#[test]
+fn one_input_holds_results_one_per_line_concatenated_or_indented() {
+    let [c1, c8, c32] = ["vllm-serve-c1.json", "vllm-serve-c8.json", "vllm-serve-c32.json"].map(|f| input(f).1);
+    let separate = import::vllm_bench(
+        &[input("vllm-serve-c1.json"), input("vllm-serve-c8.json"), input("vllm-serve-c32.json")],
+        &glm(),
+    )
+    .expect("imports");
+    // A paste of three files: one indented, one right after it on the same line, one indented on its own.
+    let pasted = format!("\n{}{}\n\n{}\n", indented(&c1), c8.trim(), indented(&c32));
+    let sweep = import::vllm_bench(&[("pasted results".into(), pasted.clone())], &glm()).expect("imports");
+    assert_eq!(points(&sweep), points(&separate), "the same points as three files");
+    assert_eq!(sweep.sources.len(), 1);
+    assert!(sweep.series[0].points.iter().all(|p| p.from.source == "import-1" && pasted.contains(&p.from.quote)));
+    assert_validates("sweeps/pasted.json", &serde_json::to_string_pretty(&sweep).unwrap());
+
+    // A bad result names the input and the line it starts on (here the third of three lines).
+    let bad_c32 = c32.replace("\"completed\": 320", "\"completed\": 0");
+    assert_ne!(bad_c32, c32, "the sample says completed 320");
+    let text = format!("{}\n{}\n{}", c1.trim(), c8.trim(), bad_c32.trim());
+    let d = import::vllm_bench(&[("runs.jsonl".into(), text)], &glm()).unwrap_err();
+    assert_eq!((d.file.as_str(), d.pointer.as_str(), d.line), ("runs.jsonl", "/completed", Some(3)), "{d}");
+
+    // Broken JSON inside the second of two indented results: the line in the whole input.
+    let broken = indented(&c8).replace("\"failed\": 0,", "\"failed\": 0,,");
+    let text = format!("{}\n{broken}\n", indented(&c1));
+    let line = text.lines().position(|l| l.contains("\"failed\": 0,,")).unwrap() + 1;
+    let d = import::vllm_bench(&[("pasted results".into(), text)], &glm()).unwrap_err();
+    assert_eq!((d.file.as_str(), d.line), ("pasted results", Some(line)), "{d}");
+    assert!(d.message.contains("invalid JSON"), "{d}");
+
+    // Text after the last complete result, and a result cut short after a complete one.
+    let d = import::vllm_bench(&[("p".into(), format!("{}\n\nSee you", c1.trim()))], &glm()).unwrap_err();
+    assert_eq!((d.line, d.column), (Some(3), Some(1)), "{d}");
+    assert!(d.message.contains("after the last complete result"), "{d}");
+    let cut = format!("{}\n{}", c1.trim(), &c8[..c8.len() / 2]);
+    let d = import::vllm_bench(&[("p".into(), cut)], &glm()).unwrap_err();
+    assert!(d.message.contains("truncated"), "{d}");
+
+    // The same concurrency twice in one paste: the message names both lines.
+    let d = import::vllm_bench(&[("p".into(), format!("{c8}\n{c1}\n{c8}"))], &glm()).unwrap_err();
+    assert!(d.message.contains("p (line 1)") && d.message.contains("p (line 3)"), "{d}");
+}
+
 #[test]
 fn broken_samples_give_located_diagnostics() {
     let d = import::vllm_bench(&[input("broken-truncated.json")], &glm()).unwrap_err();
@@ -243,6 +298,30 @@ fn cli_exit_codes() {
     let text = String::from_utf8_lossy(&ok.stdout).into_owned();
     assert!(text.contains("\"mode\": \"tp2\""));
     assert_validates("sweeps/cli.json", &text);
+
+    // The CLI reads what the page accepts: several results in one file, indented one after another.
+    let dir = std::env::temp_dir().join(format!("sim-core-import-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let results = files.iter().map(|f| indented(&std::fs::read_to_string(f).expect("sample"))).collect::<Vec<_>>();
+    let pasted = dir.join("pasted.json");
+    std::fs::write(&pasted, results.join("\n")).expect("write");
+    let one =
+        bin().args(["import", "vllm-bench", "--model", "glm-5.2", "--mode", "tp2"]).arg(&pasted).output().expect("run");
+    assert_eq!(one.status.code(), Some(0), "{}", String::from_utf8_lossy(&one.stderr));
+    let read = |out: &[u8]| serde_json::from_slice::<sim_core::dataset::schema::SweepFile>(out).expect("a sweep file");
+    assert_eq!(points(&read(&one.stdout)), points(&read(&ok.stdout)), "one file of three results = three files");
+    // A bad result in it is named by file and line.
+    std::fs::write(
+        &pasted,
+        format!("{}\n{}", results[0], results[1].replace("\"completed\": 80", "\"completed\": -1")),
+    )
+    .expect("write");
+    let bad = bin().args(["import", "vllm-bench", "--model", "glm-5.2"]).arg(&pasted).output().expect("run");
+    assert_eq!(bad.status.code(), Some(1));
+    let line = results[0].lines().count() + results[1].lines().position(|l| l.contains("\"completed\"")).unwrap() + 1;
+    let all = format!("{}{}", String::from_utf8_lossy(&bad.stdout), String::from_utf8_lossy(&bad.stderr));
+    assert!(all.contains(&format!("pasted.json:{line}:")), "{all}");
+    std::fs::remove_dir_all(&dir).ok();
 
     let bad = bin().args(["import", "vllm-bench"]).arg(samples().join("broken-truncated.json")).output().expect("run");
     assert_eq!(bad.status.code(), Some(1));

@@ -343,7 +343,7 @@ fn parse_row(file: &str, lineno: usize, line: &str, tokens: &[(usize, &str)]) ->
 }
 
 fn read_json(file: &str, text: &str) -> Result<Parsed, Diagnostic> {
-    let value = parse_json(file, text, 0)?;
+    let value = parse_json(file, text, (1, 1))?;
     let index = crate::position::PositionIndex::build(text);
     let located = |d: Diagnostic| match index.locate(&d.pointer) {
         Some((l, c)) => d.at(l, c),

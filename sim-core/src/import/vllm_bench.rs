@@ -6,12 +6,17 @@
 //! `max_concurrency`) merged with the metrics (`duration`, `completed`, `total_input_tokens`,
 //! `total_output_tokens`, `request_throughput`, `output_throughput`, `total_token_throughput`,
 //! `mean_ttft_ms`, ..., and with `--save-detailed` the per-request `input_lens`, `output_lens`, `ttfts`,
-//! `itls`, ...). `--append-result` appends one such object per line; each line is one point. Python writes
-//! `NaN`/`Infinity` bare; those are read as missing values.
+//! `itls`, ...). `--append-result` appends one such object per line; each line is one point. One input may
+//! hold any number of results, one per line, concatenated or indented one after another (a paste of several
+//! files): [`crate::json_text::split_records`] finds them, and a problem names the input and the line of the
+//! result it is in. Python writes `NaN`/`Infinity` bare; those are read as missing values.
 
-use super::{base_name, finite, fragment, import_source, parse_json, replace_python_non_finite, Input, Step};
+use super::{
+    base_name, finite, fragment, import_source, parse_json, replace_python_non_finite, shift_position, Input, Step,
+};
 use crate::dataset::schema::{From, Mode, PointRecord, Series, SweepFile, SCHEMA_VERSION};
 use crate::diagnostic::Diagnostic;
+use crate::json_text::split_records;
 use serde_json::Value;
 
 /// What the result files do not say (or what to use instead of what they say).
@@ -51,8 +56,8 @@ pub const LENGTH_TOLERANCE: f64 = 0.05;
 #[derive(Debug, Clone)]
 struct Run {
     file: String,
-    /// 1-based line of the record (JSON Lines input), for messages.
-    line: usize,
+    /// 1-based line where the result starts, when its input holds several (for messages).
+    line: Option<usize>,
     source: String,
     model_id: Option<String>,
     concurrency: u32,
@@ -67,10 +72,9 @@ struct Run {
 
 impl Run {
     fn name(&self) -> String {
-        if self.line > 1 {
-            format!("{} (line {})", self.file, self.line)
-        } else {
-            self.file.clone()
+        match self.line {
+            Some(line) => format!("{} (line {line})", self.file),
+            None => self.file.clone(),
         }
     }
 }
@@ -212,7 +216,8 @@ pub fn vllm_bench(inputs: &[Input], opts: &VllmOptions) -> Result<SweepFile, Dia
     })
 }
 
-/// The tool that wrote the file and its results (one, or one per line for `--append-result`).
+/// The tool that wrote the input and its results: one, or several (one per line as `--append-result` writes
+/// them, concatenated, or indented one after another).
 fn read_file(file: &str, text: &str, source: &str, opts: &VllmOptions) -> Result<(&'static str, Vec<Run>), Diagnostic> {
     if text.trim().is_empty() {
         return Err(
@@ -232,43 +237,43 @@ fn read_file(file: &str, text: &str, source: &str, opts: &VllmOptions) -> Result
             .at(1, 1)
             .with_hint(hint));
     }
-    // `--append-result` writes one object per line; a single (possibly indented) object is one record.
-    let records: Vec<(usize, &str)> = if text.lines().filter(|l| !l.trim().is_empty()).count() > 1
-        && text
-            .lines()
-            .filter(|l| !l.trim().is_empty())
-            .all(|l| l.trim_start().starts_with('{') && l.trim_end().ends_with('}'))
-    {
-        text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()).collect()
-    } else {
-        vec![(0, text)]
-    };
+    let records = split_records(text);
+    let several = records.len() > 1;
     let mut tool = "benchmark_serving.py";
     let mut runs = Vec::new();
-    for (line0, record) in records {
-        let cleaned = replace_python_non_finite(record);
-        let value = parse_json(file, &cleaned, line0)?;
+    for record in &records {
+        let start = (record.line, record.column);
+        if !record.text.starts_with('{') {
+            // Only the last record can be anything but an object: what follows the last complete result.
+            return Err(Diagnostic::error(file, "", "text after the last complete result is not a JSON object")
+                .at(start.0, start.1)
+                .with_hint("each result is one JSON object; remove what follows it, or copy the complete result"));
+        }
+        let cleaned = replace_python_non_finite(record.text);
+        let value = parse_json(file, &cleaned, start)?;
         if value.get("endpoint_type").is_some() || value.get("label").is_some() {
             tool = "vllm bench serve";
         }
-        runs.push(read_record(file, &cleaned, line0, &value, source, opts)?);
+        let line = several.then_some(record.line);
+        runs.push(read_record(file, &cleaned, start, line, &value, source, opts)?);
     }
     Ok((tool, runs))
 }
 
+/// One result; `text` is its record (starting at `start` of the input), `line` what messages call it by.
 fn read_record(
     file: &str,
     text: &str,
-    line0: usize,
+    start: (usize, usize),
+    line: Option<usize>,
     v: &Value,
     source: &str,
     opts: &VllmOptions,
 ) -> Result<Run, Diagnostic> {
     let index = crate::position::PositionIndex::build(text);
-    let located = |d: Diagnostic| match index.locate(&d.pointer) {
-        Some((l, c)) => d.at(l + line0, c),
-        None if line0 > 0 => d.at(line0 + 1, 1),
-        None => d,
+    let located = |d: Diagnostic| {
+        let (l, c) = shift_position(start, index.locate(&d.pointer).unwrap_or((1, 1)));
+        d.at(l, c)
     };
     let Some(obj) = v.as_object() else {
         return Err(located(
@@ -343,7 +348,7 @@ fn read_record(
     let quote = fragment(text, &[Step::Key("output_throughput")]).unwrap_or_default().to_string();
     Ok(Run {
         file: file.to_string(),
-        line: line0 + 1,
+        line,
         source: source.to_string(),
         model_id: obj.get("model_id").and_then(Value::as_str).map(str::to_string),
         concurrency,
