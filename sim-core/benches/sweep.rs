@@ -1,34 +1,20 @@
-//! Speed of the model: one 9-point sweep, and the whole `validate` run with the model check.
+//! Speed of the model: one 9-point sweep per mode, the explorer's whole sweep answer (what one slider move
+//! recomputes), and the whole `validate` run with the model check.
+
+#[path = "../src/bin/sim-core/fsio.rs"]
+#[allow(dead_code)] // only the directory reader is used here
+mod fsio;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use sim_core::dataset::{load, validate, SourceText};
+use sim_core::explore::{SweepQuery, Workspace};
 use sim_core::model::{predict, Coefficients};
-use sim_core::{report, Mode};
+use sim_core::Mode;
 use std::path::Path;
 
-fn data_files() -> Vec<SourceText> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../data");
-    let mut out = Vec::new();
-    let mut stack = vec![root.clone()];
-    while let Some(dir) = stack.pop() {
-        for e in std::fs::read_dir(&dir).expect("data dir") {
-            let p = e.expect("entry").path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "json") {
-                let rel = p.strip_prefix(&root).expect("prefix").to_string_lossy().into_owned();
-                out.push(SourceText { path: rel, text: std::fs::read_to_string(&p).expect("read") });
-            }
-        }
-    }
-    out
-}
-
 fn benches(c: &mut Criterion) {
-    let files = data_files();
-    let (ds, _) = load(&files);
-    let (scenarios, _) = report::scenarios_by_model(&ds);
-    let s = &scenarios["glm-5.2"];
+    let files = fsio::load_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../data")).expect("data dir");
+    let ws = Workspace::load(&files, None);
+    let s = &ws.scenarios["glm-5.2"];
     let k = Coefficients::default();
     for mode in [Mode::Single, Mode::Tp2, Mode::Pd] {
         c.bench_function(&format!("sweep_9_points_{}", mode.name()), |b| {
@@ -40,14 +26,20 @@ fn benches(c: &mut Criterion) {
             })
         });
     }
+    // The fit is computed once per workspace; warm it so the bench measures the answer alone.
+    ws.coefficients();
+    ws.error_bands(sim_core::fit::FitSet::All);
+    c.bench_function("explore_sweep_answer_glm-5.2_8192_1024", |b| {
+        b.iter(|| {
+            ws.sweep(&SweepQuery { model: "glm-5.2", isl: 8192, osl: 1024, settings: &[] }).map(|a| a.curves.len())
+        })
+    });
     let mut g = c.benchmark_group("validate");
     g.sample_size(10);
     g.bench_function("validate_data_with_model_check", |b| {
         b.iter(|| {
-            let (ds, mut d) = load(&files);
-            d.extend(validate::check(&ds, None));
-            d.extend(report::model_check(&ds));
-            d.len()
+            let ws = Workspace::load(&files, None);
+            ws.diagnostics.len() + ws.model_check().len()
         })
     });
     g.finish();

@@ -4,7 +4,7 @@
 //! in the first layers, routed plus shared experts in the rest, and the embedding and LM head. Every number a
 //! description derives is labelled as derived from the config in the planner's output.
 
-use crate::scenario::ModelSpec;
+use crate::spec::ModelSpec;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

@@ -204,7 +204,7 @@ pub struct TeamCalibration {
     /// The measured points the fit used.
     pub points: Vec<MeasuredPoint>,
     /// Error of the calibrated model on those points.
-    pub stats: crate::report::ErrorStats,
+    pub stats: crate::stats::ErrorStats,
 }
 
 /// A team's sweep is small: the fit is pulled harder toward the published calibration than the report's own.
@@ -235,11 +235,13 @@ pub fn calibrate_team(
     let apes: Vec<f64> = points
         .iter()
         .map(|p| {
-            (predict(s, &coefficients, p.mode, p.isl, p.osl, p.concurrency).output_tok_s / p.output_tok_s - 1.0).abs()
-                * 100.0
+            crate::stats::ape(
+                predict(s, &coefficients, p.mode, p.isl, p.osl, p.concurrency).output_tok_s,
+                p.output_tok_s,
+            )
         })
         .collect();
-    let stats = crate::report::ErrorStats::of(&apes).ok_or("no points to measure the fit on")?;
+    let stats = crate::stats::ErrorStats::of(&apes).ok_or("no points to measure the fit on")?;
     Ok(TeamCalibration { coefficients, points, stats })
 }
 

@@ -8,6 +8,7 @@
 pub mod dataset;
 pub mod describe;
 pub mod diagnostic;
+pub mod explore;
 pub mod fit;
 pub mod import;
 pub mod json_text;
@@ -16,6 +17,8 @@ pub mod plan;
 pub mod position;
 pub mod report;
 pub mod scenario;
+pub mod spec;
+pub mod stats;
 pub mod units;
 
 pub use dataset::schema::Mode;

@@ -5,70 +5,7 @@ use crate::dataset::Dataset;
 use crate::diagnostic::Diagnostic;
 use serde::Serialize;
 
-/// One machine, in SI units (bytes, bytes/s, FLOP/s, seconds).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct HardwareSpec {
-    pub id: String,
-    pub name: String,
-    /// GPUs per machine serving one engine together (tensor parallel inside the box).
-    pub gpus: f64,
-    pub gpu_memory_bytes: f64,
-    pub hbm_bytes_per_sec: f64,
-    pub cpu_memory_bytes: f64,
-    pub slow_path_bytes_per_sec: f64,
-    pub flops_fp4: f64,
-    pub flops_fp8: f64,
-    /// GPU-to-GPU bandwidth inside one machine (all-reduce bus bandwidth), when `gpus` > 1.
-    pub intra_bytes_per_sec: f64,
-    /// Cost of one all-reduce call between the GPUs of one machine, seconds.
-    pub intra_call_latency_s: f64,
-    pub link: LinkParams,
-}
-
-/// Assumed cost of one all-reduce call inside a machine when the hardware file gives none: NVLink or PCIe
-/// collectives without a network hop (NCCL's base latency, ~6.6-14 us, reported elsewhere: src/graph/tuning.cc).
-pub const DEFAULT_INTRA_CALL_LATENCY_S: f64 = 10e-6;
-
-/// The machine-to-machine link.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct LinkParams {
-    pub rails: f64,
-    pub line_rate_bytes_per_sec_per_rail: f64,
-    /// Fraction of line rate carrying payload (0..1).
-    pub payload_efficiency: f64,
-    pub call_latency_s: f64,
-}
-
-impl LinkParams {
-    /// One-way payload bandwidth over all rails: the ceiling every transfer and collective sits under.
-    pub fn payload_bytes_per_sec(&self) -> f64 {
-        self.rails * self.line_rate_bytes_per_sec_per_rail * self.payload_efficiency
-    }
-}
-
-/// A model in SI units.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ModelSpec {
-    pub id: String,
-    pub name: String,
-    pub weight_bytes: f64,
-    pub routed_expert_bytes: f64,
-    pub active_params: f64,
-    pub layers: f64,
-    pub hidden_size: f64,
-    pub routed_experts: f64,
-    pub experts_per_token: f64,
-    pub compute_bits: f64,
-    pub kv_bytes_per_token: f64,
-    /// GQA splits KV across tensor-parallel ranks; MLA replicates it.
-    pub kv_split_under_tp: bool,
-    pub pinned_cpu_bytes: f64,
-    pub pinned_read_bytes_per_token: f64,
-    pub draft_tokens: f64,
-    /// Per-token draft acceptance, 0..1 (prior; the fit may replace it).
-    pub draft_acceptance: f64,
-    pub draft_pass_bytes: f64,
-}
+pub use crate::spec::{HardwareSpec, LinkParams, ModelSpec, DEFAULT_INTRA_CALL_LATENCY_S};
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Scenario {
@@ -130,63 +67,93 @@ pub fn model_spec(m: &ModelFile) -> ModelSpec {
     }
 }
 
-/// A field a scenario's `overrides` (or the browser's what-if controls) may set.
+/// Which spec an override key sets a field of.
+#[derive(Clone, Copy)]
+pub enum OverrideField {
+    Hardware(fn(&mut HardwareSpec) -> &mut f64),
+    Model(fn(&mut ModelSpec) -> &mut f64),
+}
+
+/// A field a scenario's `overrides` (or the browser's what-if and planner controls) may set.
 pub struct OverrideKey {
     pub key: &'static str,
     /// SI unit of the value.
     pub unit: &'static str,
-    field: fn(&mut Scenario) -> &mut f64,
+    field: OverrideField,
+}
+
+impl OverrideKey {
+    /// The spec field this key sets.
+    pub fn field(&self) -> OverrideField {
+        self.field
+    }
+}
+
+const fn hw(key: &'static str, unit: &'static str, f: fn(&mut HardwareSpec) -> &mut f64) -> OverrideKey {
+    OverrideKey { key, unit, field: OverrideField::Hardware(f) }
+}
+
+const fn model(key: &'static str, unit: &'static str, f: fn(&mut ModelSpec) -> &mut f64) -> OverrideKey {
+    OverrideKey { key, unit, field: OverrideField::Model(f) }
 }
 
 /// Every overridable field, in one table so the key list and the setter cannot drift apart.
 pub const OVERRIDES: &[OverrideKey] = &[
-    OverrideKey { key: "hardware.gpus", unit: "count", field: |s| &mut s.hardware.gpus },
-    OverrideKey { key: "hardware.gpu_memory_bytes", unit: "B", field: |s| &mut s.hardware.gpu_memory_bytes },
-    OverrideKey { key: "hardware.hbm_bytes_per_sec", unit: "B/s", field: |s| &mut s.hardware.hbm_bytes_per_sec },
-    OverrideKey { key: "hardware.cpu_memory_bytes", unit: "B", field: |s| &mut s.hardware.cpu_memory_bytes },
-    OverrideKey {
-        key: "hardware.slow_path_bytes_per_sec",
-        unit: "B/s",
-        field: |s| &mut s.hardware.slow_path_bytes_per_sec,
-    },
-    OverrideKey { key: "hardware.flops_fp4", unit: "FLOP/s", field: |s| &mut s.hardware.flops_fp4 },
-    OverrideKey { key: "hardware.flops_fp8", unit: "FLOP/s", field: |s| &mut s.hardware.flops_fp8 },
-    OverrideKey { key: "hardware.intra_bytes_per_sec", unit: "B/s", field: |s| &mut s.hardware.intra_bytes_per_sec },
-    OverrideKey { key: "hardware.intra_call_latency_s", unit: "s", field: |s| &mut s.hardware.intra_call_latency_s },
-    OverrideKey { key: "link.rails", unit: "count", field: |s| &mut s.hardware.link.rails },
-    OverrideKey {
-        key: "link.line_rate_bytes_per_sec_per_rail",
-        unit: "B/s",
-        field: |s| &mut s.hardware.link.line_rate_bytes_per_sec_per_rail,
-    },
-    OverrideKey {
-        key: "link.payload_efficiency",
-        unit: "fraction",
-        field: |s| &mut s.hardware.link.payload_efficiency,
-    },
-    OverrideKey { key: "link.call_latency_s", unit: "s", field: |s| &mut s.hardware.link.call_latency_s },
-    OverrideKey { key: "model.weight_bytes", unit: "B", field: |s| &mut s.model.weight_bytes },
-    OverrideKey { key: "model.routed_expert_bytes", unit: "B", field: |s| &mut s.model.routed_expert_bytes },
-    OverrideKey { key: "model.active_params", unit: "count", field: |s| &mut s.model.active_params },
-    OverrideKey { key: "model.kv_bytes_per_token", unit: "B", field: |s| &mut s.model.kv_bytes_per_token },
-    OverrideKey { key: "model.draft_tokens", unit: "count", field: |s| &mut s.model.draft_tokens },
-    OverrideKey { key: "model.draft_acceptance", unit: "fraction", field: |s| &mut s.model.draft_acceptance },
-    OverrideKey { key: "model.pinned_cpu_bytes", unit: "B", field: |s| &mut s.model.pinned_cpu_bytes },
+    hw("hardware.gpus", "count", |h| &mut h.gpus),
+    hw("hardware.gpu_memory_bytes", "B", |h| &mut h.gpu_memory_bytes),
+    hw("hardware.hbm_bytes_per_sec", "B/s", |h| &mut h.hbm_bytes_per_sec),
+    hw("hardware.cpu_memory_bytes", "B", |h| &mut h.cpu_memory_bytes),
+    hw("hardware.slow_path_bytes_per_sec", "B/s", |h| &mut h.slow_path_bytes_per_sec),
+    hw("hardware.flops_fp4", "FLOP/s", |h| &mut h.flops_fp4),
+    hw("hardware.flops_fp8", "FLOP/s", |h| &mut h.flops_fp8),
+    hw("hardware.intra_bytes_per_sec", "B/s", |h| &mut h.intra_bytes_per_sec),
+    hw("hardware.intra_call_latency_s", "s", |h| &mut h.intra_call_latency_s),
+    hw("link.rails", "count", |h| &mut h.link.rails),
+    hw("link.line_rate_bytes_per_sec_per_rail", "B/s", |h| &mut h.link.line_rate_bytes_per_sec_per_rail),
+    hw("link.payload_efficiency", "fraction", |h| &mut h.link.payload_efficiency),
+    hw("link.call_latency_s", "s", |h| &mut h.link.call_latency_s),
+    model("model.weight_bytes", "B", |m| &mut m.weight_bytes),
+    model("model.routed_expert_bytes", "B", |m| &mut m.routed_expert_bytes),
+    model("model.active_params", "count", |m| &mut m.active_params),
+    model("model.kv_bytes_per_token", "B", |m| &mut m.kv_bytes_per_token),
+    model("model.draft_tokens", "count", |m| &mut m.draft_tokens),
+    model("model.draft_acceptance", "fraction", |m| &mut m.draft_acceptance),
+    model("model.pinned_cpu_bytes", "B", |m| &mut m.pinned_cpu_bytes),
 ];
 
-/// Sets one field by its override key. Values must be finite and non-negative; acceptance below 1.
-pub fn apply_override(s: &mut Scenario, key: &str, value: f64) -> Result<(), String> {
+/// The table entry of an override key, or an error listing the known keys.
+pub fn override_key(key: &str) -> Result<&'static OverrideKey, String> {
+    OVERRIDES.iter().find(|o| o.key == key).ok_or_else(|| {
+        let known: Vec<_> = OVERRIDES.iter().map(|o| o.key).collect();
+        format!("unknown override `{key}`; known keys: {}", known.join(", "))
+    })
+}
+
+fn check_override(key: &str, value: f64) -> Result<&'static OverrideKey, String> {
     if !value.is_finite() || value < 0.0 {
         return Err(format!("override `{key}` must be a finite non-negative number, got {value}"));
     }
     if key == "model.draft_acceptance" && value >= 1.0 {
         return Err("model.draft_acceptance must be below 1".into());
     }
-    let Some(o) = OVERRIDES.iter().find(|o| o.key == key) else {
-        let known: Vec<_> = OVERRIDES.iter().map(|o| o.key).collect();
-        return Err(format!("unknown override `{key}`; known keys: {}", known.join(", ")));
-    };
-    *(o.field)(s) = value;
+    override_key(key)
+}
+
+/// Sets one field by its override key (SI value). Values must be finite and non-negative; acceptance below 1.
+pub fn apply_override(s: &mut Scenario, key: &str, value: f64) -> Result<(), String> {
+    match check_override(key, value)?.field {
+        OverrideField::Hardware(f) => *f(&mut s.hardware) = value,
+        OverrideField::Model(f) => *f(&mut s.model) = value,
+    }
+    Ok(())
+}
+
+/// Sets one hardware or link field by its override key; a model key is an error (there is no model here).
+pub fn apply_hardware_override(h: &mut HardwareSpec, key: &str, value: f64) -> Result<(), String> {
+    match check_override(key, value)?.field {
+        OverrideField::Hardware(f) => *f(h) = value,
+        OverrideField::Model(_) => return Err(format!("`{key}` sets a model field, not a hardware one")),
+    }
     Ok(())
 }
 

@@ -12,6 +12,19 @@ fn data() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../data")
 }
 
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for e in std::fs::read_dir(from).expect("read_dir") {
+        let p = e.expect("entry").path();
+        let target = to.join(p.file_name().expect("name"));
+        if p.is_dir() {
+            copy_dir(&p, &target);
+        } else {
+            std::fs::copy(&p, &target).expect("copy");
+        }
+    }
+}
+
 #[test]
 fn validate_exit_codes() {
     let ok = bin().args(["validate", "--no-model-check"]).arg(data()).output().expect("run");
@@ -20,9 +33,20 @@ fn validate_exit_codes() {
     assert_eq!(missing.status.code(), Some(2));
     let usage = bin().args(["validate"]).output().expect("run");
     assert_eq!(usage.status.code(), Some(2));
-    let broken = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/broken/claim-mismatch");
-    let bad = bin().args(["validate", "--no-model-check"]).arg(broken).output().expect("run");
+    // A copy of data/ with one claim's stated value mistranscribed.
+    let broken = std::env::temp_dir().join(format!("twotower-cli-broken-{}", std::process::id()));
+    copy_dir(&data(), &broken);
+    let claims = broken.join("claims.json");
+    let text = std::fs::read_to_string(&claims).expect("claims.json");
+    let first_stated = text.find("\"stated\": ").expect("a stated value") + "\"stated\": ".len();
+    std::fs::write(&claims, format!("{}9{}", &text[..first_stated], &text[first_stated..])).expect("write");
+    let bad = bin().args(["validate", "--no-model-check"]).arg(&broken).output().expect("run");
+    let _ = std::fs::remove_dir_all(&broken);
     assert_eq!(bad.status.code(), Some(1), "a dataset with errors exits 1");
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains("claims.json")
+            || String::from_utf8_lossy(&bad.stdout).contains("claims.json")
+    );
 }
 
 #[test]

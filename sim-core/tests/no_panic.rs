@@ -1,13 +1,14 @@
-//! No input makes the loader, the validator or the model check panic: random bytes, and real files mutated.
+//! No input makes the loader, the validator, the model check or the query layer panic: random bytes, and real
+//! files mutated.
 
 #[path = "../src/bin/sim-core/fsio.rs"]
 #[allow(dead_code)] // each test uses part of it
 mod fsio;
 
-use proptest::prelude::*;
-use sim_core::dataset::{load, validate, SourceText};
 use fsio::load_dir;
-use sim_core::report;
+use proptest::prelude::*;
+use sim_core::dataset::SourceText;
+use sim_core::explore::{SweepQuery, Workspace};
 use std::sync::OnceLock;
 
 fn shipped() -> &'static Vec<SourceText> {
@@ -20,11 +21,14 @@ fn run_with(index: usize, text: String) {
     let mut files = shipped().clone();
     let i = index % files.len();
     files[i].text = text;
-    let (ds, mut d) = load(&files);
-    d.extend(validate::check(&ds, None));
-    if !d.iter().any(|x| x.is_error()) {
-        d.extend(report::model_check(&ds));
+    let ws = Workspace::load(&files, None);
+    ws.model_check();
+    // The page asks these of whatever loaded; none may panic either.
+    for model in ws.models() {
+        let _ = ws.sweep(&SweepQuery { model: &model, isl: 8192, osl: 1024, settings: &[] });
     }
+    let _ = ws.fabric(&[]);
+    let _ = ws.claims(None);
 }
 
 proptest! {

@@ -15,7 +15,7 @@ pub fn FabricTable(bundle: Arc<Bundle>) -> impl IntoView {
                 {bundle.fabric.iter().map(|r| view! {
                     <tr>
                         <td>{r.collective.name()}</td>
-                        <td>{r.column}</td>
+                        <td>{r.column.name()}</td>
                         <td class="num">{crate::charts::size_label(r.bytes.log2())}</td>
                         <td class="num">{format!("{:.2}", r.measured_busbw_gbps)}</td>
                         <td class="num">{format!("{:.2}", r.predicted_busbw_gbps)}</td>

@@ -39,6 +39,40 @@ impl MeasuredPoint {
     pub fn is_flagged(&self) -> bool {
         !self.flags.is_empty()
     }
+
+    /// Whether this is the point a claim's key names.
+    pub fn is(&self, k: &PointKey) -> bool {
+        self.model == k.model
+            && self.mode == k.mode
+            && self.isl == k.isl
+            && self.osl == k.osl
+            && f64::from(self.concurrency) == k.concurrency
+    }
+}
+
+/// Every point of one sweep file, in file order (what `Dataset::points` lists, and what an importer's sweep
+/// gives before it is part of a dataset).
+pub fn sweep_points(path: &str, sweep: &SweepFile) -> Vec<MeasuredPoint> {
+    let mut out = Vec::new();
+    for (si, s) in sweep.series.iter().enumerate() {
+        for (pi, p) in s.points.iter().enumerate() {
+            out.push(MeasuredPoint {
+                model: sweep.model.clone(),
+                mode: s.mode,
+                isl: s.isl,
+                osl: s.osl,
+                concurrency: p.concurrency as u32,
+                output_tok_s: p.output_tok_s,
+                flags: p.flags.clone(),
+                source: p.from.source.clone(),
+                quote: p.from.quote.clone(),
+                note: p.note.clone(),
+                file: path.to_string(),
+                pointer: format!("/series/{si}/points/{pi}"),
+            });
+        }
+    }
+    out
 }
 
 /// Everything loaded from a dataset directory. Files that failed to parse are absent; their problems are in
@@ -67,28 +101,7 @@ pub struct Dataset {
 impl Dataset {
     /// Every published point, in file order.
     pub fn points(&self) -> Vec<MeasuredPoint> {
-        let mut out = Vec::new();
-        for (path, sweep) in &self.sweeps {
-            for (si, s) in sweep.series.iter().enumerate() {
-                for (pi, p) in s.points.iter().enumerate() {
-                    out.push(MeasuredPoint {
-                        model: sweep.model.clone(),
-                        mode: s.mode,
-                        isl: s.isl,
-                        osl: s.osl,
-                        concurrency: p.concurrency as u32,
-                        output_tok_s: p.output_tok_s,
-                        flags: p.flags.clone(),
-                        source: p.from.source.clone(),
-                        quote: p.from.quote.clone(),
-                        note: p.note.clone(),
-                        file: path.clone(),
-                        pointer: format!("/series/{si}/points/{pi}"),
-                    });
-                }
-            }
-        }
-        out
+        self.sweeps.iter().flat_map(|(path, sweep)| sweep_points(path, sweep)).collect()
     }
 
     /// Fills in line and column of a diagnostic from the file's text.

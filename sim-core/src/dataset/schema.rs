@@ -490,6 +490,18 @@ pub enum ClaimKind {
     Percent,
 }
 
+impl ClaimKind {
+    /// The value a claim of this kind states for a numerator and a denominator: `2.0` (ratio), `+100` (gain
+    /// percent), `200` (percent). The validator checks claims with it; the page shows it.
+    pub fn value(self, numerator: f64, denominator: f64) -> f64 {
+        match self {
+            ClaimKind::Ratio => numerator / denominator,
+            ClaimKind::GainPercent => (numerator / denominator - 1.0) * 100.0,
+            ClaimKind::Percent => numerator / denominator * 100.0,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Claim {

@@ -554,11 +554,7 @@ impl Checker<'_> {
             let nv = self.operand(file, &format!("{cp}/numerator"), n, &points);
             let dv = self.operand(file, &format!("{cp}/denominator"), d, &points);
             let (Some(nv), Some(dv)) = (nv, dv) else { continue };
-            let got = match c.kind {
-                ClaimKind::Ratio => nv / dv,
-                ClaimKind::GainPercent => (nv / dv - 1.0) * 100.0,
-                ClaimKind::Percent => nv / dv * 100.0,
-            };
+            let got = c.kind.value(nv, dv);
             let half_unit = 0.5 * 10f64.powi(-(c.decimals as i32));
             let tol = if c.approximate { half_unit + 0.05 * c.stated.abs() } else { half_unit + 1e-9 };
             if (got - c.stated).abs() > tol {
@@ -575,16 +571,7 @@ impl Checker<'_> {
     fn operand(&mut self, file: &str, pointer: &str, op: &Operand, points: &[super::MeasuredPoint]) -> Option<f64> {
         match op {
             Operand::Point(k) => {
-                let found: Vec<_> = points
-                    .iter()
-                    .filter(|p| {
-                        p.model == k.model
-                            && p.mode == k.mode
-                            && p.isl == k.isl
-                            && p.osl == k.osl
-                            && f64::from(p.concurrency) == k.concurrency
-                    })
-                    .collect();
+                let found: Vec<_> = points.iter().filter(|p| p.is(k)).collect();
                 match found.as_slice() {
                     [p] => Some(p.output_tok_s),
                     [] if !self.ds.failed.is_empty() && !self.ds.sweeps.values().any(|s| s.model == k.model) => None,

@@ -12,7 +12,7 @@
 //! so a step pays HBM time plus slow-path time, not the max of the two.
 
 use super::Coefficients;
-use crate::scenario::{HardwareSpec, ModelSpec};
+use crate::spec::{HardwareSpec, ModelSpec};
 use serde::Serialize;
 
 /// Where one GPU's share of the model sits.

@@ -14,7 +14,7 @@
 
 use super::bandwidth::{step_reads, Placement};
 use super::{Bottleneck, Coefficients};
-use crate::scenario::{HardwareSpec, ModelSpec};
+use crate::spec::{HardwareSpec, ModelSpec};
 
 /// Everything one engine needs to time its steps.
 #[derive(Debug, Clone)]

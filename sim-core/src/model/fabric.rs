@@ -10,7 +10,7 @@
 //! alpha is the link's per-call latency (assumed: no small-message rows are published).
 
 use crate::dataset::schema::{Collective, FabricFile};
-use crate::scenario::LinkParams;
+use crate::spec::LinkParams;
 use serde::Serialize;
 
 /// nccl-tests' bus-bandwidth factor for two ranks.

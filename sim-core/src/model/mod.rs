@@ -69,17 +69,17 @@ impl Default for Coefficients {
 
 impl Coefficients {
     /// The acceptance to use for a model: fitted if present, else the model card's prior.
-    pub fn acceptance_for(&self, model: &crate::scenario::ModelSpec) -> f64 {
+    pub fn acceptance_for(&self, model: &crate::spec::ModelSpec) -> f64 {
         self.acceptance.get(&model.id).copied().unwrap_or(model.draft_acceptance)
     }
 
     /// The routing share of a model's spilled experts: fitted if present, else uniform.
-    pub fn spilled_routing_share_for(&self, model: &crate::scenario::ModelSpec) -> f64 {
+    pub fn spilled_routing_share_for(&self, model: &crate::spec::ModelSpec) -> f64 {
         self.spilled_routing_share.get(&model.id).copied().unwrap_or(1.0)
     }
 
     /// The free coefficients as a scenario's `calibration` map (per-model values under plain keys).
-    pub fn calibration_map(&self, model: &crate::scenario::ModelSpec) -> std::collections::BTreeMap<String, f64> {
+    pub fn calibration_map(&self, model: &crate::spec::ModelSpec) -> std::collections::BTreeMap<String, f64> {
         let mut map: std::collections::BTreeMap<String, f64> = [
             ("hbm_efficiency", self.hbm_efficiency),
             ("slow_efficiency", self.slow_efficiency),

@@ -16,6 +16,34 @@ impl Table {
     pub fn row(&mut self, cells: Vec<String>) {
         self.rows.push(cells);
     }
+
+    /// The table as aligned text lines, header first (cells cut at 60 characters).
+    pub fn aligned(&self) -> Vec<String> {
+        let mut widths: Vec<usize> = self.headers.iter().map(|h| h.chars().count()).collect();
+        let shown: Vec<Vec<String>> = self.rows.iter().map(|r| r.iter().map(|c| truncate(c, 60)).collect()).collect();
+        for r in &shown {
+            for (i, c) in r.iter().enumerate() {
+                if i < widths.len() {
+                    widths[i] = widths[i].max(c.chars().count());
+                }
+            }
+        }
+        let fmt_row = |cells: &[String]| -> String {
+            cells
+                .iter()
+                .enumerate()
+                .map(|(i, c)| format!("{c:<w$}", w = widths.get(i).copied().unwrap_or(0)))
+                .collect::<Vec<_>>()
+                .join("  ")
+                .trim_end()
+                .to_string()
+        };
+        let mut out = vec![fmt_row(&self.headers)];
+        for r in &shown {
+            out.push(fmt_row(r));
+        }
+        out
+    }
 }
 
 /// Stdout that stops writing once the reader is gone instead of panicking.
@@ -52,6 +80,12 @@ impl Out {
     }
 
     pub fn table(&mut self, t: &Table, csv: bool, json: bool) {
+        if !json && !csv {
+            for line in t.aligned() {
+                self.line(&line);
+            }
+            return;
+        }
         if json {
             let objs: Vec<serde_json::Map<String, serde_json::Value>> = t
                 .rows
@@ -79,30 +113,6 @@ impl Out {
             for r in &t.rows {
                 let cells: Vec<String> = r.iter().map(|c| csv_cell(c)).collect();
                 self.line(&cells.join(","));
-            }
-        } else {
-            let mut widths: Vec<usize> = t.headers.iter().map(|h| h.chars().count()).collect();
-            let shown: Vec<Vec<String>> = t.rows.iter().map(|r| r.iter().map(|c| truncate(c, 60)).collect()).collect();
-            for r in &shown {
-                for (i, c) in r.iter().enumerate() {
-                    if i < widths.len() {
-                        widths[i] = widths[i].max(c.chars().count());
-                    }
-                }
-            }
-            let fmt_row = |cells: &[String]| -> String {
-                cells
-                    .iter()
-                    .enumerate()
-                    .map(|(i, c)| format!("{c:<w$}", w = widths.get(i).copied().unwrap_or(0)))
-                    .collect::<Vec<_>>()
-                    .join("  ")
-                    .trim_end()
-                    .to_string()
-            };
-            self.line(&fmt_row(&t.headers));
-            for r in &shown {
-                self.line(&fmt_row(r));
             }
         }
     }

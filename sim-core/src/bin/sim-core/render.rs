@@ -1,0 +1,300 @@
+//! Renders the query layer's answers as tables and text lines: formatting only, every number comes from
+//! `sim_core::explore`.
+
+use crate::out::Table;
+use sim_core::dataset::MeasuredPoint;
+use sim_core::explore::{FabricAnswer, StatedRow};
+use sim_core::model::Prediction;
+use sim_core::plan::Plan;
+use sim_core::report::{PointRole, Report};
+use sim_core::stats::{ape, ErrorStats};
+use sim_core::Mode;
+
+/// Pretty JSON of any answer (an empty string never happens for these plain data types).
+pub fn json<T: serde::Serialize + ?Sized>(v: &T) -> String {
+    serde_json::to_string_pretty(v).unwrap_or_default()
+}
+
+/// Whole numbers without decimals, others with one.
+pub fn fmt_num(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.1}")
+    }
+}
+
+/// Three decimals, or `inf`.
+pub fn fmt3(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x:.3}")
+    } else {
+        "inf".into()
+    }
+}
+
+pub fn points(points: &[MeasuredPoint]) -> Table {
+    let mut t = Table::new(&["model", "mode", "isl", "osl", "concurrency", "output_tok_s", "flags", "source", "quote"]);
+    for p in points {
+        let flags: Vec<_> = p.flags.iter().map(|f| f.name()).collect();
+        t.row(vec![
+            p.model.clone(),
+            p.mode.name().into(),
+            p.isl.to_string(),
+            p.osl.to_string(),
+            p.concurrency.to_string(),
+            fmt_num(p.output_tok_s),
+            flags.join(";"),
+            p.source.clone(),
+            p.quote.clone(),
+        ]);
+    }
+    t
+}
+
+pub fn predictions(preds: &[Prediction]) -> Table {
+    let mut t = Table::new(&[
+        "mode",
+        "isl",
+        "osl",
+        "concurrency",
+        "output_tok_s",
+        "ttft_s",
+        "tpot_ms",
+        "step_ms",
+        "resident",
+        "max_resident",
+        "bottleneck",
+    ]);
+    for p in preds {
+        t.row(vec![
+            p.mode.name().into(),
+            p.isl.to_string(),
+            p.osl.to_string(),
+            p.concurrency.to_string(),
+            fmt_num(p.output_tok_s),
+            fmt3(p.ttft_s),
+            fmt3(p.tpot_s * 1e3),
+            fmt3(p.step_s * 1e3),
+            fmt3(p.resident_seqs),
+            fmt_num(p.max_resident_seqs),
+            p.bottleneck.name().into(),
+        ]);
+    }
+    t
+}
+
+/// One row per concurrency; per-mode columns grouped by quantity (`single_tok_s, tp2_tok_s, ..., single_bound,
+/// ...`), generated from the plan's modes so a new mode adds its columns by itself.
+pub fn plan_table(plan: &Plan) -> Table {
+    let modes: Vec<Mode> = plan.rows.first().map(|r| r.modes.iter().map(|p| p.mode).collect()).unwrap_or_default();
+    let per_mode = |suffix: &str| modes.iter().map(|m| format!("{}_{suffix}", m.name())).collect::<Vec<_>>();
+    let mut headers: Vec<String> = vec!["isl".into(), "osl".into(), "concurrency".into()];
+    headers.extend(per_mode("tok_s"));
+    headers.extend(["best".to_string(), "gain".to_string()]);
+    headers.extend(per_mode("bound"));
+    headers.extend(per_mode("ttft_s"));
+    headers.extend(per_mode("tpot_ms"));
+    let header_refs: Vec<&str> = headers.iter().map(String::as_str).collect();
+    let mut t = Table::new(&header_refs);
+    for r in &plan.rows {
+        let mut row = vec![r.isl.to_string(), r.osl.to_string(), r.concurrency.to_string()];
+        row.extend(r.modes.iter().map(|p| fmt_num(p.output_tok_s)));
+        row.extend([r.best.name().to_string(), format!("{:.2}", r.gain)]);
+        row.extend(r.modes.iter().map(|p| p.bottleneck.name().to_string()));
+        row.extend(r.modes.iter().map(|p| fmt3(p.ttft_s)));
+        row.extend(r.modes.iter().map(|p| fmt3(p.tpot_s * 1e3)));
+        t.row(row);
+    }
+    t
+}
+
+/// The plan as JSON, with the scenario's calibration note when it has one.
+pub fn plan_json(plan: &Plan, calibration: Option<&str>) -> String {
+    let mut v = serde_json::to_value(plan).unwrap_or_default();
+    if let (Some(obj), Some(c)) = (v.as_object_mut(), calibration) {
+        obj.insert("calibration".into(), serde_json::Value::String(c.to_string()));
+    }
+    json(&v)
+}
+
+/// Under the plan's table: where the weights live, the calibration, the recommendation.
+pub fn plan_summary(plan: &Plan, calibration: Option<&str>) -> Vec<String> {
+    let mut out = vec![String::new()];
+    for p in &plan.placements {
+        let pl = &p.placement;
+        out.push(format!(
+            "{:<6} per GPU: {:.1} GB weights in HBM, {:.1} GB spilled to CPU memory, {:.1} GB pinned in CPU memory, {:.1} GB KV pool",
+            p.mode.name(),
+            pl.hbm_weight_bytes() / 1e9,
+            pl.spilled_bytes() / 1e9,
+            pl.pinned_cpu_bytes / 1e9,
+            pl.kv_pool_bytes / 1e9
+        ));
+    }
+    if let Some(c) = calibration {
+        out.push(format!("calibration: {c}"));
+    }
+    out.push(format!("recommended: {} ({})", plan.recommended_mode.name(), plan.reason));
+    out
+}
+
+pub fn report_rows(r: &Report) -> Table {
+    let mut t = Table::new(&[
+        "model",
+        "mode",
+        "isl",
+        "osl",
+        "concurrency",
+        "measured_tok_s",
+        "predicted_tok_s",
+        "ape_pct",
+        "role",
+        "flags",
+        "bottleneck",
+    ]);
+    for row in &r.rows {
+        t.row(vec![
+            row.model.clone(),
+            row.mode.name().into(),
+            row.isl.to_string(),
+            row.osl.to_string(),
+            row.concurrency.to_string(),
+            fmt_num(row.measured_tok_s),
+            fmt_num(row.predicted_tok_s),
+            format!("{:.1}", row.ape),
+            row.role.name().into(),
+            row.flags.join(";"),
+            row.bottleneck.clone(),
+        ]);
+    }
+    t
+}
+
+/// Under the report's rows: the fit and its coefficients, error statistics, flagged points, the mode
+/// comparison, and the values stated without a point.
+pub fn report_summary(r: &Report, stated: &[StatedRow]) -> Vec<String> {
+    let mut out = vec![String::new()];
+    out.push(format!(
+        "fit: {} ({} points, rms log error {:.3}, {} evaluations)",
+        r.calibration.set_description(),
+        r.calibration.points_used,
+        r.calibration.rms_log_error,
+        r.calibration.evaluations
+    ));
+    for (name, value, basis) in r.calibration.coefficients.describe(r.calibration.set_description()) {
+        out.push(format!("  {name:<28} {value:>12.6}  {basis}"));
+    }
+    out.push(String::new());
+    let mut t = Table::new(&[
+        "group",
+        "fitted_n",
+        "fitted_median_ape",
+        "fitted_p90_ape",
+        "predicted_n",
+        "predicted_median_ape",
+        "predicted_p90_ape",
+    ]);
+    let cells = |s: Option<ErrorStats>| match s {
+        Some(s) => vec![s.n.to_string(), format!("{:.1}%", s.median_ape), format!("{:.1}%", s.p90_ape)],
+        None => vec!["0".into(), "-".into(), "-".into()],
+    };
+    for g in r.by_model.iter().chain(r.by_mode.iter()).chain(std::iter::once(&r.overall)) {
+        let mut row = vec![g.group.clone()];
+        row.extend(cells(g.fitted));
+        row.extend(cells(g.predicted));
+        t.row(row);
+    }
+    out.extend(t.aligned());
+    let flagged: Vec<_> = r.rows.iter().filter(|x| x.role == PointRole::Flagged).collect();
+    if !flagged.is_empty() {
+        out.push(String::new());
+        out.push("flagged points (reported as collected; excluded from fit and statistics):".into());
+        for x in flagged {
+            out.push(format!(
+                "  {} {} {}/{} at {}: measured {}, predicted {} ({:.0}% off) [{}]",
+                x.model,
+                x.mode.name(),
+                x.isl,
+                x.osl,
+                x.concurrency,
+                fmt_num(x.measured_tok_s),
+                fmt_num(x.predicted_tok_s),
+                x.ape,
+                x.flags.join(";")
+            ));
+        }
+    }
+    out.push(String::new());
+    out.push("TP2 against PD at 32 streams (the model's comparison, not a lookup):".into());
+    for c in &r.mode_comparisons {
+        let tok = |m: Mode| fmt_num(c.row.get(m).output_tok_s);
+        out.push(format!(
+            "  {} {}/{}: single {} | tp2 {} | pd {} -> {}: {}",
+            c.model,
+            c.row.isl,
+            c.row.osl,
+            tok(Mode::Single),
+            tok(Mode::Tp2),
+            tok(Mode::Pd),
+            c.better.name(),
+            c.reason
+        ));
+    }
+    if !stated.is_empty() {
+        out.push(String::new());
+        out.push("values stated as a band or without a concurrency (shown, never counted):".into());
+        for v in stated {
+            let preds: Vec<String> = v
+                .predicted
+                .iter()
+                .map(|(c, p, inside)| format!("{c}: {}{}", fmt_num(*p), if *inside { "" } else { " (outside)" }))
+                .collect();
+            let preds = if preds.is_empty() { "- (no likely concurrency)".to_string() } else { preds.join(", ") };
+            out.push(format!(
+                "  {} {} {}/{}: {} | predicted {}",
+                v.model,
+                v.mode.name(),
+                v.isl,
+                v.osl,
+                v.stated,
+                preds
+            ));
+        }
+    }
+    out
+}
+
+pub fn fabric_rows(a: &FabricAnswer) -> Table {
+    let mut t = Table::new(&[
+        "collective",
+        "bytes",
+        "measured_busbw_gbps",
+        "predicted_busbw_gbps",
+        "column",
+        "ape_pct",
+        "efficiency",
+    ]);
+    for r in &a.rows {
+        t.row(vec![
+            r.collective.name().into(),
+            format!("{:.0}", r.bytes),
+            format!("{:.3}", r.measured_busbw_gbps),
+            format!("{:.3}", r.predicted_busbw_gbps),
+            r.column.name().into(),
+            format!("{:.2}", ape(r.predicted_busbw_gbps, r.measured_busbw_gbps)),
+            format!("{:.4}", r.efficiency),
+        ]);
+    }
+    t
+}
+
+pub fn fabric_summary(a: &FabricAnswer) -> Vec<String> {
+    let names =
+        |v: &[sim_core::dataset::schema::Collective]| v.iter().map(|c| c.name()).collect::<Vec<_>>().join(" > ");
+    vec![
+        String::new(),
+        format!("measured order of peaks:  {}", names(&a.measured_order)),
+        format!("predicted order of peaks: {}", names(&a.predicted_order)),
+    ]
+}

@@ -1,0 +1,154 @@
+//! The report's derived claims ("11x at 32 streams", "+30%"): what each compares, what the published points
+//! give, and where the gain chart places it. The validator checks the same claims with the same look-up.
+
+use crate::dataset::schema::{Claim, ClaimKind, Operand, PointKey};
+use crate::dataset::Dataset;
+use serde::Serialize;
+
+/// One claim, for the list under the gain chart.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ClaimRow {
+    pub id: String,
+    /// As stated: `27x`, `+30%`.
+    pub stated: String,
+    /// What it compares, in words.
+    pub compares: String,
+    pub source: String,
+    pub quote: String,
+    pub caveat: Option<String>,
+    pub unverifiable: Option<String>,
+    /// The numerator's and denominator's published values, when both operands are points.
+    pub from_data: Option<(f64, f64)>,
+    /// For a claim over two concurrencies: the denominator's concurrency, the numerator's mode there, and the
+    /// denominator's value (the equal-concurrency comparison the data give).
+    pub equal_concurrency: Option<(u32, f64, f64)>,
+    /// Numerator and denominator at different concurrencies (marked `*` on the chart).
+    pub unequal: bool,
+}
+
+/// A claim placed on the gain chart: its stated ratio at the numerator's concurrency.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ClaimMarker {
+    pub id: String,
+    pub x: f64,
+    pub y: f64,
+    pub label: String,
+    /// Drawn hollow: the claim compares two concurrencies.
+    pub hollow: bool,
+}
+
+/// The published point an operand names, if it is one.
+fn operand_point(o: &Option<Operand>) -> Option<&PointKey> {
+    match o {
+        Some(Operand::Point(k)) => Some(k),
+        _ => None,
+    }
+}
+
+/// The published throughput a point key names, when exactly that point exists.
+pub fn point_value(ds: &Dataset, k: &PointKey) -> Option<f64> {
+    ds.points().into_iter().find(|p| p.is(k)).map(|p| p.output_tok_s)
+}
+
+/// A claim's stated value as the report words it: `27x`, `+30%`, `98%` (`about` when approximate).
+pub fn stated_label(c: &Claim) -> String {
+    let d = c.decimals as usize;
+    let v = match c.kind {
+        ClaimKind::Ratio => format!("{:.d$}x", c.stated),
+        ClaimKind::GainPercent => format!("+{:.d$}%", c.stated),
+        ClaimKind::Percent => format!("{:.d$}%", c.stated),
+    };
+    if c.approximate {
+        format!("about {v}")
+    } else {
+        v
+    }
+}
+
+/// A claim's stated value as a pair / one station ratio (a gain of +30% is 1.3x); percent claims have none.
+fn stated_ratio(c: &Claim) -> Option<f64> {
+    match c.kind {
+        ClaimKind::Ratio => Some(c.stated),
+        ClaimKind::GainPercent => Some(1.0 + c.stated / 100.0),
+        ClaimKind::Percent => None,
+    }
+}
+
+fn describe_operand(o: &Option<Operand>) -> String {
+    match o {
+        Some(Operand::Point(k)) => format!("{} at {} streams ({} / {})", k.mode.name(), k.concurrency, k.isl, k.osl),
+        Some(Operand::Pointer { file, pointer }) => format!("{file} {pointer}"),
+        Some(Operand::Constant { constant, reason }) => format!("{constant} ({reason})"),
+        None => "not given".into(),
+    }
+}
+
+/// Does a claim belong to the model: its operands name it or, without point operands, its id starts with
+/// the model's id (and no longer model id fits better: `glm-5.3-flash-...` is not `glm-5.3`'s).
+fn claim_of(c: &Claim, model: &str, models: &[&str]) -> bool {
+    let keys: Vec<&PointKey> = [&c.numerator, &c.denominator].into_iter().filter_map(operand_point).collect();
+    if !keys.is_empty() {
+        return keys.iter().any(|k| k.model == model);
+    }
+    let prefix = |m: &str| c.id.strip_prefix(m).is_some_and(|r| r.starts_with('-'));
+    prefix(model) && !models.iter().any(|m| m.len() > model.len() && prefix(m))
+}
+
+/// Every claim of a model (all claims with `None`), in the dataset's order.
+pub fn claims(ds: &Dataset, model: Option<&str>) -> Vec<ClaimRow> {
+    let models: Vec<&str> = ds.models.keys().map(String::as_str).collect();
+    ds.claims
+        .iter()
+        .map(|(_, c)| c)
+        .filter(|c| model.is_none_or(|m| claim_of(c, m, &models)))
+        .map(|c| {
+            let (n, d) = (operand_point(&c.numerator), operand_point(&c.denominator));
+            let values = n.and_then(|n| point_value(ds, n)).zip(d.and_then(|d| point_value(ds, d)));
+            let unequal = matches!((n, d), (Some(n), Some(d)) if n.concurrency != d.concurrency);
+            let equal_concurrency = match (n, d, values) {
+                (Some(n), Some(d), Some((_, dv))) if unequal => {
+                    let same = PointKey { concurrency: d.concurrency, ..n.clone() };
+                    point_value(ds, &same).map(|v| (d.concurrency as u32, v, dv))
+                }
+                _ => None,
+            };
+            ClaimRow {
+                id: c.id.clone(),
+                stated: stated_label(c),
+                compares: format!("{} over {}", describe_operand(&c.numerator), describe_operand(&c.denominator)),
+                source: c.from.source.clone(),
+                quote: c.from.quote.clone(),
+                caveat: c.caveat.clone(),
+                unverifiable: c.unverifiable.clone(),
+                from_data: values,
+                equal_concurrency,
+                unequal,
+            }
+        })
+        .collect()
+}
+
+/// The claims the gain chart places: ratios between two published points of the model and workload.
+pub fn claim_markers(ds: &Dataset, model: &str, isl: u32, osl: u32) -> Vec<ClaimMarker> {
+    ds.claims
+        .iter()
+        .filter_map(|(_, c)| {
+            let (n, d) = (operand_point(&c.numerator)?, operand_point(&c.denominator)?);
+            let ours = |k: &PointKey| k.model == model && k.isl == isl && k.osl == osl;
+            if !ours(n) || !ours(d) || c.unverifiable.is_some() {
+                return None;
+            }
+            let y = stated_ratio(c)?;
+            let unequal = n.concurrency != d.concurrency;
+            let label = format!("{}{}", stated_label(c), if unequal { "*" } else { "" });
+            Some(ClaimMarker { id: c.id.clone(), x: n.concurrency, y, label, hollow: unequal })
+        })
+        .collect()
+}
+
+impl super::Workspace {
+    /// Every claim of a model (all claims with `None`), with what the data give.
+    pub fn claims(&self, model: Option<&str>) -> Vec<ClaimRow> {
+        claims(&self.dataset, model)
+    }
+}

@@ -1,0 +1,319 @@
+//! The query layer: one `Workspace` loaded from source texts, and a typed answer to every question the CLI and
+//! the page ask (sweep, claims, gain, fabric, plan, accuracy, calibrate). Both edges only render these
+//! answers; neither does model arithmetic of its own, so they cannot disagree.
+//!
+//! ```text
+//! texts ──► Workspace::load ──► dataset + diagnostics + report scenarios + (lazily) fits
+//!                │
+//!                ├── sweep / gain (a report model, a workload, what-if settings)
+//!                ├── claims, fabric, accuracy (FitSet::All or ::Single), model_check
+//!                └── scenario_from_text / plan_scenario ──► ScenarioRun ──► predict, plan, calibrate
+//! ```
+
+pub mod claims;
+pub mod fabric;
+pub mod settings;
+pub mod sweep;
+
+pub use claims::{ClaimMarker, ClaimRow};
+pub use fabric::FabricAnswer;
+pub use settings::{Knob, Setting};
+pub use sweep::{Curve, ErrorBand, GainAnswer, PointRow, StatedKind, StatedRow, SweepAnswer, SweepQuery};
+
+use crate::dataset::schema::{ModelRef, ScenarioFile, SweepFile, Workload};
+use crate::dataset::validate::{self, Seeds};
+use crate::dataset::{self, Dataset, MeasuredPoint, SourceText};
+use crate::describe::ModelDescription;
+use crate::diagnostic::{self, Diagnostic};
+use crate::fit::{self, Calibration, FitSet, TeamCalibration};
+use crate::model::{predict, Coefficients, Prediction};
+use crate::plan::Plan;
+use crate::report::{self, Report};
+use crate::scenario::{self, HardwareSpec, Scenario};
+use crate::Mode;
+use std::cell::OnceCell;
+use std::collections::BTreeMap;
+
+/// Concurrency levels of every explorer curve: 1, 2, 4, ..., 256 (the report's sweep).
+pub const CONCURRENCY: [u32; 9] = [1, 2, 4, 8, 16, 32, 64, 128, 256];
+
+/// A loaded dataset with everything derived from it that more than one question needs. Fits are computed on
+/// first use and kept (a fit takes tens of milliseconds; the page asks for the same one on every redraw).
+#[derive(Debug, Default)]
+pub struct Workspace {
+    pub dataset: Dataset,
+    /// Everything the loader and the meaning checks found, sorted (errors and warnings).
+    pub diagnostics: Vec<Diagnostic>,
+    /// The report scenario of every model (the scenario named after its model), keyed by model id.
+    pub scenarios: BTreeMap<String, Scenario>,
+    fit_all: OnceCell<Calibration>,
+    fit_single: OnceCell<Calibration>,
+    report_all: OnceCell<Report>,
+    report_single: OnceCell<Report>,
+}
+
+/// A scenario ready to predict: resolved specs and the coefficients it predicts with.
+#[derive(Debug, Clone)]
+pub struct ScenarioRun {
+    /// The file as written (absent for the planner's assembled scenarios).
+    pub file: Option<ScenarioFile>,
+    pub scenario: Scenario,
+    pub coefficients: Coefficients,
+}
+
+/// A calibration of a team's own sweep and the scenario file that carries it (what `sim-core calibrate` prints).
+#[derive(Debug, Clone)]
+pub struct CalibratedScenario {
+    pub calibration: TeamCalibration,
+    pub file: ScenarioFile,
+}
+
+/// Where the planner's model comes from.
+#[derive(Debug, Clone)]
+pub enum ModelChoice {
+    /// The model of a report scenario, by model id.
+    Report(String),
+    /// A few numbers describing a model.
+    Described(ModelDescription),
+    /// A Hugging Face `config.json` and the bits per weight it is served at.
+    HfConfig { text: String, bits_per_weight: f64 },
+}
+
+/// The planner's question: a hardware preset with its fields changed, a model, one workload, the concurrency
+/// range.
+#[derive(Debug, Clone)]
+pub struct PlanQuery {
+    pub hardware: String,
+    pub settings: Vec<Setting>,
+    pub model: ModelChoice,
+    pub workload: Workload,
+    pub concurrency: Vec<u32>,
+}
+
+impl Workspace {
+    /// Loads texts, checks their meaning (quotes against the seeds when given) and resolves the report
+    /// scenarios. Never fails: problems are in `diagnostics`, and `is_valid` says whether to go on.
+    pub fn load(files: &[SourceText], seeds: Option<&Seeds>) -> Workspace {
+        let (dataset, mut diagnostics) = dataset::load(files);
+        diagnostics.extend(validate::check(&dataset, seeds));
+        let (scenarios, errs) = report::scenarios_by_model(&dataset);
+        diagnostics.extend(errs);
+        diagnostic::sort(&mut diagnostics);
+        Workspace { dataset, diagnostics, scenarios, ..Workspace::default() }
+    }
+
+    /// The errors among the diagnostics.
+    pub fn errors(&self) -> Vec<Diagnostic> {
+        self.diagnostics.iter().filter(|d| d.is_error()).cloned().collect()
+    }
+
+    pub fn is_valid(&self) -> bool {
+        !self.diagnostics.iter().any(Diagnostic::is_error)
+    }
+
+    /// Every published point, in file order.
+    pub fn points(&self) -> Vec<MeasuredPoint> {
+        self.dataset.points()
+    }
+
+    /// Model ids of the report scenarios, sorted.
+    pub fn models(&self) -> Vec<String> {
+        self.scenarios.keys().cloned().collect()
+    }
+
+    /// Every hardware file resolved to SI: the planner's presets, keyed by id.
+    pub fn hardware(&self) -> BTreeMap<String, HardwareSpec> {
+        self.dataset.hardware.iter().map(|(id, h)| (id.clone(), scenario::hardware_spec(h))).collect()
+    }
+
+    /// The fit over a set of points (computed once).
+    pub fn calibration(&self, set: FitSet) -> &Calibration {
+        let cell = match set {
+            FitSet::All => &self.fit_all,
+            FitSet::Single => &self.fit_single,
+        };
+        cell.get_or_init(|| fit::fit(&self.scenarios, &self.points(), set))
+    }
+
+    /// The coefficients fitted on every unflagged point: what predictions use unless a scenario is calibrated.
+    pub fn coefficients(&self) -> &Coefficients {
+        &self.calibration(FitSet::All).coefficients
+    }
+
+    /// Every published point next to its prediction with error statistics, for a fit over `set`.
+    pub fn accuracy(&self, set: FitSet) -> &Report {
+        let cell = match set {
+            FitSet::All => &self.report_all,
+            FitSet::Single => &self.report_single,
+        };
+        cell.get_or_init(|| report::build_with(&self.scenarios, &self.points(), self.calibration(set).clone()))
+    }
+
+    /// Models with points but no unflagged single-station point: their pair cannot be predicted from one station.
+    pub fn models_without_single(&self) -> Vec<String> {
+        let points = self.points();
+        self.scenarios
+            .keys()
+            .filter(|m| points.iter().any(|p| &p.model == *m))
+            .filter(|m| !points.iter().any(|p| &p.model == *m && p.mode == Mode::Single && !p.is_flagged()))
+            .cloned()
+            .collect()
+    }
+
+    /// The accuracy targets of `data/accuracy.json`, checked against both fits and the fabric predictions.
+    pub fn model_check(&self) -> Vec<Diagnostic> {
+        if !self.is_valid() {
+            return Vec::new();
+        }
+        report::model_check_with(&self.dataset, self.accuracy(FitSet::All), self.accuracy(FitSet::Single))
+    }
+
+    /// A report model's scenario and coefficients (fitted over `set`) with settings applied (the explorer's
+    /// what-if).
+    pub fn report_run(&self, model: &str, settings: &[Setting], set: FitSet) -> Result<ScenarioRun, String> {
+        let mut scenario = self.scenarios.get(model).cloned().ok_or_else(|| format!("unknown model `{model}`"))?;
+        let mut coefficients = self.calibration(set).coefficients.clone();
+        settings::apply(&mut scenario, &mut coefficients, settings)?;
+        Ok(ScenarioRun { file: None, scenario, coefficients })
+    }
+
+    /// A scenario file's text resolved against this dataset, predicting with the fit over `set` and the file's
+    /// own calibration on top when it has one. `name` is how diagnostics name the file.
+    pub fn scenario_from_text(&self, name: &str, text: &str, set: FitSet) -> Result<ScenarioRun, Vec<Diagnostic>> {
+        let (one, mut diags) = dataset::load(&[SourceText { path: name.to_string(), text: text.to_string() }]);
+        let Some(file) = one.scenarios.values().next().cloned() else {
+            if diags.is_empty() {
+                diags.push(
+                    Diagnostic::error(name, "/kind", "not a scenario file")
+                        .with_hint("a scenario has \"kind\": \"scenario\""),
+                );
+            }
+            return Err(diags);
+        };
+        let scenario = scenario::resolve(&self.dataset, name, &file)?;
+        let mut coefficients = self.calibration(set).coefficients.clone();
+        if let Some(cal) = &file.calibration {
+            coefficients.apply_calibration_map(&model_id(&file), cal);
+        }
+        Ok(ScenarioRun { file: Some(file), scenario, coefficients })
+    }
+
+    /// The planner's scenario: preset plus settings, the chosen model, one workload, the concurrency range,
+    /// every mode. An error is a message for a person (unknown preset, a broken config.json).
+    pub fn plan_scenario(&self, q: &PlanQuery) -> Result<ScenarioRun, String> {
+        let hardware = self
+            .dataset
+            .hardware
+            .get(&q.hardware)
+            .map(scenario::hardware_spec)
+            .ok_or_else(|| format!("unknown hardware `{}`", q.hardware))?;
+        let model = match &q.model {
+            ModelChoice::Report(id) => {
+                self.scenarios.get(id).map(|s| s.model.clone()).ok_or_else(|| format!("unknown model `{id}`"))?
+            }
+            ModelChoice::Described(d) => d.to_spec()?,
+            ModelChoice::HfConfig { text, bits_per_weight } => {
+                if text.trim().is_empty() {
+                    return Err("paste a Hugging Face config.json into the box".into());
+                }
+                ModelDescription::from_hf_config("pasted-config", text, *bits_per_weight)?.to_spec()?
+            }
+        };
+        let mut scenario = Scenario {
+            id: format!("plan-{}-{}", model.id, hardware.id),
+            hardware,
+            model,
+            workloads: vec![q.workload],
+            concurrency: q.concurrency.clone(),
+            modes: Mode::ALL.to_vec(),
+        };
+        let mut coefficients = self.coefficients().clone();
+        settings::apply(&mut scenario, &mut coefficients, &q.settings)?;
+        Ok(ScenarioRun { file: None, scenario, coefficients })
+    }
+
+    /// Calibrates a scenario on a team's own sweep (an importer's output, or a sweep file's points) and writes
+    /// the scenario file that carries the calibration. `from` names the measurements in the description.
+    pub fn calibrate(
+        &self,
+        run: &ScenarioRun,
+        measured: &[MeasuredPoint],
+        from: &str,
+    ) -> Result<CalibratedScenario, String> {
+        let calibration = fit::calibrate_team(&run.coefficients, &run.scenario, measured)?;
+        let mut file = run.file.clone().unwrap_or_else(|| ScenarioFile {
+            schema_version: crate::dataset::schema::SCHEMA_VERSION,
+            kind: "scenario".into(),
+            id: run.scenario.id.clone(),
+            description: None,
+            hardware: crate::dataset::schema::Reference::Id(run.scenario.hardware.id.clone()),
+            model: ModelRef::Id(run.scenario.model.id.clone()),
+            workloads: run.scenario.workloads.clone(),
+            concurrency: run.scenario.concurrency.clone(),
+            modes: run.scenario.modes.clone(),
+            overrides: BTreeMap::new(),
+            calibration: None,
+        });
+        file.calibration = Some(calibration.coefficients.calibration_map(&run.scenario.model));
+        file.id = format!("{}-calibrated", file.id);
+        let stats = calibration.stats;
+        file.description = Some(
+            format!(
+                "{} Calibrated on {} single-machine points from {from}: median error {:.1}%, 90th percentile {:.1}%.",
+                file.description.clone().unwrap_or_default(),
+                calibration.points.len(),
+                stats.median_ape,
+                stats.p90_ape
+            )
+            .trim()
+            .to_string(),
+        );
+        Ok(CalibratedScenario { calibration, file })
+    }
+
+    /// Calibrates on an importer's sweep directly (the page's pasted results, `sim-core calibrate` on files).
+    pub fn calibrate_sweep(
+        &self,
+        run: &ScenarioRun,
+        sweep: &SweepFile,
+        from: &str,
+    ) -> Result<CalibratedScenario, String> {
+        self.calibrate(run, &dataset::sweep_points(from, sweep), from)
+    }
+}
+
+impl ScenarioRun {
+    /// A predicted sweep: every workload of the scenario, each mode, each concurrency, in that order.
+    pub fn predict(&self, modes: &[Mode], concurrency: &[u32]) -> Vec<Prediction> {
+        let s = &self.scenario;
+        let mut out = Vec::new();
+        for w in &s.workloads {
+            for &m in modes {
+                for &c in concurrency {
+                    out.push(predict(s, &self.coefficients, m, w.isl, w.osl, c));
+                }
+            }
+        }
+        out
+    }
+
+    /// The planner's answer for this scenario: every mode across its concurrency range, the recommendation.
+    pub fn plan(&self) -> Plan {
+        crate::plan::plan(&self.scenario, &self.coefficients)
+    }
+
+    /// How a calibrated scenario's fit matched (its description), when the file carries a calibration.
+    pub fn calibration_note(&self) -> Option<String> {
+        let f = self.file.as_ref()?;
+        f.calibration.as_ref().map(|_| f.description.clone().unwrap_or_default())
+    }
+}
+
+/// The model id a scenario file's per-model coefficients are keyed by.
+pub fn model_id(sc: &ScenarioFile) -> String {
+    match &sc.model {
+        ModelRef::Id(id) => id.clone(),
+        ModelRef::Inline(m) => m.id.clone(),
+        ModelRef::Described { describe } => describe.id.clone(),
+    }
+}
