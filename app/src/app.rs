@@ -11,8 +11,12 @@ use crate::views::{
 };
 use leptos::leptos_dom::helpers::{request_animation_frame, set_timeout};
 use leptos::prelude::*;
+use sim_core::explore::{ScenarioRun, SweepAnswer};
+use sim_core::fit::FitSet;
+use sim_core::model::Coefficients;
 use sim_core::plan::Plan;
 use sim_core::report::Report;
+use sim_core::scenario::Scenario;
 use std::sync::Arc;
 use wasm_bindgen::JsValue;
 
@@ -50,18 +54,24 @@ fn App() -> impl IntoView {
     // Which view: the page's structure changes only when this does (not on every state change).
     let view_m = Memo::new(move |_| st.with(|s| s.view));
     // Calibration on pasted measurements: refitted only when the text or the planner's scenario changes.
+    type CalInput = Option<(String, Result<(Scenario, Coefficients), String>)>;
     let bc = bundle.clone();
-    let cal_input = Memo::new(move |_| {
+    let cal_input: Memo<CalInput> = Memo::new(move |_| {
         st.with(|s| {
             let text = s.plan.measurements.trim();
-            (!text.is_empty()).then(|| (text.to_string(), compute::plan_scenario(&bc, s)))
+            (!text.is_empty())
+                .then(|| (text.to_string(), compute::plan_run(&bc, s).map(|r| (r.scenario, r.coefficients))))
         })
     });
     let bk = bundle.clone();
     let calibration: Memo<Option<Result<compute::Calibrated, String>>> = Memo::new(move |_| {
         cal_input.with(|i| {
-            i.as_ref().map(|(text, sc)| match sc {
-                Ok(sc) => compute::calibrate(&bk.coefficients, sc, text),
+            i.as_ref().map(|(text, run)| match run {
+                Ok((scenario, coefficients)) => {
+                    let run =
+                        ScenarioRun { file: None, scenario: scenario.clone(), coefficients: coefficients.clone() };
+                    compute::calibrate(&bk, &run, text)
+                }
                 Err(e) => Err(format!("no scenario to calibrate: {e}")),
             })
         })
@@ -87,23 +97,21 @@ fn App() -> impl IntoView {
             let b = bs.clone();
             request_animation_frame(move || {
                 set_timeout(
-                    move || single.set(Some(Arc::new(compute::single_station_report(&b)))),
+                    move || single.set(Some(Arc::new(b.ws.accuracy(FitSet::Single).clone()))),
                     std::time::Duration::from_millis(0),
                 )
             });
         }
     });
-    let spec = chart_spec(bundle.clone(), st, plan);
-    let br = bundle.clone();
+    // One answer per question, shared by the chart and the table under it.
+    let bw = bundle.clone();
+    let sweep: Memo<Result<SweepAnswer, String>> = Memo::new(move |_| st.with(|s| compute::sweep_answer(&bw, s)));
+    let spec = chart_spec(bundle.clone(), st, plan, sweep);
     let rows = Memo::new(move |_| {
-        st.with(|s| {
-            if s.view == View::Explorer {
-                let (_, points, stated) = compute::sweep_all(&br, s);
-                (points, stated)
-            } else {
-                (Vec::new(), Vec::new())
-            }
-        })
+        if view_m.get() != View::Explorer {
+            return (Vec::new(), Vec::new());
+        }
+        sweep.with(|a| a.as_ref().map(|a| (a.points.clone(), a.stated.clone())).unwrap_or_default())
     });
     let model = Signal::derive(move || st.with(|s| s.model.clone()));
     let warning = (!warnings.is_empty()).then(|| {
@@ -156,9 +164,9 @@ fn App() -> impl IntoView {
                     <Export spec=spec st=st />
                 </div>
                 {move || match view_m.get() {
-                    View::Explorer => view! { <ExplorerTable bundle=b.clone() st=st /> }.into_any(),
+                    View::Explorer => view! { <ExplorerTable sweep=sweep /> }.into_any(),
                     View::Gain => view! { <GainTable spec=spec bundle=b.clone() st=st /> }.into_any(),
-                    View::Fabric => view! { <FabricTable bundle=b.clone() /> }.into_any(),
+                    View::Fabric => view! { <FabricTable rows=b.ws.fabric(&[]).map(|a| a.rows).unwrap_or_default() /> }.into_any(),
                     View::Plan => view! { <PlanTables plan=plan /> }.into_any(),
                     View::Accuracy => view! { <AccuracyView bundle=b.clone() single=single /> }.into_any(),
                 }}
@@ -182,9 +190,19 @@ fn AccuracyAside() -> impl IntoView {
 }
 
 /// The chart of the current view, recomputed only when its inputs change.
-fn chart_spec(b: Arc<Bundle>, st: RwSignal<UrlState>, plan: Memo<Result<Plan, String>>) -> Memo<ChartSpec> {
-    let (b1, b2, b3) = (b.clone(), b.clone(), b);
-    let sweep = Memo::new(move |_| st.with(|s| compute::sweep(&b1, s).0));
+fn chart_spec(
+    b: Arc<Bundle>,
+    st: RwSignal<UrlState>,
+    plan: Memo<Result<Plan, String>>,
+    answer: Memo<Result<SweepAnswer, String>>,
+) -> Memo<ChartSpec> {
+    let (b2, b3) = (b.clone(), b);
+    let sweep = Memo::new(move |_| {
+        answer.with(|a| match a {
+            Ok(a) => compute::sweep_chart(a),
+            Err(e) => crate::charts::SweepChartData { title: e.clone(), ..Default::default() },
+        })
+    });
     let gain = Memo::new(move |_| st.with(|s| compute::gain(&b2, s)));
     let fabric = Memo::new(move |_| st.with(|s| compute::fabric(&b3, s)));
     let planned = Memo::new(move |_| {

@@ -86,14 +86,7 @@ pub const RANGE_LEGEND: &str = "stated as a range (concurrency and throughput bo
 
 /// A claim of the report placed on the gain chart: at the numerator's concurrency, the stated ratio. `hollow`
 /// (and a label ending in `*`) when numerator and denominator were measured at different concurrencies.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ClaimMarker {
-    pub id: String,
-    pub x: f64,
-    pub y: f64,
-    pub label: String,
-    pub hollow: bool,
-}
+pub use sim_core::explore::ClaimMarker;
 
 /// Pair over one station at equal concurrency: predicted ratio curves, published ratios and the report's claims.
 #[derive(Debug, Clone, PartialEq, Default)]

@@ -1,5 +1,7 @@
 //! Page state as it lives in the URL query string: parsing (with warnings for nonsense) and writing back.
 
+use sim_core::explore::settings::{HARDWARE, WHAT_IF};
+
 /// Which chart the page shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum View {
@@ -40,14 +42,10 @@ pub const WORKLOADS: [(u32, u32); 2] = [(512, 512), (8192, 1024)];
 /// One what-if control: the same shape as a planner field, its default being the dataset's value (NaN).
 pub type Knob = Field;
 
-/// The what-if controls, in the order `WhatIf::values` uses.
-pub const KNOBS: [Knob; 5] = [
-    f("gpu_mem", "GPU memory", "GB", 64.0, 1024.0, 4.0, f64::NAN),
-    f("hbm", "HBM bandwidth", "TB/s", 1.0, 30.0, 0.1, f64::NAN),
-    f("slow", "CPU-memory (slow path) bandwidth", "GB/s", 50.0, 2000.0, 2.0, f64::NAN),
-    f("link", "Link speed per rail", "Gb/s", 25.0, 1600.0, 25.0, f64::NAN),
-    f("accept", "Draft acceptance", "%", 0.0, 95.0, 1.0, f64::NAN),
-];
+/// The what-if controls, in the order `UrlState::whatif` uses: sim-core's table (`explore::settings::WHAT_IF`)
+/// as form fields, so keys, units and ranges have one source.
+pub const KNOBS: [Knob; 5] =
+    [from_knob(WHAT_IF[0]), from_knob(WHAT_IF[1]), from_knob(WHAT_IF[2]), from_knob(WHAT_IF[3]), from_knob(WHAT_IF[4])];
 
 /// Everything the URL holds. What-if values are `None` when they keep the dataset's value.
 #[derive(Debug, Clone, PartialEq)]
@@ -110,6 +108,16 @@ pub struct Field {
     pub default: f64,
 }
 
+/// A sim-core control as a form field; its default is the dataset's or preset's value (NaN).
+const fn from_knob(k: sim_core::explore::Knob) -> Field {
+    // A count (`1`) shows no unit.
+    let unit = match k.unit.as_bytes() {
+        [b'1'] => "",
+        _ => k.unit,
+    };
+    f(k.id, k.label, unit, k.min, k.max, k.step, f64::NAN)
+}
+
 const fn f(
     key: &'static str,
     label: &'static str,
@@ -153,12 +161,12 @@ pub mod pf {
 
 /// Every numeric planner input, in `pf` order. Model defaults describe a DeepSeek-V3-shaped MoE.
 pub const PLAN_FIELDS: [Field; 21] = [
-    f("hw_mem", "GPU memory", "GB", 8.0, 4096.0, 1.0, f64::NAN),
-    f("hw_hbm", "HBM bandwidth", "TB/s", 0.05, 50.0, 0.01, f64::NAN),
-    f("hw_slow", "Slow path (CPU memory) bandwidth", "GB/s", 0.0, 5000.0, 1.0, f64::NAN),
-    f("hw_gpus", "GPUs per machine", "", 1.0, 64.0, 1.0, f64::NAN),
-    f("hw_link", "Link per rail", "Gb/s", 1.0, 3200.0, 1.0, f64::NAN),
-    f("hw_rails", "Link rails", "", 1.0, 16.0, 1.0, f64::NAN),
+    from_knob(HARDWARE[0]),
+    from_knob(HARDWARE[1]),
+    from_knob(HARDWARE[2]),
+    from_knob(HARDWARE[3]),
+    from_knob(HARDWARE[4]),
+    from_knob(HARDWARE[5]),
     f("isl", "Input tokens (ISL)", "", 1.0, 1_048_576.0, 1.0, 8192.0),
     f("osl", "Output tokens (OSL)", "", 1.0, 262_144.0, 1.0, 1024.0),
     f("cmax", "Concurrency up to", "streams", 1.0, 4096.0, 1.0, 256.0),

@@ -119,10 +119,11 @@ fn error_bands_are_the_fitted_p90_per_model_and_mode() {
     let b = data::load();
     let models = b.model_ids();
     // The same rows the app fits with: the report of the bundled dataset, fitted on all points.
-    let (ds, _) = sim_core::dataset::load(&data::sources());
-    let report = sim_core::report::build(&ds, sim_core::fit::FitSet::All).expect("report");
+    let report = b.ws.accuracy(sim_core::fit::FitSet::All);
+    let bands = b.ws.error_bands(sim_core::fit::FitSet::All);
     for model in &models {
-        let fitted: Vec<_> = report.rows.iter().filter(|r| &r.model == model && r.role == "fitted").collect();
+        let fitted: Vec<_> =
+            report.rows.iter().filter(|r| &r.model == model && r.role == sim_core::report::PointRole::Fitted).collect();
         for mode in Mode::ALL {
             let apes: Vec<f64> = fitted.iter().filter(|r| r.mode == mode).map(|r| r.ape).collect();
             let want = if apes.len() >= 3 {
@@ -130,7 +131,7 @@ fn error_bands_are_the_fitted_p90_per_model_and_mode() {
             } else {
                 sim_core::report::ErrorStats::of(&fitted.iter().map(|r| r.ape).collect::<Vec<_>>()).map(|s| s.p90_ape)
             };
-            let got = b.error_bands.get(&(model.clone(), mode)).map(|e| e.p90_pct);
+            let got = bands.get(&(model.clone(), mode)).map(|e| e.p90_pct);
             assert_eq!(got, want, "{model} {}", mode.name());
         }
     }
@@ -315,7 +316,10 @@ fn planner_plans_presets_forms_and_configs() {
     let (s, _) = UrlState::parse_with("view=plan&hw=dgx-spark&model=glm-5.2", &models, &hw);
     let ps = compute::plan(&b, &s).expect("plan spark");
     assert_eq!(pa.rows.len(), 9);
-    assert_ne!(format!("{:?}", pa.rows[5].single.output_tok_s), format!("{:?}", ps.rows[5].single.output_tok_s));
+    assert_ne!(
+        format!("{:?}", pa.rows[5].get(Mode::Single).output_tok_s),
+        format!("{:?}", ps.rows[5].get(Mode::Single).output_tok_s)
+    );
     let chart = compute::plan_chart(&Ok(pa.clone()), "GB300");
     assert_eq!(chart.predicted.len(), 3);
     assert_eq!(chart.rows.len(), 27);
@@ -327,7 +331,8 @@ fn planner_plans_presets_forms_and_configs() {
     let pf = compute::plan(&b, &f).expect("form plan");
     let (f2, _) = UrlState::parse_with("view=plan&src=form&hw_hbm=20", &models, &hw);
     let pf2 = compute::plan(&b, &f2).expect("form plan 2");
-    assert_ne!(pf.rows.last().unwrap().tp2.output_tok_s, pf2.rows.last().unwrap().tp2.output_tok_s);
+    let tp2 = |p: &sim_core::plan::Plan| p.rows.last().unwrap().get(Mode::Tp2).output_tok_s;
+    assert_ne!(tp2(&pf), tp2(&pf2));
     // A pasted config plans; a broken one is an error message.
     let mut c = f.clone();
     c.plan.source = twotower_app::state::ModelSource::HfConfig;
@@ -417,16 +422,16 @@ fn legends_sit_under_the_plot_at_phone_and_desktop_widths() {
 #[test]
 fn accuracy_numbers_fitted_and_predictive() {
     let b = data::load();
-    let all = b.report.as_ref().expect("the start-up report is kept");
+    let all = b.ws.accuracy(sim_core::fit::FitSet::All);
     let fitted = all.overall.fitted.expect("fitted overall");
     assert!(fitted.n > 40 && fitted.median_ape <= 12.0, "fitted overall: {fitted:?}");
     assert!(all.by_model.len() == 5 && all.by_mode.len() == 3);
-    assert!(all.rows.iter().any(|r| r.role == "flagged"), "flagged points listed");
-    let single = compute::single_station_report(&b);
+    assert!(all.rows.iter().any(|r| r.role == sim_core::report::PointRole::Flagged), "flagged points listed");
+    let single = b.ws.accuracy(sim_core::fit::FitSet::Single);
     let predicted = single.overall.predicted.expect("predictive overall");
     assert!(predicted.n > 20 && predicted.median_ape <= 25.0, "predictive overall: {predicted:?}");
     // DeepSeek V4.1 Flash has no single-station run: per model it is there, in the overall number it is not.
-    assert_eq!(compute::models_without_single(&b), vec!["deepseek-v4.1-flash".to_string()]);
+    assert_eq!(b.ws.models_without_single(), vec!["deepseek-v4.1-flash".to_string()]);
     let ds = single.by_model.iter().find(|g| g.group == "deepseek-v4.1-flash").and_then(|g| g.predicted);
     let per_model: usize = single.by_model.iter().filter_map(|g| g.predicted).map(|s| s.n).sum();
     assert_eq!(per_model, predicted.n + ds.map_or(0, |s| s.n));
@@ -445,14 +450,13 @@ fn planner_calibrates_on_pasted_vllm_results() {
     let b = data::load();
     let models = b.model_ids();
     let (st, _) = UrlState::parse("view=plan&model=glm-5.2&isl=1024&osl=1024&cmax=64", &models);
-    let s = compute::plan_scenario(&b, &st).unwrap();
+    let s = compute::plan_run(&b, &st).unwrap();
     let text = ["vllm-serve-c1.json", "vllm-serve-c8.json", "vllm-serve-c32.json"]
         .iter()
         .map(|f| sample(f).trim().to_string())
         .collect::<Vec<_>>()
         .join("\n");
-    assert_eq!(compute::split_results(&text).len(), 3);
-    let cal = compute::calibrate(&b.coefficients, &s, &text).expect("calibrates");
+    let cal = compute::calibrate(&b, &s, &text).expect("calibrates");
     assert_eq!(cal.points.len(), 3);
     assert!(cal.points.iter().all(|p| p.model == "glm-5.2" && p.mode == Mode::Single));
     assert!(cal.stats.median_ape.is_finite() && cal.stats.p90_ape >= cal.stats.median_ape, "{:?}", cal.stats);
@@ -460,21 +464,23 @@ fn planner_calibrates_on_pasted_vllm_results() {
     // data/scenarios/glm-5.2.json` prints ("calibrated on 3 points: median error 67.8%, 90th percentile 70.9%"):
     // these samples sit far from the published GLM-5.2 station, and a 0.05 prior pull keeps the fit near it.
     assert!((cal.stats.median_ape - 67.8).abs() < 0.5 && (cal.stats.p90_ape - 70.9).abs() < 0.5, "{:?}", cal.stats);
-    assert_ne!(cal.coefficients, b.coefficients);
+    assert_ne!(&cal.coefficients, b.ws.coefficients());
     let before = compute::plan(&b, &st).unwrap();
     let after = compute::plan_with(&b, &st, Some(&cal.coefficients)).unwrap();
-    let tok = |p: &sim_core::plan::Plan| p.rows.iter().map(|r| r.single.output_tok_s).sum::<f64>();
+    let tok = |p: &sim_core::plan::Plan| p.rows.iter().map(|r| r.get(Mode::Single).output_tok_s).sum::<f64>();
     assert!((tok(&before) - tok(&after)).abs() > 1e-6, "calibration did not change the plan");
     // Indented objects one after another split too; a blank paste, a truncated result and a JSON object that is
     // not a benchmark result each name their problem.
     let pretty = format!("{}\n{}", sample("vllm-serve-c1.json").replace(", ", ",\n  "), sample("vllm-serve-c8.json"));
-    assert_eq!(compute::calibrate(&b.coefficients, &s, &pretty).unwrap().points.len(), 2);
-    assert!(compute::calibrate(&b.coefficients, &s, "  \n").unwrap_err().contains("paste"));
+    assert_eq!(compute::calibrate(&b, &s, &pretty).unwrap().points.len(), 2);
+    assert!(compute::calibrate(&b, &s, "  \n").unwrap_err().contains("paste"));
     let cut = format!("{}\n{}", sample("vllm-serve-c1.json").trim(), sample("broken-truncated.json"));
-    let e = compute::calibrate(&b.coefficients, &s, &cut).unwrap_err();
-    assert!(e.contains("truncated") && e.contains("pasted result 2"), "{e}");
-    let e = compute::calibrate(&b.coefficients, &s, &sample("broken-not-a-result.json")).unwrap_err();
+    let e = compute::calibrate(&b, &s, &cut).unwrap_err();
+    // The paste is one input: the error names it and the line where the cut result starts.
+    let line = sample("vllm-serve-c1.json").trim().lines().count() + 1;
+    assert!(e.contains("truncated") && e.contains(&format!("pasted results:{line}:")), "{e}");
+    let e = compute::calibrate(&b, &s, &sample("broken-not-a-result.json")).unwrap_err();
     assert!(e.contains("not a vLLM serving benchmark result"), "{e}");
-    let e = compute::calibrate(&b.coefficients, &s, "Serving Benchmark Result\nSuccessful requests: 10").unwrap_err();
+    let e = compute::calibrate(&b, &s, "Serving Benchmark Result\nSuccessful requests: 10").unwrap_err();
     assert!(e.contains("not a JSON benchmark result"), "{e}");
 }

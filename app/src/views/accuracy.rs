@@ -54,10 +54,8 @@ fn stats_table(
 
 #[component]
 pub fn AccuracyView(bundle: Arc<Bundle>, single: RwSignal<Option<Arc<Report>>>) -> impl IntoView {
-    let Some(all) = bundle.report.clone() else {
-        return view! { <p>"No report: the dataset did not fit."</p> }.into_any();
-    };
-    let without = compute::models_without_single(&bundle);
+    let all = bundle.ws.accuracy(sim_core::fit::FitSet::All).clone();
+    let without = bundle.ws.models_without_single();
     let n_fitted = all.calibration.points_used;
     let fitted = stats_table(
         &all,
@@ -134,7 +132,7 @@ pub fn AccuracyView(bundle: Arc<Bundle>, single: RwSignal<Option<Arc<Report>>>) 
     let flagged = all
         .rows
         .iter()
-        .filter(|r| r.role == "flagged")
+        .filter(|r| r.role == sim_core::report::PointRole::Flagged)
         .map(|r| {
             let err = (r.predicted_tok_s - r.measured_tok_s) / r.measured_tok_s * 100.0;
             view! {

@@ -1,27 +1,27 @@
 //! Under the throughput chart: the legend in words, flagged points with their explanation, and the points table.
 
 use crate::charts::{mode_shape, BAND_LEGEND, RANGE_LEGEND, UNPLACED_LEGEND};
-use crate::compute;
-use crate::data::Bundle;
-use crate::state::UrlState;
+use crate::compute::MIN_MODE_POINTS;
 use leptos::prelude::*;
+use sim_core::explore::SweepAnswer;
 use sim_core::Mode;
-use std::sync::Arc;
 
+/// The table and captions of the throughput view, from the same answer the chart draws.
 #[component]
-pub fn ExplorerTable(bundle: Arc<Bundle>, st: RwSignal<UrlState>) -> impl IntoView {
-    let b = bundle.clone();
+pub fn ExplorerTable(sweep: Memo<Result<SweepAnswer, String>>) -> impl IntoView {
     let bands = move || {
-        st.with(|s| {
-            compute::modes(&b, &s.model)
-                .into_iter()
-                .map(|m| match b.error_bands.get(&(s.model.clone(), m)) {
+        sweep.with(|a| {
+            let Ok(a) = a else { return String::new() };
+            a.curves
+                .iter()
+                .map(|c| c.mode)
+                .map(|m| match a.bands.iter().find(|(bm, _)| *bm == m).map(|(_, e)| e) {
                     Some(e) if e.per_mode => format!("{} \u{b1}{:.1}% ({} fitted points)", m.name(), e.p90_pct, e.n),
                     Some(e) => format!(
                         "{} \u{b1}{:.1}% (fewer than {} fitted {} points: the model's {} fitted points)",
                         m.name(),
                         e.p90_pct,
-                        crate::data::MIN_MODE_POINTS,
+                        MIN_MODE_POINTS,
                         m.name(),
                         e.n
                     ),
@@ -31,14 +31,8 @@ pub fn ExplorerTable(bundle: Arc<Bundle>, st: RwSignal<UrlState>) -> impl IntoVi
                 .join("; ")
         })
     };
-    let all = Memo::new(move |_| {
-        st.with(|s| {
-            let (_, points, stated) = compute::sweep_all(&bundle, s);
-            (points, stated)
-        })
-    });
-    let rows = Memo::new(move |_| all.with(|a| a.0.clone()));
-    let stated = Memo::new(move |_| all.with(|a| a.1.clone()));
+    let rows = Memo::new(move |_| sweep.with(|a| a.as_ref().map(|a| a.points.clone()).unwrap_or_default()));
+    let stated = Memo::new(move |_| sweep.with(|a| a.as_ref().map(|a| a.stated.clone()).unwrap_or_default()));
     let legend = Mode::ALL.iter().map(|m| format!("{} = {}", m.name(), mode_shape(*m))).collect::<Vec<_>>().join(", ");
     view! {
         <p class="legend-text">"Markers: published points (" {legend} "); hollow markers are flagged and not fitted. Lines: sim-core predictions at 1, 2, 4, ..., 256 concurrent requests."</p>

@@ -1,18 +1,17 @@
 //! Under the fabric chart: measured against predicted bus bandwidth per collective.
 
-use crate::data::Bundle;
 use leptos::prelude::*;
-use std::sync::Arc;
+use sim_core::model::fabric::FabricRow;
 
 #[component]
-pub fn FabricTable(bundle: Arc<Bundle>) -> impl IntoView {
+pub fn FabricTable(rows: Vec<FabricRow>) -> impl IntoView {
     view! {
         <p class="legend-text">"Lines: busbw(S) = f S / (latency + f S / (e B)) per collective, e fitted on its 16 GiB row; dots: the measured peak and 16 GiB rows. The link-speed control moves B (the thick grey payload ceiling)."</p>
         <table class="points">
             <caption>"nccl-tests bus bandwidth between the two stations (dataset values; not changed by the controls)"</caption>
             <thead><tr><th>"collective"</th><th>"row"</th><th>"size"</th><th>"measured GB/s"</th><th>"predicted GB/s"</th><th>"efficiency e"</th></tr></thead>
             <tbody>
-                {bundle.fabric.iter().map(|r| view! {
+                {rows.iter().map(|r| view! {
                     <tr>
                         <td>{r.collective.name()}</td>
                         <td>{r.column.name()}</td>

@@ -222,18 +222,20 @@ pub fn Verdict(
         .into_any(),
         Ok(p) => {
             let top = p.rows.iter().max_by_key(|r| r.concurrency).cloned();
-            let fits = top
-                .as_ref()
-                .is_some_and(|r| r.single.output_tok_s > 0.0 || r.tp2.output_tok_s > 0.0 || r.pd.output_tok_s > 0.0);
+            let fits = top.as_ref().is_some_and(|r| r.modes.iter().any(|p| p.output_tok_s > 0.0));
             let numbers = top.filter(|_| fits).map(|r| {
-                let gain = if r.single.output_tok_s > 0.0 {
+                let tok = |m: Mode| r.get(m).output_tok_s;
+                let gain = if tok(Mode::Single) > 0.0 {
                     format!("best is {:.2}x one machine", r.gain)
                 } else {
                     "one machine cannot run it".into()
                 };
                 format!(
                     "At {} concurrent requests: one machine {:.0} tok/s, TP2 {:.0}, PD {:.0} ({gain}).",
-                    r.concurrency, r.single.output_tok_s, r.tp2.output_tok_s, r.pd.output_tok_s
+                    r.concurrency,
+                    tok(Mode::Single),
+                    tok(Mode::Tp2),
+                    tok(Mode::Pd)
                 )
             });
             let m = p.recommended_mode;
@@ -278,7 +280,7 @@ fn placement_row(label: &'static str, p: &Placement) -> impl IntoView {
             <td class="num">{gb(p.hbm_weight_bytes())}</td>
             <td class="num">{gb(p.spilled_bytes())}</td>
             <td class="num">{gb(p.kv_pool_bytes)}</td>
-            <td class="num">{if p.kv_bytes_per_token > 0.0 { format!("{:.0}", p.kv_pool_bytes / p.kv_bytes_per_token / 1e3) } else { "-".into() }}</td>
+            <td class="num">{p.kv_pool_tokens().map_or_else(|| "-".into(), |t| format!("{:.0}", t / 1e3))}</td>
             <td>{if p.fits { "yes" } else { "no" }}</td>
         </tr>
     }
@@ -291,20 +293,17 @@ pub fn PlanTables(plan: Memo<Result<Plan, String>>) -> impl IntoView {
         let Ok(p) = plan.get() else { return ().into_any() };
         let rows = p.rows.iter().map(|r| {
             let best = r.best;
-            let modes = [&r.single, &r.tp2, &r.pd];
-            modes
-                .into_iter()
+            let n = r.modes.len().to_string();
+            r.modes
+                .iter()
                 .enumerate()
                 .map(|(j, pr)| {
-                    let gain = if r.single.output_tok_s > 0.0 {
-                        format!("{:.2}x", pr.output_tok_s / r.single.output_tok_s)
-                    } else {
-                        "-".into()
-                    };
+                    let g = r.gain_of(pr.mode);
+                    let gain = if g.is_finite() { format!("{g:.2}x") } else { "-".into() };
                     let first = j == 0;
                     view! {
                         <tr class:best=(pr.mode == best && pr.output_tok_s > 0.0) class:group-start=first>
-                            {first.then(|| view! { <td class="num" rowspan="3">{r.concurrency}</td> })}
+                            {first.then(|| view! { <td class="num" rowspan=n.clone()>{r.concurrency}</td> })}
                             <td>{pr.mode.name()}</td>
                             <td class="num">{format!("{:.0}", pr.output_tok_s)}</td>
                             <td class="num">{num(pr.ttft_s, 2)}</td>

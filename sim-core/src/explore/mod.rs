@@ -31,8 +31,8 @@ use crate::plan::Plan;
 use crate::report::{self, Report};
 use crate::scenario::{self, HardwareSpec, Scenario};
 use crate::Mode;
-use std::cell::OnceCell;
 use std::collections::BTreeMap;
+use std::sync::OnceLock;
 
 /// Concurrency levels of every explorer curve: 1, 2, 4, ..., 256 (the report's sweep).
 pub const CONCURRENCY: [u32; 9] = [1, 2, 4, 8, 16, 32, 64, 128, 256];
@@ -46,10 +46,10 @@ pub struct Workspace {
     pub diagnostics: Vec<Diagnostic>,
     /// The report scenario of every model (the scenario named after its model), keyed by model id.
     pub scenarios: BTreeMap<String, Scenario>,
-    fit_all: OnceCell<Calibration>,
-    fit_single: OnceCell<Calibration>,
-    report_all: OnceCell<Report>,
-    report_single: OnceCell<Report>,
+    fit_all: OnceLock<Calibration>,
+    fit_single: OnceLock<Calibration>,
+    report_all: OnceLock<Report>,
+    report_single: OnceLock<Report>,
 }
 
 /// A scenario ready to predict: resolved specs and the coefficients it predicts with.

@@ -3,7 +3,7 @@
 //! the control's unit; this file is the one place that turns such values into SI and reads them back.
 
 use crate::model::Coefficients;
-use crate::scenario::{apply_override, override_key, OverrideField, Scenario};
+use crate::scenario::{apply_override, override_key, HardwareSpec, OverrideField, Scenario};
 use crate::units::{parse_unit, Dimension};
 use serde::Serialize;
 
@@ -117,6 +117,18 @@ pub fn current(s: &Scenario, k: &Coefficients, knobs: &[Knob]) -> Vec<f64> {
                 }
             };
             kn.from_si(si)
+        })
+        .collect()
+}
+
+/// The current value of each hardware control for a machine (a planner preset), in the controls' units;
+/// model controls read as NaN.
+pub fn current_hardware(h: &HardwareSpec, knobs: &[Knob]) -> Vec<f64> {
+    knobs
+        .iter()
+        .map(|kn| match override_key(kn.key).map(|o| o.field()) {
+            Ok(OverrideField::Hardware(f)) => kn.from_si(*f(&mut h.clone())),
+            _ => f64::NAN,
         })
         .collect()
 }

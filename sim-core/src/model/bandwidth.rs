@@ -38,6 +38,11 @@ impl Placement {
         self.expert_bytes_spilled + self.dense_bytes_spilled
     }
 
+    /// Tokens of KV cache the pool holds per GPU (`None` for a model without a KV cache).
+    pub fn kv_pool_tokens(&self) -> Option<f64> {
+        (self.kv_bytes_per_token > 0.0).then(|| self.kv_pool_bytes / self.kv_bytes_per_token)
+    }
+
     pub fn hbm_weight_bytes(&self) -> f64 {
         self.dense_bytes_hbm + self.expert_bytes_hbm
     }
