@@ -825,14 +825,4 @@ impl ChartSpec {
             ChartSpec::Plan(d) => d.predicted.iter().flat_map(|(_, v)| v.iter().map(|p| p.1)).sum(),
         }
     }
-
-    /// The chart's data as CSV, and a file name stem.
-    pub fn csv(&self) -> (String, &'static str) {
-        match self {
-            ChartSpec::Sweep(d) => (crate::csv::sweep(d), "throughput"),
-            ChartSpec::Gain(d) => (crate::csv::gain(d), "gain"),
-            ChartSpec::Fabric(d) => (crate::csv::fabric(d), "fabric"),
-            ChartSpec::Plan(d) => (crate::csv::plan(d), "plan"),
-        }
-    }
 }

@@ -1,6 +1,16 @@
 //! CSV of the data behind the current chart, for the export button.
 
-use crate::charts::{FabricChartData, GainChartData, PlanChartData, SweepChartData};
+use crate::charts::{ChartSpec, FabricChartData, GainChartData, PlanChartData, SweepChartData};
+
+/// The data of any chart as CSV, and a file name stem (csv depends on charts, never the other way round).
+pub fn of(spec: &ChartSpec) -> (String, &'static str) {
+    match spec {
+        ChartSpec::Sweep(d) => (sweep(d), "throughput"),
+        ChartSpec::Gain(d) => (gain(d), "gain"),
+        ChartSpec::Fabric(d) => (fabric(d), "fabric"),
+        ChartSpec::Plan(d) => (plan(d), "plan"),
+    }
+}
 
 fn field(s: &str) -> String {
     if s.contains([',', '"', '\n']) {

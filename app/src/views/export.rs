@@ -45,7 +45,7 @@ fn csv(text: &str, name: &str) -> Option<()> {
 #[component]
 pub fn Export(spec: Memo<ChartSpec>, st: RwSignal<UrlState>) -> impl IntoView {
     let stem = move || {
-        let (stem, model) = (spec.with(|s| s.csv().1), st.with(|s| s.model.clone()));
+        let (stem, model) = (spec.with(|s| crate::csv::of(s).1), st.with(|s| s.model.clone()));
         match stem {
             "fabric" => "twotower-fabric".to_string(),
             "plan" => st.with(|s| {
@@ -61,7 +61,7 @@ pub fn Export(spec: Memo<ChartSpec>, st: RwSignal<UrlState>) -> impl IntoView {
     view! {
         <div class="export">
             <button id="export-png" on:click=move |_| { png(&format!("{}.png", stem())); }>"PNG"</button>
-            <button id="export-csv" on:click=move |_| { csv(&spec.with(|s| s.csv().0), &format!("{}.csv", stem())); }>"CSV"</button>
+            <button id="export-csv" on:click=move |_| { csv(&spec.with(|s| crate::csv::of(s).0), &format!("{}.csv", stem())); }>"CSV"</button>
             <a class="embed-link" href=move || format!("{}&embed=1", st.with(UrlState::to_query)) target="_blank">"embed link"</a>
         </div>
     }
