@@ -11,6 +11,7 @@ use serde::Deserialize;
 use sim_core::dataset::schema::AccuracyFile;
 use sim_core::dataset::{load, validate, Dataset, SourceText};
 use sim_core::diagnostic::{self, Diagnostic};
+use sim_core::explore::Workspace;
 use sim_core::fit::FitSet;
 use sim_core::model::fabric::FabricColumn;
 use sim_core::report::{self, PointRole};
@@ -27,18 +28,19 @@ fn shipped() -> Vec<SourceText> {
     load_dir(&root().join("data")).expect("data/ is readable")
 }
 
-/// All diagnostics for a set of files: load, meaning checks, and (when those pass) the model check.
+/// All diagnostics for a set of files, as `sim-core validate` finds them: load, meaning checks, and (when those
+/// pass) the model check.
 fn diagnose(files: &[SourceText]) -> Vec<Diagnostic> {
-    let (ds, mut d) = load(files);
-    d.extend(validate::check(&ds, None));
-    if !d.iter().any(Diagnostic::is_error) {
-        match (report::build(&ds, FitSet::All), report::build(&ds, FitSet::Single)) {
-            (Ok(all), Ok(single)) => d.extend(report::model_check_with(&ds, &all, &single)),
-            (Err(e), _) | (_, Err(e)) => d.extend(e),
-        }
-    }
+    let ws = Workspace::load(files, None);
+    let mut d = ws.diagnostics.clone();
+    d.extend(ws.model_check());
     diagnostic::sort(&mut d);
     d
+}
+
+/// The shipped dataset, loaded as the CLI and the page load it.
+fn workspace() -> Workspace {
+    Workspace::load(&shipped(), None)
 }
 
 #[test]
@@ -171,10 +173,9 @@ fn broken_corpus_reports_precise_errors() {
 /// With `--fit single` the pair is predicted, not fitted, and flagged points never count.
 #[test]
 fn fitted_and_predictive_errors_are_reported_separately() {
-    let (ds, _) = load(&shipped());
-    let acc = accuracy(&ds);
-    let all = report::build(&ds, FitSet::All).expect("report");
-    let single = report::build(&ds, FitSet::Single).expect("report");
+    let ws = workspace();
+    let acc = accuracy(&ws.dataset);
+    let (all, single) = (ws.accuracy(FitSet::All), ws.accuracy(FitSet::Single));
     assert!(all.rows.iter().all(|r| r.role != PointRole::Predicted));
     assert!(single
         .rows
@@ -200,8 +201,8 @@ fn fitted_and_predictive_errors_are_reported_separately() {
 /// The report's rule comes out of the numbers: the three models that spill on one station run faster as TP2.
 #[test]
 fn spilling_models_prefer_tp2_at_32_streams() {
-    let (ds, _) = load(&shipped());
-    let r = report::build(&ds, FitSet::All).expect("report");
+    let ws = workspace();
+    let r = ws.accuracy(FitSet::All);
     for id in ["glm-5.2", "glm-5.3", "minimax-m3"] {
         for c in r.mode_comparisons.iter().filter(|c| c.model == id) {
             assert!(c.spills_on_one_station, "{id} should spill");
@@ -275,9 +276,9 @@ fn planner_recommendations_for_the_report_models() {
     ]
     .into_iter()
     .collect();
-    let (ds, _) = load(&shipped());
-    let (scenarios, errs) = report::scenarios_by_model(&ds);
-    assert!(errs.is_empty(), "{errs:?}");
+    let ws = workspace();
+    assert!(ws.is_valid(), "{:?}", ws.errors());
+    let scenarios = &ws.scenarios;
     let unstated: Vec<&str> = scenarios.keys().map(String::as_str).filter(|id| !expected.contains_key(id)).collect();
     assert!(
         unstated.is_empty(),
@@ -285,9 +286,8 @@ fn planner_recommendations_for_the_report_models() {
     );
     let gone: Vec<&str> = expected.keys().copied().filter(|id| !scenarios.contains_key(*id)).collect();
     assert!(gone.is_empty(), "expectations for models without a report scenario: {gone:?}");
-    let k = report::build(&ds, FitSet::All).expect("report").calibration.coefficients;
-    for (id, scenario) in &scenarios {
-        let plan = sim_core::plan::plan(scenario, &k);
+    for id in scenarios.keys() {
+        let plan = ws.report_run(id, &[], FitSet::All).expect("report model").plan();
         assert!(!plan.reason.is_empty(), "{id}: a recommendation without a reason");
         match expected[id.as_str()] {
             Expect::Recommends(mode) => assert_eq!(plan.recommended_mode, mode, "{id}: {}", plan.reason),

@@ -3,7 +3,7 @@
 use crate::dataset::schema::AccuracyFile;
 use crate::dataset::{Dataset, MeasuredPoint};
 use crate::diagnostic::Diagnostic;
-use crate::fit::{fit, Calibration, FitSet};
+use crate::fit::Calibration;
 use crate::model::fabric::{compare, FabricRow};
 use crate::model::{predict, Coefficients};
 use crate::plan::{explain, PlanRow};
@@ -102,17 +102,6 @@ pub fn scenarios_by_model(ds: &Dataset) -> (BTreeMap<String, Scenario>, Vec<Diag
         }
     }
     (out, errs)
-}
-
-/// Builds the report for a fit over `set`.
-pub fn build(ds: &Dataset, set: FitSet) -> Result<Report, Vec<Diagnostic>> {
-    let (scenarios, errs) = scenarios_by_model(ds);
-    if !errs.is_empty() {
-        return Err(errs);
-    }
-    let points = ds.points();
-    let calibration = fit(&scenarios, &points, set);
-    Ok(build_with(&scenarios, &points, calibration))
 }
 
 /// Builds the report for already-fitted coefficients.

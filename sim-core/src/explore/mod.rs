@@ -97,7 +97,11 @@ impl Workspace {
         let (dataset, mut diagnostics) = dataset::load(files);
         diagnostics.extend(validate::check(&dataset, seeds));
         let (scenarios, errs) = report::scenarios_by_model(&dataset);
-        diagnostics.extend(errs);
+        // A scenario that does not resolve is reported only when the files themselves are sound, so the root
+        // cause stands out rather than its echo.
+        if !diagnostics.iter().any(Diagnostic::is_error) {
+            diagnostics.extend(errs);
+        }
         diagnostic::sort(&mut diagnostics);
         Workspace { dataset, diagnostics, scenarios, ..Workspace::default() }
     }
