@@ -23,6 +23,12 @@ if ! command -v wasm-bindgen >/dev/null || ! wasm-bindgen --version | grep -q '0
   cargo install wasm-bindgen-cli --version 0.2.130
 fi
 
+# The fuzz targets (scripts/fuzz.sh); stable rustc runs them with RUSTC_BOOTSTRAP=1.
+if ! command -v cargo-fuzz >/dev/null || ! cargo fuzz --version | grep -q '0.13.2'; then
+  step "cargo install cargo-fuzz 0.13.2 (about 2 minutes)"
+  cargo install --locked cargo-fuzz --version 0.13.2
+fi
+
 # wasm-opt from npm's binaryen 132; Debian's binaryen 108 produces a blank page.
 if [ ! -x "$ROOT/.tools/node_modules/.bin/wasm-opt" ]; then
   step "npm install binaryen@132 into .tools/"

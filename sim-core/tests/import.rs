@@ -329,3 +329,38 @@ fn cli_exit_codes() {
         bin().args(["import", "vllm-bench"]).arg(samples().join("does-not-exist.json")).output().expect("run");
     assert_eq!(missing.status.code(), Some(1));
 }
+
+#[test]
+fn oversized_inputs_are_refused_naming_the_file_and_the_limit() {
+    // A paste over the limit (what the page hands over): refused before parsing, even blank text.
+    let big = " ".repeat(import::MAX_INPUT_BYTES as usize + 1);
+    let d = import::vllm_bench(&[("pasted results".into(), big.clone())], &glm()).unwrap_err();
+    assert!(d.file == "pasted results" && d.message.contains("over the 256 MiB"), "{d}");
+    let d = import::nccl_tests(&[("log.txt".into(), big)], &NcclOptions::default()).unwrap_err();
+    assert!(d.file == "log.txt" && d.message.contains("over the 256 MiB"), "{d}");
+
+    // The CLI refuses big files unread: sparse files take no disk and would take seconds to read.
+    let dir = std::env::temp_dir().join(format!("sim-core-huge-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("sweeps")).expect("temp dir");
+    let log = dir.join("huge-log.txt");
+    std::fs::File::create(&log).and_then(|f| f.set_len(300 << 20)).expect("sparse file");
+    let out = bin().args(["import", "nccl-tests"]).arg(&log).output().expect("run");
+    let all = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{all}");
+    assert!(all.contains("huge-log.txt") && all.contains("300.0 MiB, over the 256 MiB"), "{all}");
+
+    // A dataset file over 1 MiB: `load_dir` (what `sim-core validate <dir>` reads with) names it and the limit.
+    std::fs::remove_file(&log).ok();
+    let sweep = dir.join("sweeps/huge.json");
+    std::fs::File::create(&sweep).and_then(|f| f.set_len(fsio::MAX_DATASET_FILE_BYTES + 1)).expect("sparse file");
+    let e = fsio::load_dir(&dir).unwrap_err();
+    assert!(e.contains("sweeps/huge.json") && e.contains("over the 1 MiB"), "{e}");
+    let out = bin().arg("validate").arg(&dir).output().expect("run");
+    assert_ne!(out.status.code(), Some(0));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("over the 1 MiB"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

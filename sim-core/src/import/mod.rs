@@ -27,6 +27,35 @@ use serde_json::Value;
 /// One input file: its name (as shown in diagnostics) and its text.
 pub type Input = (String, String);
 
+/// The largest input an importer reads, in bytes. Memory grows with the input (a 100 MB nccl-tests log takes
+/// ~250 MB while it is read; a JSON result several times its size as a parsed value), and real outputs are
+/// kilobytes to a few megabytes (a `--save-detailed` result of many requests), so anything larger is refused
+/// before it is parsed. The CLI checks the file's size before reading it; the page's paste goes through here.
+pub const MAX_INPUT_BYTES: u64 = 256 << 20;
+
+/// The error for an input of `bytes` bytes, over [`MAX_INPUT_BYTES`].
+pub fn too_large(file: &str, bytes: u64) -> Diagnostic {
+    Diagnostic::error(
+        file,
+        "",
+        format!(
+            "the file is {:.1} MiB, over the {} MiB an import reads",
+            bytes as f64 / f64::from(1 << 20),
+            MAX_INPUT_BYTES >> 20
+        ),
+    )
+    .with_hint("pass the tool's output itself: the result JSON or the nccl-tests table, not a whole log or archive")
+}
+
+/// Refuses an input over [`MAX_INPUT_BYTES`].
+pub(crate) fn check_size(file: &str, text: &str) -> Result<(), Diagnostic> {
+    let bytes = text.len() as u64;
+    if bytes > MAX_INPUT_BYTES {
+        return Err(too_large(file, bytes));
+    }
+    Ok(())
+}
+
 /// The source an imported file defines for its `n`-th input (1-based).
 pub(crate) fn import_source(prefix: &str, n: usize, file: &str, title: &str) -> Source {
     Source {

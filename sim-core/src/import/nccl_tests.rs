@@ -9,7 +9,7 @@
 //! "args": [...], "config": {...}, "results": [{"size", "count", "type", "redop", "root", "out_of_place":
 //! {"time", "alg_bw", "bus_bw", "nwrong"}, "in_place": {...}}, ...], "average_bus_bandwidth": {...}}`.
 
-use super::{base_name, column, finite, fragment, import_source, parse_json, Input, Step};
+use super::{base_name, check_size, column, finite, fragment, import_source, parse_json, Input, Step};
 use crate::dataset::schema::{Collective, FabricFile, FabricLink, From, NcclRow, SCHEMA_VERSION};
 use crate::diagnostic::Diagnostic;
 use serde_json::Value;
@@ -190,6 +190,7 @@ fn summarise(
 
 /// Collective, how it was determined, and the measured sizes of one file.
 fn read_file(file: &str, text: &str, opts: &NcclOptions) -> Result<(Collective, String, Vec<Measured>), Diagnostic> {
+    check_size(file, text)?;
     if text.trim().is_empty() {
         return Err(Diagnostic::error(file, "", "file is empty")
             .with_hint("pass the output nccl-tests printed (or its -J JSON file)"));

@@ -12,7 +12,8 @@
 //! result it is in. Python writes `NaN`/`Infinity` bare; those are read as missing values.
 
 use super::{
-    base_name, finite, fragment, import_source, parse_json, replace_python_non_finite, shift_position, Input, Step,
+    base_name, check_size, finite, fragment, import_source, parse_json, replace_python_non_finite, shift_position,
+    Input, Step,
 };
 use crate::dataset::schema::{From, Mode, PointRecord, Series, SweepFile, SCHEMA_VERSION};
 use crate::diagnostic::Diagnostic;
@@ -219,6 +220,7 @@ pub fn vllm_bench(inputs: &[Input], opts: &VllmOptions) -> Result<SweepFile, Dia
 /// The tool that wrote the input and its results: one, or several (one per line as `--append-result` writes
 /// them, concatenated, or indented one after another).
 fn read_file(file: &str, text: &str, source: &str, opts: &VllmOptions) -> Result<(&'static str, Vec<Run>), Diagnostic> {
+    check_size(file, text)?;
     if text.trim().is_empty() {
         return Err(
             Diagnostic::error(file, "", "file is empty").with_hint("pass the JSON file written by --save-result")

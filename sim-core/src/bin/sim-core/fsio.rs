@@ -5,7 +5,14 @@ use sim_core::dataset::validate::Seeds;
 use sim_core::dataset::SourceText;
 use std::path::Path;
 
-/// Reads every `.json` file under `dir` (recursively, sorted) with paths relative to `dir`.
+/// The largest dataset file read, in bytes. The shipped files are at most ~50 KB; loading and validating grow
+/// faster than the file (each diagnostic is located by walking the text up to its value, so a file whose
+/// every point is wrong costs size x errors: ~17 s for 10,000 wrong points in 1.4 MB, minutes for 100,000,
+/// and a million points were still validating after 5 minutes at 2.7 GB), so larger files are refused unread.
+pub const MAX_DATASET_FILE_BYTES: u64 = 1 << 20;
+
+/// Reads every `.json` file under `dir` (recursively, sorted) with paths relative to `dir`; a file over
+/// [`MAX_DATASET_FILE_BYTES`] is an error naming it and the limit.
 pub fn load_dir(dir: &Path) -> Result<Vec<SourceText>, String> {
     let meta = std::fs::metadata(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     if !meta.is_dir() {
@@ -25,6 +32,15 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<SourceText>) -> Result<(), String
         if path.is_dir() {
             walk(root, &path, out)?;
         } else if path.extension().is_some_and(|x| x == "json") {
+            let size = entry.metadata().map_err(|e| format!("{}: {e}", path.display()))?.len();
+            if size > MAX_DATASET_FILE_BYTES {
+                return Err(format!(
+                    "{}: the file is {:.1} MiB, over the {} MiB a dataset file may have (split a large sweep into files per model)",
+                    path.display(),
+                    size as f64 / f64::from(1 << 20),
+                    MAX_DATASET_FILE_BYTES >> 20
+                ));
+            }
             let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
             let rel = path.strip_prefix(root).unwrap_or(&path).to_string_lossy().replace('\\', "/");
             // Invalid UTF-8 is kept (lossily) so the validator reports it as a JSON error in that file.

@@ -69,6 +69,10 @@ fn read_all(files: &[PathBuf]) -> Result<Vec<import::Input>, Diagnostic> {
         .iter()
         .map(|f| {
             let name = f.display().to_string();
+            // Refused by size before reading, so a huge file costs nothing (the importers check the text too).
+            if let Some(bytes) = std::fs::metadata(f).ok().map(|m| m.len()).filter(|b| *b > import::MAX_INPUT_BYTES) {
+                return Err(import::too_large(&name, bytes));
+            }
             match std::fs::read(f) {
                 Ok(bytes) => Ok((name, String::from_utf8_lossy(&bytes).into_owned())),
                 Err(e) => {
