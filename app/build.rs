@@ -3,7 +3,8 @@
 use std::path::{Path, PathBuf};
 
 fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, PathBuf)>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    // An unreadable data/ must stop the build: a page bundled without data only says "no sources defined".
+    let entries = std::fs::read_dir(dir).unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()));
     for e in entries.flatten() {
         let p = e.path();
         if p.is_dir() {
@@ -21,6 +22,7 @@ fn main() {
     println!("cargo:rerun-if-changed={}", root.display());
     let mut files = Vec::new();
     walk(&root, &root, &mut files);
+    assert!(!files.is_empty(), "no .json files under {}: the explorer needs the dataset", root.display());
     files.sort();
     for (_, p) in &files {
         println!("cargo:rerun-if-changed={}", p.display());
