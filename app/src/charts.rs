@@ -23,6 +23,7 @@ pub fn mode_colour(m: Mode) -> RGBColor {
         Mode::Single => OKABE_ITO[0],
         Mode::Tp2 => OKABE_ITO[1],
         Mode::Pd => OKABE_ITO[2],
+        Mode::Dp2 => OKABE_ITO[3],
     }
 }
 
@@ -32,6 +33,7 @@ pub fn mode_shape(m: Mode) -> &'static str {
         Mode::Single => "circle",
         Mode::Tp2 => "triangle",
         Mode::Pd => "square",
+        Mode::Dp2 => "cross",
     }
 }
 
@@ -331,6 +333,7 @@ fn draw_icon<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, icon: &Icon, x: 
                 Mode::Single => area.draw(&Circle::new((x + 10, y), 4, fs)),
                 Mode::Tp2 => area.draw(&TriangleMarker::new((x + 10, y), 5, fs)),
                 Mode::Pd => area.draw(&Rectangle::new([(x + 6, y - 4), (x + 14, y + 4)], fs)),
+                Mode::Dp2 => area.draw(&Cross::new((x + 10, y), 4, mode_colour(*mode).stroke_width(2))),
             }
         }
         Icon::Claim { hollow: false } => {
@@ -403,6 +406,11 @@ fn markers<'a, DB: DrawingBackend + 'a>(chart: &mut Chart<'a, DB>, mode: Mode, p
                 .draw_series(hollow.iter().map(|m| EmptyElement::at(xy(&m)) + Rectangle::new([(-5, -5), (5, 5)], hs)))
                 .map_err(err)?;
         }
+        Mode::Dp2 => {
+            // A cross has no inside: flagged points are drawn thinner instead of hollow.
+            chart.draw_series(filled.iter().map(|m| Cross::new(xy(&m), 6, c.stroke_width(3)))).map_err(err)?;
+            chart.draw_series(hollow.iter().map(|m| Cross::new(xy(&m), 6, c.stroke_width(1)))).map_err(err)?;
+        }
     }
     Ok(())
 }
@@ -429,8 +437,7 @@ fn curve_width(mode: Mode, emphasis: Option<Mode>) -> u32 {
         Some(e) if e == mode => 5,
         Some(_) => match mode {
             Mode::Single => 3,
-            Mode::Tp2 => 2,
-            Mode::Pd => 2,
+            Mode::Tp2 | Mode::Pd | Mode::Dp2 => 2,
         },
     }
 }
@@ -631,6 +638,7 @@ fn mode_chart<DB: DrawingBackend>(
                 Mode::Pd => chart
                     .draw_series(xy.iter().map(|p| EmptyElement::at(*p) + Rectangle::new([(-6, -6), (6, 6)], st)))
                     .map_err(err)?,
+                Mode::Dp2 => chart.draw_series(xy.iter().map(|p| Cross::new(*p, 6, st))).map_err(err)?,
             };
         }
     }

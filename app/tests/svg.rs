@@ -321,8 +321,8 @@ fn planner_plans_presets_forms_and_configs() {
         format!("{:?}", ps.rows[5].get(Mode::Single).output_tok_s)
     );
     let chart = compute::plan_chart(&Ok(pa.clone()), "GB300");
-    assert_eq!(chart.predicted.len(), 3);
-    assert_eq!(chart.rows.len(), 27);
+    assert_eq!(chart.predicted.len(), sim_core::Mode::ALL.len());
+    assert_eq!(chart.rows.len(), 9 * sim_core::Mode::ALL.len());
     assert!(csv::plan(&chart).starts_with("mode,concurrency,output_tok_s,ttft_s,tpot_ms,gain_over_single,bound\n"));
     let svg = render(|root| charts::draw_plan(root, &chart));
     assert!(svg.contains("<polyline"));

@@ -118,7 +118,8 @@ pub fn log_error(predicted: f64, measured: f64) -> f64 {
     }
 }
 
-/// Fits the coefficients on the points `set` admits. `scenarios` maps model id to its scenario.
+/// Fits the coefficients on the points `set` admits. `scenarios` maps scenario id to its scenario (points name
+/// theirs).
 pub fn fit(scenarios: &BTreeMap<String, Scenario>, points: &[MeasuredPoint], set: FitSet) -> Calibration {
     fit_from(&Coefficients::default(), scenarios, points, set, 1e-3)
 }
@@ -134,18 +135,18 @@ pub fn fit_from(
     prior_weight: f64,
 ) -> Calibration {
     let used: Vec<&MeasuredPoint> =
-        points.iter().filter(|p| set.includes(p) && scenarios.contains_key(&p.model)).collect();
+        points.iter().filter(|p| set.includes(p) && scenarios.contains_key(&p.scenario)).collect();
     let mut models: Vec<String> = used.iter().map(|p| p.model.clone()).collect();
     models.sort();
     models.dedup();
     let priors: BTreeMap<String, f64> =
-        scenarios.iter().map(|(id, s)| (id.clone(), s.model.draft_acceptance)).collect();
+        scenarios.values().map(|s| (s.model.id.clone(), s.model.draft_acceptance)).collect();
     let base = base.clone();
     // Models whose fitted points include an engine that spills weights to CPU memory.
     let mut spilling: Vec<String> = used
         .iter()
         .filter(|p| {
-            let s = &scenarios[&p.model];
+            let s = &scenarios[&p.scenario];
             let tp = if p.mode == Mode::Tp2 { 2.0 } else { 1.0 } * s.hardware.gpus.max(1.0);
             crate::model::bandwidth::place(&s.model, &s.hardware, tp, &base).spilled_bytes() > 0.0
         })
@@ -162,7 +163,7 @@ pub fn fit_from(
         let sum: f64 = used
             .iter()
             .map(|p| {
-                let pr = predict(&scenarios[&p.model], &k, p.mode, p.isl, p.osl, p.concurrency);
+                let pr = predict(&scenarios[&p.scenario], &k, p.mode, p.isl, p.osl, p.concurrency);
                 robust_loss(log_error(pr.output_tok_s, p.output_tok_s))
             })
             .sum();
@@ -186,7 +187,7 @@ pub fn fit_from(
         .iter()
         .map(|p| {
             log_error(
-                predict(&scenarios[&p.model], &k, p.mode, p.isl, p.osl, p.concurrency).output_tok_s,
+                predict(&scenarios[&p.scenario], &k, p.mode, p.isl, p.osl, p.concurrency).output_tok_s,
                 p.output_tok_s,
             )
             .powi(2)
@@ -224,13 +225,14 @@ pub fn calibrate_team(
         .cloned()
         .map(|mut p| {
             p.model = s.model.id.clone();
+            p.scenario = s.id.clone();
             p
         })
         .collect();
     if points.is_empty() {
         return Err("no unflagged single-machine points in the measurements".into());
     }
-    let scenarios = BTreeMap::from([(s.model.id.clone(), s.clone())]);
+    let scenarios = BTreeMap::from([(s.id.clone(), s.clone())]);
     let coefficients = fit_from(base, &scenarios, &points, FitSet::Single, TEAM_PRIOR_WEIGHT).coefficients;
     let apes: Vec<f64> = points
         .iter()

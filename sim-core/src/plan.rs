@@ -87,18 +87,39 @@ pub fn plan(s: &Scenario, k: &Coefficients) -> Plan {
     let top = s.concurrency.iter().copied().max().unwrap_or(1);
     let at_top: Vec<&PlanRow> = rows.iter().filter(|r| r.concurrency == top).collect();
     let total = |m: Mode| at_top.iter().map(|r| r.get(m).output_tok_s).sum::<f64>();
-    let (single_t, tp2_t, pd_t) = (total(Mode::Single), total(Mode::Tp2), total(Mode::Pd));
+    let single_t = total(Mode::Single);
+    // The best two-machine mode (ties keep the earlier in `Mode::ALL`).
+    let (pair_best, pair_t) = Mode::ALL
+        .into_iter()
+        .filter(|m| m.machines() == 2)
+        .map(|m| (m, total(m)))
+        .fold((Mode::Tp2, f64::MIN), |acc, x| if x.1 > acc.1 { x } else { acc });
     let (recommended_mode, reason) = match at_top.first() {
         None => (Mode::Single, "no workload or concurrency to plan for".to_string()),
         Some(r) => {
-            let pair_best = if tp2_t >= pd_t { Mode::Tp2 } else { Mode::Pd };
-            let pair_t = tp2_t.max(pd_t);
             let single = r.get(Mode::Single);
             if single.output_tok_s <= 0.0 && pair_t > 0.0 {
-                (pair_best, format!("the model does not fit one machine (bound: {}); the pair as {} gives {:.0} tok/s at {top} streams", single.bottleneck.name(), pair_best.name(), pair_t))
+                let why = if one.fits {
+                    format!("one machine produces nothing (bound: {})", single.bottleneck.name())
+                } else {
+                    format!("the model does not fit one machine ({:.0} GB of memory missing)", one.missing_bytes / 1e9)
+                };
+                (
+                    pair_best,
+                    format!(
+                        "{why}; the pair as {} gives {:.0} tok/s at {top} streams ({})",
+                        pair_best.name(),
+                        pair_t,
+                        pair_ratios(r)
+                    ),
+                )
             } else if pair_t <= 0.0 && single_t <= 0.0 {
-                let reason = if single.bottleneck == crate::model::Bottleneck::DoesNotFit {
-                    "the model fits neither one machine nor the pair: more memory is needed".to_string()
+                let reason = if !one.fits && !two.fits {
+                    format!(
+                        "nothing fits: one machine lacks {:.0} GB of memory for this model and the pair (TP2) still lacks {:.0} GB per machine",
+                        one.missing_bytes / 1e9,
+                        two.missing_bytes / 1e9
+                    )
                 } else {
                     format!(
                         "no mode produces tokens (bound: {}): check the hardware and model numbers",
@@ -110,9 +131,10 @@ pub fn plan(s: &Scenario, k: &Coefficients) -> Plan {
                 (
                     Mode::Single,
                     format!(
-                        "a second machine adds less than {:.0}% at {top} streams (bound on one machine: {})",
+                        "a second machine adds less than {:.0}% at {top} streams (bound on one machine: {}; {})",
                         (MIN_GAIN - 1.0) * 100.0,
-                        single.bottleneck.name()
+                        single.bottleneck.name(),
+                        pair_ratios(r)
                     ),
                 )
             } else {
@@ -134,41 +156,59 @@ pub fn plan(s: &Scenario, k: &Coefficients) -> Plan {
     }
 }
 
-/// A one-line reason for a recommendation, from the predicted numbers.
+/// Every two-machine mode's throughput over one machine's at a row, best first: `tp2 2.10x, dp2 1.95x, pd 1.40x`.
+pub fn pair_ratios(row: &PlanRow) -> String {
+    let mut pairs: Vec<(Mode, f64)> =
+        row.modes.iter().filter(|p| p.mode.machines() == 2).map(|p| (p.mode, row.gain_of(p.mode))).collect();
+    pairs.sort_by(|a, b| b.1.total_cmp(&a.1));
+    pairs
+        .iter()
+        .map(
+            |(m, g)| {
+                if g.is_finite() {
+                    format!("{} {g:.2}x", m.name())
+                } else {
+                    format!("{} (one machine: none)", m.name())
+                }
+            },
+        )
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A one-line reason for a recommendation, from the predicted numbers: why the mode wins and every pair
+/// mode's ratio over one machine, so the margin is visible.
 /// `spilled_bytes` is what one machine spills to the slow path (0 when the model fits in GPU memory).
 pub fn explain(row: &PlanRow, spilled_bytes: f64, better: Mode) -> String {
-    let (single, tp2, pd) = (row.get(Mode::Single), row.get(Mode::Tp2), row.get(Mode::Pd));
-    let gain =
-        |p: &Prediction| if single.output_tok_s > 0.0 { p.output_tok_s / single.output_tok_s } else { f64::INFINITY };
-    match (better, spilled_bytes > 0.0) {
+    let bound = |m: Mode| row.get(m).bottleneck.name();
+    let why = match (better, spilled_bytes > 0.0) {
         (Mode::Tp2, true) => format!(
-            "one machine spills {:.0} GB to the slow path (bound: {}); TP2 halves the weights per GPU and gives {:.1}x, PD keeps the spill on both and gives {:.1}x",
+            "one machine spills {:.0} GB to the slow path (bound: {}); TP2 halves the weights per GPU",
             spilled_bytes / 1e9,
-            single.bottleneck.name(),
-            gain(tp2),
-            gain(pd)
+            bound(Mode::Single)
         ),
-        (Mode::Tp2, false) => format!(
-            "the model fits one machine, but TP2 ({:.1}x, bound: {}) beats PD ({:.1}x, bound: {}) at this load",
-            gain(tp2),
-            tp2.bottleneck.name(),
-            gain(pd),
-            pd.bottleneck.name()
+        (Mode::Tp2, false) => {
+            format!("the model fits one machine, but TP2 (bound: {}) wins at this load", bound(Mode::Tp2))
+        }
+        (Mode::Pd, spills) => format!(
+            "{}PD wins: decode never pauses for prefill (bound: {})",
+            if spills {
+                format!("one machine spills {:.0} GB, yet ", spilled_bytes / 1e9)
+            } else {
+                "the model fits one machine; ".into()
+            },
+            bound(Mode::Pd)
         ),
-        (_, true) => format!(
-            "one machine spills {:.0} GB, yet PD ({:.1}x, bound: {}) beats TP2 ({:.1}x, bound: {}) at this load",
-            spilled_bytes / 1e9,
-            gain(pd),
-            pd.bottleneck.name(),
-            gain(tp2),
-            tp2.bottleneck.name()
+        (Mode::Dp2, spills) => format!(
+            "{}two independent copies win: each serves half of the clients and nothing crosses the link (bound: {})",
+            if spills {
+                format!("one machine spills {:.0} GB, yet ", spilled_bytes / 1e9)
+            } else {
+                "the model fits one machine; ".into()
+            },
+            bound(Mode::Dp2)
         ),
-        (_, false) => format!(
-            "the model fits one machine: two full copies with PD give {:.1}x (decode never pauses for prefill; bound: {}), TP2 gives {:.1}x (bound: {})",
-            gain(pd),
-            pd.bottleneck.name(),
-            gain(tp2),
-            tp2.bottleneck.name()
-        ),
-    }
+        (Mode::Single, _) => format!("one machine is enough (bound: {})", bound(Mode::Single)),
+    };
+    format!("{why}; over one machine: {}", pair_ratios(row))
 }

@@ -1,6 +1,6 @@
 //! Measured against predicted: every published point next to the model's number, with error statistics.
 
-use crate::dataset::schema::AccuracyFile;
+use crate::dataset::schema::{AccuracyFile, REPORT_DATASET};
 use crate::dataset::{Dataset, MeasuredPoint};
 use crate::diagnostic::Diagnostic;
 use crate::fit::Calibration;
@@ -39,6 +39,8 @@ impl PointRole {
 /// One published point and its prediction.
 #[derive(Debug, Clone, Serialize)]
 pub struct ReportRow {
+    pub dataset: String,
+    pub scenario: String,
     pub model: String,
     pub mode: Mode,
     pub isl: u32,
@@ -81,21 +83,24 @@ pub struct Report {
     pub rows: Vec<ReportRow>,
     pub by_model: Vec<GroupStats>,
     pub by_mode: Vec<GroupStats>,
+    /// Per dataset (publication): the calibration dataset's fitted error, every other dataset's predictive error.
+    pub by_dataset: Vec<GroupStats>,
     pub overall: GroupStats,
     pub mode_comparisons: Vec<ModeComparison>,
 }
 
-/// Resolves the scenario of every model that has one, keyed by model id.
-pub fn scenarios_by_model(ds: &Dataset) -> (BTreeMap<String, Scenario>, Vec<Diagnostic>) {
+/// Resolves the scenarios published points are measured under, keyed by scenario id: the scenario named after
+/// each model (the report's own setup) and every scenario a sweep file names. Other scenarios (planner
+/// examples on other hardware) never stand in for a measured setup.
+pub fn sweep_scenarios(ds: &Dataset) -> (BTreeMap<String, Scenario>, Vec<Diagnostic>) {
+    let named: std::collections::BTreeSet<&str> = ds.sweeps.values().filter_map(|s| s.scenario.as_deref()).collect();
     let mut out = BTreeMap::new();
     let mut errs = Vec::new();
     for sc in ds.scenarios.values() {
         let file = ds.paths.get(&("scenario".to_string(), sc.id.clone())).cloned().unwrap_or_default();
         match resolve(ds, &file, sc) {
-            // The scenario named after its model describes the report's own setup; other scenarios of the
-            // same model (planner examples on other hardware) never stand in for it.
-            Ok(s) if s.id == s.model.id => {
-                out.insert(s.model.id.clone(), s);
+            Ok(s) if s.id == s.model.id || named.contains(s.id.as_str()) => {
+                out.insert(s.id.clone(), s);
             }
             Ok(_) => {}
             Err(e) => errs.extend(e),
@@ -115,16 +120,19 @@ pub fn build_with(
     let rows: Vec<ReportRow> = points
         .iter()
         .filter_map(|p| {
-            let s = scenarios.get(&p.model)?;
+            let s = scenarios.get(&p.scenario)?;
             let pr = predict(s, k, p.mode, p.isl, p.osl, p.concurrency);
+            // Only the calibration dataset's points are fitted; every other dataset is predicted.
             let role = if p.is_flagged() {
                 PointRole::Flagged
-            } else if set.includes(p) {
+            } else if p.dataset == REPORT_DATASET && set.includes(p) {
                 PointRole::Fitted
             } else {
                 PointRole::Predicted
             };
             Some(ReportRow {
+                dataset: p.dataset.clone(),
+                scenario: p.scenario.clone(),
                 model: p.model.clone(),
                 mode: p.mode,
                 isl: p.isl,
@@ -156,7 +164,12 @@ pub fn build_with(
     models.sort();
     models.dedup();
     let by_model = models.iter().map(|m| group(m.clone(), &|r: &ReportRow| &r.model == m)).collect();
-    let by_mode = Mode::ALL.iter().map(|m| group(m.name().to_string(), &|r: &ReportRow| r.mode == *m)).collect();
+    // Modes with published points only (the planner's modes can outnumber what was measured).
+    let by_mode = Mode::ALL
+        .iter()
+        .filter(|m| rows.iter().any(|r| r.mode == **m))
+        .map(|m| group(m.name().to_string(), &|r: &ReportRow| r.mode == *m))
+        .collect();
     // A model with no single-station point cannot be predicted from one station: its pair points are shown
     // per model but kept out of the overall predictive statistic, which answers "fit one, predict two".
     let has_single: std::collections::BTreeSet<&str> = rows
@@ -164,11 +177,18 @@ pub fn build_with(
         .filter(|r| r.mode == Mode::Single && r.role != PointRole::Flagged)
         .map(|r| r.model.as_str())
         .collect();
+    // The overall numbers answer for the calibration dataset (the GB300 report); other datasets have their own.
     let overall = group("overall".into(), &|r: &ReportRow| {
-        r.role != PointRole::Predicted || has_single.contains(r.model.as_str())
+        r.dataset == REPORT_DATASET && (r.role != PointRole::Predicted || has_single.contains(r.model.as_str()))
     });
-    let mode_comparisons = scenarios.values().flat_map(|s| compare_modes(s, k)).collect();
-    Report { calibration, rows, by_model, by_mode, overall, mode_comparisons }
+    let mut datasets: Vec<String> = rows.iter().map(|r| r.dataset.clone()).collect();
+    datasets.sort();
+    datasets.dedup();
+    let by_dataset = datasets.iter().map(|d| group(d.clone(), &|r: &ReportRow| &r.dataset == d)).collect();
+    // The report's own comparison: the scenarios named after their models.
+    let mode_comparisons =
+        scenarios.values().filter(|s| s.id == s.model.id).flat_map(|s| compare_modes(s, k)).collect();
+    Report { calibration, rows, by_model, by_mode, by_dataset, overall, mode_comparisons }
 }
 
 /// TP2 against PD at 32 streams for each workload of a scenario, with the reason the numbers give.

@@ -5,9 +5,9 @@
 #[allow(dead_code)] // each test uses part of it
 mod fsio;
 
+use fsio::load_dir;
 use proptest::prelude::*;
 use sim_core::dataset::load;
-use fsio::load_dir;
 use sim_core::model::{bandwidth::place, predict, Coefficients};
 use sim_core::scenario::{apply_override, Scenario};
 use sim_core::{report, Mode};
@@ -19,7 +19,7 @@ fn scenarios() -> &'static BTreeMap<String, Scenario> {
     S.get_or_init(|| {
         let files = load_dir(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../data")).expect("data");
         let (ds, _) = load(&files);
-        report::scenarios_by_model(&ds).0
+        report::sweep_scenarios(&ds).0
     })
 }
 

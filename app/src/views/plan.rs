@@ -16,6 +16,7 @@ pub fn mode_sentence(m: Mode) -> &'static str {
         Mode::Single => "Stay on one machine",
         Mode::Tp2 => "Buy the second machine and run both as one engine (TP2)",
         Mode::Pd => "Buy the second machine and split prefill from decode (PD)",
+        Mode::Dp2 => "Buy the second machine and run two independent copies behind a router",
     }
 }
 

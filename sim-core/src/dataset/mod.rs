@@ -20,6 +20,10 @@ pub struct SourceText {
 /// A measured throughput point, flattened out of the sweep files.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct MeasuredPoint {
+    /// The dataset (publication) the point belongs to.
+    pub dataset: String,
+    /// The scenario that describes its setup.
+    pub scenario: String,
     pub model: String,
     pub mode: Mode,
     pub isl: u32,
@@ -57,6 +61,8 @@ pub fn sweep_points(path: &str, sweep: &SweepFile) -> Vec<MeasuredPoint> {
     for (si, s) in sweep.series.iter().enumerate() {
         for (pi, p) in s.points.iter().enumerate() {
             out.push(MeasuredPoint {
+                dataset: sweep.dataset.clone().unwrap_or_else(|| REPORT_DATASET.to_string()),
+                scenario: sweep.scenario.clone().unwrap_or_else(|| sweep.model.clone()),
                 model: sweep.model.clone(),
                 mode: s.mode,
                 isl: s.isl,

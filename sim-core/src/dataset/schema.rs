@@ -7,6 +7,9 @@ use std::collections::BTreeMap;
 
 pub const SCHEMA_VERSION: u32 = 1;
 
+/// The dataset of the GB300 report: sweeps without a `dataset` belong to it, and the fits are made on it.
+pub const REPORT_DATASET: &str = "gb300-report";
+
 /// Where a published value comes from: a seed file id and a verbatim quote from it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -291,19 +294,35 @@ pub struct Expectation {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
+    /// One machine (all its GPUs as one engine).
     Single,
+    /// One engine tensor-parallel across two machines.
     Tp2,
+    /// Prefill on one machine, decode on the other.
     Pd,
+    /// Two independent copies, one per machine, behind a router that gives each half of the clients.
+    Dp2,
 }
 
 impl Mode {
-    pub const ALL: [Mode; 3] = [Mode::Single, Mode::Tp2, Mode::Pd];
+    pub const ALL: [Mode; 4] = [Mode::Single, Mode::Tp2, Mode::Pd, Mode::Dp2];
 
     pub fn name(self) -> &'static str {
         match self {
             Mode::Single => "single",
             Mode::Tp2 => "tp2",
             Mode::Pd => "pd",
+            Mode::Dp2 => "dp2",
+        }
+    }
+
+    /// How a person reads the mode.
+    pub fn label(self) -> &'static str {
+        match self {
+            Mode::Single => "one machine",
+            Mode::Tp2 => "TP2 across both",
+            Mode::Pd => "PD (prefill / decode split)",
+            Mode::Dp2 => "two copies behind a router",
         }
     }
 
@@ -315,7 +334,7 @@ impl Mode {
     pub fn machines(self) -> u32 {
         match self {
             Mode::Single => 1,
-            Mode::Tp2 | Mode::Pd => 2,
+            Mode::Tp2 | Mode::Pd | Mode::Dp2 => 2,
         }
     }
 }
@@ -387,7 +406,15 @@ pub struct SweepFile {
     /// Sources defined by this file itself (imported measurements name the file they were read from).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sources: Vec<Source>,
+    /// The dataset the sweep belongs to (one publication's measurements); absent means the GB300 report's,
+    /// `REPORT_DATASET`, the one the engine coefficients are fitted on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dataset: Option<String>,
     pub model: String,
+    /// The scenario that describes the measured setup (machine, model, overrides); absent means the scenario
+    /// named after the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scenario: Option<String>,
     pub series: Vec<Series>,
     #[serde(default)]
     pub totals: Vec<Total>,

@@ -20,7 +20,7 @@ pub use fabric::FabricAnswer;
 pub use settings::{Knob, Setting};
 pub use sweep::{Curve, ErrorBand, GainAnswer, PointRow, StatedKind, StatedRow, SweepAnswer, SweepQuery};
 
-use crate::dataset::schema::{ModelRef, ScenarioFile, SweepFile, Workload};
+use crate::dataset::schema::{ModelRef, ScenarioFile, SweepFile, Workload, REPORT_DATASET};
 use crate::dataset::validate::{self, Seeds};
 use crate::dataset::{self, Dataset, MeasuredPoint, SourceText};
 use crate::describe::ModelDescription;
@@ -44,7 +44,8 @@ pub struct Workspace {
     pub dataset: Dataset,
     /// Everything the loader and the meaning checks found, sorted (errors and warnings).
     pub diagnostics: Vec<Diagnostic>,
-    /// The report scenario of every model (the scenario named after its model), keyed by model id.
+    /// The scenarios published points are measured under, keyed by scenario id: the report's (named after
+    /// their models) and those other datasets' sweeps name.
     pub scenarios: BTreeMap<String, Scenario>,
     fit_all: OnceLock<Calibration>,
     fit_single: OnceLock<Calibration>,
@@ -96,7 +97,7 @@ impl Workspace {
     pub fn load(files: &[SourceText], seeds: Option<&Seeds>) -> Workspace {
         let (dataset, mut diagnostics) = dataset::load(files);
         diagnostics.extend(validate::check(&dataset, seeds));
-        let (scenarios, errs) = report::scenarios_by_model(&dataset);
+        let (scenarios, errs) = report::sweep_scenarios(&dataset);
         // A scenario that does not resolve is reported only when the files themselves are sound, so the root
         // cause stands out rather than its echo.
         if !diagnostics.iter().any(Diagnostic::is_error) {
@@ -120,7 +121,12 @@ impl Workspace {
         self.dataset.points()
     }
 
-    /// Model ids of the report scenarios, sorted.
+    /// The points the engine coefficients are fitted on: the calibration dataset's (the GB300 report's).
+    pub fn calibration_points(&self) -> Vec<MeasuredPoint> {
+        self.points().into_iter().filter(|p| p.dataset == REPORT_DATASET).collect()
+    }
+
+    /// Ids of the scenarios with published points (the report's are named after their models), sorted.
     pub fn models(&self) -> Vec<String> {
         self.scenarios.keys().cloned().collect()
     }
@@ -136,7 +142,7 @@ impl Workspace {
             FitSet::All => &self.fit_all,
             FitSet::Single => &self.fit_single,
         };
-        cell.get_or_init(|| fit::fit(&self.scenarios, &self.points(), set))
+        cell.get_or_init(|| fit::fit(&self.scenarios, &self.calibration_points(), set))
     }
 
     /// The coefficients fitted on every unflagged point: what predictions use unless a scenario is calibrated.
@@ -158,8 +164,8 @@ impl Workspace {
         let points = self.points();
         self.scenarios
             .keys()
-            .filter(|m| points.iter().any(|p| &p.model == *m))
-            .filter(|m| !points.iter().any(|p| &p.model == *m && p.mode == Mode::Single && !p.is_flagged()))
+            .filter(|m| points.iter().any(|p| &p.scenario == *m))
+            .filter(|m| !points.iter().any(|p| &p.scenario == *m && p.mode == Mode::Single && !p.is_flagged()))
             .cloned()
             .collect()
     }
@@ -172,10 +178,11 @@ impl Workspace {
         report::model_check_with(&self.dataset, self.accuracy(FitSet::All), self.accuracy(FitSet::Single))
     }
 
-    /// A report model's scenario and coefficients (fitted over `set`) with settings applied (the explorer's
-    /// what-if).
-    pub fn report_run(&self, model: &str, settings: &[Setting], set: FitSet) -> Result<ScenarioRun, String> {
-        let mut scenario = self.scenarios.get(model).cloned().ok_or_else(|| format!("unknown model `{model}`"))?;
+    /// A measured scenario (a report model's is named after it) and its coefficients (fitted over `set`) with
+    /// settings applied (the explorer's what-if).
+    pub fn report_run(&self, scenario: &str, settings: &[Setting], set: FitSet) -> Result<ScenarioRun, String> {
+        let mut scenario =
+            self.scenarios.get(scenario).cloned().ok_or_else(|| format!("unknown scenario `{scenario}`"))?;
         let mut coefficients = self.calibration(set).coefficients.clone();
         settings::apply(&mut scenario, &mut coefficients, settings)?;
         Ok(ScenarioRun { file: None, scenario, coefficients })

@@ -14,9 +14,10 @@ use crate::Mode;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-/// The question: a report model, a workload, what-if settings.
+/// The question: a measured scenario (a report model's is named after it), a workload, what-if settings.
 #[derive(Debug, Clone, Copy)]
 pub struct SweepQuery<'a> {
+    /// The scenario id (for the report's models, the model id).
     pub model: &'a str,
     pub isl: u32,
     pub osl: u32,
@@ -170,8 +171,8 @@ pub fn explain_flags(flags: &[Flag]) -> String {
         .join("; ")
 }
 
-/// The error band of every (model, mode) that has one, from a report's rows (fitted points only): the mode's
-/// own p90 with at least `MIN_MODE_POINTS` fitted points, else the model's overall fitted p90, else none.
+/// The error band of every (scenario, mode) that has one, from a report's rows (fitted points only): the mode's
+/// own p90 with at least `MIN_MODE_POINTS` fitted points, else the scenario's overall fitted p90, else none.
 pub fn error_bands(rows: &[ReportRow]) -> BTreeMap<(String, Mode), ErrorBand> {
     let mut models: Vec<&str> = rows.iter().map(|r| r.model.as_str()).collect();
     models.sort();
@@ -238,7 +239,7 @@ impl Workspace {
         let mut points: Vec<PointRow> = self
             .points()
             .into_iter()
-            .filter(|p| p.model == q.model && p.isl == isl && p.osl == osl)
+            .filter(|p| p.scenario == q.model && p.isl == isl && p.osl == osl)
             .map(|p| {
                 let predicted = at(p.mode, p.concurrency);
                 let flagged = p.is_flagged().then(|| {
@@ -277,7 +278,7 @@ impl Workspace {
                 f.series
                     .iter()
                     .filter(|s| !s.ranges.is_empty() || !s.unplaced.is_empty())
-                    .map(move |s| (f.model.clone(), s.isl, s.osl))
+                    .map(move |s| (f.scenario.clone().unwrap_or_else(|| f.model.clone()), s.isl, s.osl))
             })
             .collect();
         workloads.sort();
@@ -323,7 +324,11 @@ impl Workspace {
             title: format!("{} - pair / one station, ISL {} / OSL {}", q.model, q.isl, q.osl),
             predicted,
             measured,
-            claims: claim_markers(&self.dataset, q.model, q.isl, q.osl),
+            claims: self
+                .scenarios
+                .get(q.model)
+                .map(|s| claim_markers(&self.dataset, &s.model.id, q.isl, q.osl))
+                .unwrap_or_default(),
         })
     }
 }
@@ -339,7 +344,7 @@ fn stated_rows(
         .dataset
         .sweeps
         .values()
-        .filter(|f| f.model == q.model)
+        .filter(|f| f.scenario.as_deref().unwrap_or(&f.model) == q.model)
         .flat_map(|f| f.series.iter())
         .filter(|s| s.isl == q.isl && s.osl == q.osl)
         .collect();

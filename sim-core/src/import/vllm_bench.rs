@@ -211,7 +211,9 @@ pub fn vllm_bench(inputs: &[Input], opts: &VllmOptions) -> Result<SweepFile, Dia
         schema_version: SCHEMA_VERSION,
         kind: "sweep".into(),
         sources,
+        dataset: None,
         model,
+        scenario: None,
         series: out,
         totals: Vec::new(),
     })

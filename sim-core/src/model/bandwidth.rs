@@ -31,6 +31,9 @@ pub struct Placement {
     pub kv_bytes_per_token: f64,
     /// False when the model does not fit in GPU plus CPU memory at all.
     pub fits: bool,
+    /// Memory one machine lacks for the model to fit (CPU memory for the spill and pinned tables, or GPU
+    /// memory for a KV pool); 0 when it fits.
+    pub missing_bytes: f64,
 }
 
 impl Placement {
@@ -59,7 +62,8 @@ pub fn place(model: &ModelSpec, hw: &HardwareSpec, tp: f64, k: &Coefficients) ->
     let expert_spill = overflow.min(experts);
     let dense_spill = overflow - expert_spill;
     let hbm_weights = weights - overflow;
-    let kv_pool = (hw.gpu_memory_bytes * (1.0 - k.runtime_reserve_fraction) - hbm_weights).max(0.0);
+    let kv_room = hw.gpu_memory_bytes * (1.0 - k.runtime_reserve_fraction) - hbm_weights;
+    let kv_pool = kv_room.max(0.0);
     let kv_per_token = if model.kv_split_under_tp { model.kv_bytes_per_token / tp } else { model.kv_bytes_per_token };
     // CPU memory of one machine holds the spilled share of every GPU in it plus the pinned tables.
     let gpus_per_machine = hw.gpus.max(1.0);
@@ -75,6 +79,7 @@ pub fn place(model: &ModelSpec, hw: &HardwareSpec, tp: f64, k: &Coefficients) ->
         kv_pool_bytes: kv_pool,
         kv_bytes_per_token: kv_per_token,
         fits: cpu_needed <= hw.cpu_memory_bytes && kv_pool > 0.0,
+        missing_bytes: (cpu_needed - hw.cpu_memory_bytes).max(0.0) + (-kv_room).max(0.0),
     }
 }
 

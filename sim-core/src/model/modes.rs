@@ -1,11 +1,14 @@
-//! The cluster modes: one machine (`single`), one engine tensor-parallel over two machines (`tp2`), and
-//! prefill on one machine with decode on the other (`pd`).
+//! The cluster modes: one machine (`single`), one engine tensor-parallel over two machines (`tp2`), prefill
+//! on one machine with decode on the other (`pd`), and two independent copies behind a router (`dp2`).
 //!
 //! ```text
 //!   single:  [machine A: prefill + decode]
 //!   tp2:     [A: half of every weight] <== 2 all-reduces per layer per step ==> [B: other half]
 //!   pd:      [A: prefill only] --KV cache, one way over the link--> [B: decode only, never pauses]
+//!   dp2:     router --ceil(c/2) clients--> [A: a whole copy]   --floor(c/2) clients--> [B: a whole copy]
 //! ```
+//! DP2 assumes the router balances clients evenly (a round-robin or least-load router; a random "shuffle"
+//! router is uneven at small c, which the model does not capture) and nothing crosses the link.
 //! PD in a closed loop: each client's request spends R_p in prefill, t_x in transfer and R_d = OSL * t_dec / a
 //! decoding. With n_d sequences decoding, the decode rate is X = n_d * a / (OSL * t_dec(n_d)) and Little's law
 //! gives c = n_d + X * (R_p + t_x); the root in n_d is unique because X grows with n_d. The prefill machine
@@ -71,6 +74,36 @@ pub fn predict(s: &Scenario, k: &Coefficients, mode: Mode, isl: u32, osl: u32, c
             }
         }
         Mode::Pd => pd(s, k, isl, osl, concurrency),
+        Mode::Dp2 => two_copies(s, k, isl, osl, concurrency),
+    }
+}
+
+/// Two copies of the single-machine engine, each serving half of the clients (the larger half when odd).
+fn two_copies(s: &Scenario, k: &Coefficients, isl: u32, osl: u32, concurrency: u32) -> Prediction {
+    let c = concurrency.max(1);
+    let (big, small) = (c.div_ceil(2), c / 2);
+    let a = predict(s, k, Mode::Single, isl, osl, big);
+    let b = if small > 0 { Some(predict(s, k, Mode::Single, isl, osl, small)) } else { None };
+    let (n_a, n_b) = (f64::from(big), f64::from(small));
+    // Latencies are what an average client sees: weighted by the clients each copy serves.
+    let mean = |x: f64, y: Option<f64>| match y {
+        Some(y) => (x * n_a + y * n_b) / (n_a + n_b),
+        None => x,
+    };
+    Prediction {
+        mode: Mode::Dp2,
+        isl,
+        osl,
+        concurrency,
+        output_tok_s: a.output_tok_s + b.as_ref().map_or(0.0, |b| b.output_tok_s),
+        ttft_s: mean(a.ttft_s, b.as_ref().map(|b| b.ttft_s)),
+        tpot_s: mean(a.tpot_s, b.as_ref().map(|b| b.tpot_s)),
+        step_s: mean(a.step_s, b.as_ref().map(|b| b.step_s)),
+        resident_seqs: a.resident_seqs + b.as_ref().map_or(0.0, |b| b.resident_seqs),
+        max_resident_seqs: 2.0 * a.max_resident_seqs,
+        // The busier copy sets the pace.
+        bottleneck: a.bottleneck,
+        tokens_per_step: a.tokens_per_step,
     }
 }
 

@@ -6,7 +6,7 @@ use sim_core::dataset::MeasuredPoint;
 use sim_core::explore::{FabricAnswer, StatedRow};
 use sim_core::model::Prediction;
 use sim_core::plan::Plan;
-use sim_core::report::{PointRole, Report};
+use sim_core::report::{self, PointRole, Report};
 use sim_core::stats::{ape, ErrorStats};
 use sim_core::Mode;
 
@@ -199,7 +199,17 @@ pub fn report_summary(r: &Report, stated: &[StatedRow]) -> Vec<String> {
         Some(s) => vec![s.n.to_string(), format!("{:.1}%", s.median_ape), format!("{:.1}%", s.p90_ape)],
         None => vec!["0".into(), "-".into(), "-".into()],
     };
-    for g in r.by_model.iter().chain(r.by_mode.iter()).chain(std::iter::once(&r.overall)) {
+    // Per dataset (publication): the calibration dataset is fitted, every other dataset predicted by that fit.
+    let datasets =
+        r.by_dataset.iter().map(|g| report::GroupStats { group: format!("dataset {}", g.group), ..g.clone() });
+    for g in r
+        .by_model
+        .iter()
+        .cloned()
+        .chain(r.by_mode.iter().cloned())
+        .chain(datasets)
+        .chain(std::iter::once(r.overall.clone()))
+    {
         let mut row = vec![g.group.clone()];
         row.extend(cells(g.fitted));
         row.extend(cells(g.predicted));
