@@ -283,8 +283,9 @@ fn planner_presets_fields_and_pasted_config() {
         assert!(text0.contains("Why:"), "verdict has no reason: {text0}");
         assert_chart_drawn(c, "planner chart").await;
         assert_eq!(js(c, "return document.getElementById('plan-hw').value").await, json!("dgx-spark"));
-        // 8 concurrency levels (1..128) x 3 modes, and the placement table's two setups.
-        assert_eq!(js(c, "return document.querySelectorAll('#plan-table tbody tr').length").await, json!(24));
+        // 8 concurrency levels (1..128) x 4 modes (one machine, TP2, PD, two copies), and the placement table's
+        // two setups.
+        assert_eq!(js(c, "return document.querySelectorAll('#plan-table tbody tr').length").await, json!(32));
         assert_eq!(js(c, "return document.querySelectorAll('#plan-placement tbody tr').length").await, json!(2));
         let (_, _, sum0) = chart_state(c).await;
 

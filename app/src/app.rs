@@ -42,7 +42,11 @@ fn App() -> impl IntoView {
     }
     let models = bundle.model_ids();
     let query = window().location().search().unwrap_or_default();
-    let (initial, warnings) = UrlState::parse_with(&query, &models, &bundle.hardware_ids());
+    let (mut initial, mut warnings) = UrlState::parse_with(&query, &models, &bundle.hardware_ids());
+    if let Some(w) = compute::workload_warning(&bundle, &initial) {
+        warnings.push(w);
+        initial.workload = None;
+    }
     let embed = initial.embed;
     let st = RwSignal::new(initial);
     Effect::new(move |_| {

@@ -27,9 +27,40 @@ pub fn what_if_settings(st: &UrlState) -> Vec<Setting> {
     WHAT_IF.iter().zip(st.whatif).filter_map(|(k, v)| v.map(|value| Setting { knob: *k, value })).collect()
 }
 
+/// The workloads a model's (scenario's) data has, in the scenario's order.
+pub fn workloads(b: &Bundle, model: &str) -> Vec<(u32, u32)> {
+    b.ws.scenarios.get(model).map(|s| s.workloads.iter().map(|w| (w.isl, w.osl)).collect()).unwrap_or_default()
+}
+
+/// The state's workload for its model: the chosen one when the model has it, else the model's first.
+pub fn workload(b: &Bundle, st: &UrlState) -> (u32, u32) {
+    let all = workloads(b, &st.model);
+    match st.workload {
+        Some(w) if all.contains(&w) => w,
+        _ => all.first().copied().unwrap_or_else(|| st.workload()),
+    }
+}
+
+/// A warning when the URL asked for a workload the model has no data for (the page then shows its first).
+pub fn workload_warning(b: &Bundle, st: &UrlState) -> Option<String> {
+    let all = workloads(b, &st.model);
+    let w = st.workload?;
+    (!all.contains(&w)).then(|| {
+        let known: Vec<String> = all.iter().map(|(i, o)| format!("{i}-{o}")).collect();
+        format!(
+            "workload `{}-{}` has no data for {}; showing {} (known: {})",
+            w.0,
+            w.1,
+            st.model,
+            known.first().cloned().unwrap_or_default(),
+            known.join(", ")
+        )
+    })
+}
+
 /// The throughput question of the state: its model and workload with the what-if settings.
 pub fn sweep_answer(b: &Bundle, st: &UrlState) -> Result<SweepAnswer, String> {
-    let (isl, osl) = st.workload();
+    let (isl, osl) = workload(b, st);
     b.ws.sweep(&SweepQuery { model: &st.model, isl, osl, settings: &what_if_settings(st) })
 }
 
@@ -85,7 +116,7 @@ pub fn gain_chart(a: &GainAnswer) -> GainChartData {
 
 /// Gain of the pair over one station at equal concurrency: predicted curves, published ratios, claims.
 pub fn gain(b: &Bundle, st: &UrlState) -> GainChartData {
-    let (isl, osl) = st.workload();
+    let (isl, osl) = workload(b, st);
     match b.ws.gain(&SweepQuery { model: &st.model, isl, osl, settings: &what_if_settings(st) }) {
         Ok(a) => gain_chart(&a),
         Err(e) => GainChartData { title: e, ..Default::default() },

@@ -36,8 +36,8 @@ impl View {
     }
 }
 
-/// The two published workloads, as (input, output) sequence lengths.
-pub const WORKLOADS: [(u32, u32); 2] = [(512, 512), (8192, 1024)];
+/// The workload when none is chosen and the data name none: the report's short one.
+pub const DEFAULT_WORKLOAD: (u32, u32) = (512, 512);
 
 /// One what-if control: the same shape as a planner field, its default being the dataset's value (NaN).
 pub type Knob = Field;
@@ -52,7 +52,8 @@ pub const KNOBS: [Knob; 5] =
 pub struct UrlState {
     pub view: View,
     pub model: String,
-    pub workload: usize,
+    /// (input, output) tokens; `None` is the model's first published workload.
+    pub workload: Option<(u32, u32)>,
     pub whatif: [Option<f64>; 5],
     pub embed: bool,
     pub plan: PlanState,
@@ -249,7 +250,7 @@ impl UrlState {
         UrlState {
             view: View::Explorer,
             model,
-            workload: 0,
+            workload: None,
             whatif: [None; 5],
             embed: false,
             plan: PlanState::default(),
@@ -288,9 +289,9 @@ impl UrlState {
                         warn.push(format!("unknown model `{v}`; showing {} (known: {})", s.model, models.join(", ")));
                     }
                 }
-                "workload" => match WORKLOADS.iter().position(|(i, o)| format!("{i}-{o}") == v) {
-                    Some(i) => s.workload = i,
-                    None => warn.push(format!("unknown workload `{v}`; use 512-512 or 8192-1024")),
+                "workload" => match parse_workload(&v) {
+                    Some(w) => s.workload = Some(w),
+                    None => warn.push(format!("workload `{v}` is not <input tokens>-<output tokens>, e.g. 8192-1024")),
                 },
                 "embed" => s.embed = v == "1" || v == "true",
                 "hw" => s.plan.hardware = v,
@@ -347,8 +348,9 @@ impl UrlState {
             parts.push(format!("view={}", self.view.name()));
         }
         parts.push(format!("model={}", encode(&self.model)));
-        let (i, o) = WORKLOADS[self.workload.min(WORKLOADS.len() - 1)];
-        parts.push(format!("workload={i}-{o}"));
+        if let Some((i, o)) = self.workload {
+            parts.push(format!("workload={i}-{o}"));
+        }
         for (kn, v) in KNOBS.iter().zip(self.whatif) {
             if let Some(v) = v {
                 parts.push(format!("{}={}", kn.key, trim(v)));
@@ -384,9 +386,17 @@ impl UrlState {
         format!("?{}", parts.join("&"))
     }
 
+    /// The chosen workload, or the default one (`compute::workload` resolves it against the model's data).
     pub fn workload(&self) -> (u32, u32) {
-        WORKLOADS[self.workload.min(WORKLOADS.len() - 1)]
+        self.workload.unwrap_or(DEFAULT_WORKLOAD)
     }
+}
+
+/// `8192-1024` as (8192, 1024); both positive.
+fn parse_workload(v: &str) -> Option<(u32, u32)> {
+    let (i, o) = v.split_once('-')?;
+    let (i, o) = (i.trim().parse::<u32>().ok()?, o.trim().parse::<u32>().ok()?);
+    (i > 0 && o > 0).then_some((i, o))
 }
 
 /// A number without trailing zeros.
@@ -456,7 +466,7 @@ mod tests {
         assert!(w.is_empty(), "{w:?}");
         assert_eq!(
             (s.view, s.model.as_str(), s.workload, s.whatif[1], s.embed),
-            (View::Gain, "minimax-m3", 1, Some(9.5), true)
+            (View::Gain, "minimax-m3", Some((8192, 1024)), Some(9.5), true)
         );
         assert_eq!(UrlState::parse(&s.to_query(), &models()).0, s);
     }

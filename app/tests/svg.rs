@@ -484,3 +484,20 @@ fn planner_calibrates_on_pasted_vllm_results() {
     let e = compute::calibrate(&b, &s, "Serving Benchmark Result\nSuccessful requests: 10").unwrap_err();
     assert!(e.contains("not a JSON benchmark result"), "{e}");
 }
+
+/// A model's workloads come from its data: a workload it has no data for warns and falls back to its first.
+#[test]
+fn workloads_come_from_the_models_data() {
+    let b = data::load();
+    let models = b.model_ids();
+    assert_eq!(compute::workloads(&b, "glm-5.2"), vec![(512, 512), (8192, 1024)]);
+    let (ok, _) = UrlState::parse("model=glm-5.2&workload=8192-1024", &models);
+    assert_eq!((compute::workload(&b, &ok), compute::workload_warning(&b, &ok)), ((8192, 1024), None));
+    let (odd, w) = UrlState::parse("model=glm-5.2&workload=1024-128", &models);
+    assert!(w.is_empty(), "well-formed, so the parser accepts it: {w:?}");
+    assert_eq!(compute::workload(&b, &odd), (512, 512));
+    let warning = compute::workload_warning(&b, &odd).expect("a warning");
+    assert!(warning.contains("1024-128") && warning.contains("512-512"), "{warning}");
+    let (_, w) = UrlState::parse("workload=big", &models);
+    assert_eq!(w.len(), 1, "{w:?}");
+}

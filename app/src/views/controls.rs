@@ -2,7 +2,7 @@
 
 use crate::compute;
 use crate::data::Bundle;
-use crate::state::{UrlState, KNOBS, WORKLOADS};
+use crate::state::{UrlState, KNOBS};
 use leptos::prelude::*;
 use std::sync::Arc;
 
@@ -10,6 +10,8 @@ use std::sync::Arc;
 pub fn Controls(bundle: Arc<Bundle>, st: RwSignal<UrlState>) -> impl IntoView {
     let models = bundle.model_ids();
     let b = bundle.clone();
+    let bw = bundle.clone();
+    let bm = bundle.clone();
     let base = Memo::new(move |_| st.with(|s| compute::baseline(&b, &s.model)));
     let knobs = KNOBS.iter().enumerate().map(|(i, kn)| {
         let id = format!("knob-{}", kn.key);
@@ -33,7 +35,17 @@ pub fn Controls(bundle: Arc<Bundle>, st: RwSignal<UrlState>) -> impl IntoView {
     view! {
         <div class="controls">
             <label for="model">"Model"</label>
-            <select id="model" on:change=move |ev| st.update(|s| s.model = event_target_value(&ev))>
+            <select id="model" on:change=move |ev| {
+                let model = event_target_value(&ev);
+                // Keep the workload when the new model has it; otherwise show the new model's first.
+                let has = |w: &Option<(u32, u32)>| w.is_some_and(|w| compute::workloads(&bm, &model).contains(&w));
+                st.update(|s| {
+                    if !has(&s.workload) {
+                        s.workload = None;
+                    }
+                    s.model = model.clone();
+                });
+            }>
                 {models
                     .into_iter()
                     .map(|m| {
@@ -43,19 +55,27 @@ pub fn Controls(bundle: Arc<Bundle>, st: RwSignal<UrlState>) -> impl IntoView {
                     .collect_view()}
             </select>
             <label for="workload">"Workload (input / output tokens)"</label>
-            <select id="workload" on:change=move |ev| {
-                if let Ok(i) = event_target_value(&ev).parse::<usize>() {
-                    st.update(|s| s.workload = i.min(WORKLOADS.len() - 1));
+            {move || {
+                // The model's own workloads: options are indexes into this list.
+                let list = st.with(|s| compute::workloads(&bw, &s.model));
+                let current = st.with(|s| compute::workload(&bw, s));
+                let pick = list.clone();
+                view! {
+                    <select id="workload" on:change=move |ev| {
+                        if let Some(w) = event_target_value(&ev).parse::<usize>().ok().and_then(|i| pick.get(i).copied()) {
+                            st.update(|s| s.workload = Some(w));
+                        }
+                    }>
+                        {list
+                            .into_iter()
+                            .enumerate()
+                            .map(|(i, (isl, osl))| {
+                                view! { <option value=i.to_string() selected=(isl, osl) == current>{format!("{isl} / {osl}")}</option> }
+                            })
+                            .collect_view()}
+                    </select>
                 }
-            }>
-                {WORKLOADS
-                    .iter()
-                    .enumerate()
-                    .map(|(i, (isl, osl))| {
-                        view! { <option value=i.to_string() prop:selected=move || st.with(|s| s.workload == i)>{format!("{isl} / {osl}")}</option> }
-                    })
-                    .collect_view()}
-            </select>
+            }}
             <h2>"What if the hardware were different?"</h2>
             <p class="hint">"Moves the predicted curves; the published points stay where they were measured."</p>
             {knobs.collect_view()}

@@ -231,13 +231,9 @@ pub fn Verdict(
                 } else {
                     "one machine cannot run it".into()
                 };
-                format!(
-                    "At {} concurrent requests: one machine {:.0} tok/s, TP2 {:.0}, PD {:.0} ({gain}).",
-                    r.concurrency,
-                    tok(Mode::Single),
-                    tok(Mode::Tp2),
-                    tok(Mode::Pd)
-                )
+                let each: Vec<String> =
+                    r.modes.iter().map(|p| format!("{} {:.0}", p.mode.label(), p.output_tok_s)).collect();
+                format!("At {} concurrent requests, tok/s: {} ({gain}).", r.concurrency, each.join(", "))
             });
             let m = p.recommended_mode;
             let sentence =
