@@ -8,7 +8,7 @@ mod json_patch;
 use fsio::{load_dir, read_seeds};
 use json_patch::Edit;
 use serde::Deserialize;
-use sim_core::dataset::schema::AccuracyFile;
+use sim_core::dataset::schema::{AccuracyFile, REPORT_DATASET};
 use sim_core::dataset::{load, validate, Dataset, SourceText};
 use sim_core::diagnostic::{self, Diagnostic};
 use sim_core::explore::Workspace;
@@ -66,12 +66,51 @@ fn every_quote_is_verbatim_in_its_seed() {
          check out the shared folder beside the repository",
         seeds_dir.display()
     );
-    let seeds = read_seeds(&seeds_dir).expect("seeds readable");
+    let seeds = seeds_with_external_texts(&seeds_dir);
+    let (ds, _) = load(&shipped());
+    let d = validate::check(&ds, Some(&seeds));
+    let errors: Vec<String> = d.iter().filter(|d| d.is_error()).map(|d| d.to_string()).collect();
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+    // Every external quote was checked: no note says a publication's text was missing.
+    let unchecked: Vec<String> =
+        d.iter().filter(|d| d.message.contains("not among the texts")).map(|d| d.to_string()).collect();
+    assert!(unchecked.is_empty(), "{}", unchecked.join("\n"));
+}
+
+/// The seed texts plus the texts of other publications, which sit beside the seeds directory and are named
+/// relative to it (`../external-sweeps.md`), as an external source's `file` says.
+fn seeds_with_external_texts(seeds_dir: &Path) -> validate::Seeds {
+    let mut seeds = read_seeds(seeds_dir).expect("seeds readable");
     assert!(!seeds.is_empty(), "{} holds no seed texts", seeds_dir.display());
     let (ds, _) = load(&shipped());
+    let named: BTreeSet<&str> = ds.sources.iter().filter(|s| s.is_external()).map(|s| s.file.as_str()).collect();
+    assert!(!named.is_empty(), "no external source in data/");
+    for name in named {
+        let path = seeds_dir.join(name);
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        seeds.insert(name.to_string(), text);
+    }
+    seeds
+}
+
+/// A number mistyped in both a point and its quote passes the quote-holds-its-number rule; the publication's
+/// text catches it.
+#[test]
+fn a_mistyped_external_row_fails_against_its_text() {
+    let seeds_dir = root().parent().expect("the repository has a parent").join("shared/seeds");
+    let seeds = seeds_with_external_texts(&seeds_dir);
+    let mut files = shipped();
+    let f = files.iter_mut().find(|f| f.path == "sweeps/kubis-gpt-oss-120b-dgx-spark.json").expect("S1a sweep");
+    assert!(f.text.contains("| 4 | 107.9 | 155.3 | 127.9 |"), "the row this test edits moved");
+    f.text =
+        f.text.replace("| 4 | 107.9 | 155.3 | 127.9 |", "| 4 | 107.8 | 155.3 | 127.9 |").replacen("107.9", "107.8", 1);
+    let (ds, _) = load(&files);
     let errors: Vec<String> =
         validate::check(&ds, Some(&seeds)).iter().filter(|d| d.is_error()).map(|d| d.to_string()).collect();
-    assert!(errors.is_empty(), "{}", errors.join("\n"));
+    assert!(
+        errors.iter().any(|e| e.contains("quote not found verbatim in ../external-sweeps.md")),
+        "the mistyped row was accepted: {errors:?}"
+    );
 }
 
 /// Each dataset file is a test case: it loads alone without schema errors, and its summary is snapshotted.
@@ -176,7 +215,8 @@ fn fitted_and_predictive_errors_are_reported_separately() {
     let ws = workspace();
     let acc = accuracy(&ws.dataset);
     let (all, single) = (ws.accuracy(FitSet::All), ws.accuracy(FitSet::Single));
-    assert!(all.rows.iter().all(|r| r.role != PointRole::Predicted));
+    // The report's own points: other publications' are always predicted (see external_datasets_...).
+    assert!(all.rows.iter().filter(|r| r.dataset == REPORT_DATASET).all(|r| r.role != PointRole::Predicted));
     assert!(single
         .rows
         .iter()
@@ -284,13 +324,16 @@ fn planner_recommendations_for_the_report_models() {
     .collect();
     let ws = workspace();
     assert!(ws.is_valid(), "{:?}", ws.errors());
-    let scenarios = &ws.scenarios;
-    let unstated: Vec<&str> = scenarios.keys().map(String::as_str).filter(|id| !expected.contains_key(id)).collect();
+    // The report's scenarios: those its points (dataset gb300-report) were measured under. Other publications'
+    // setups are checked in `external_datasets_are_predicted_never_fitted`.
+    let report: BTreeSet<String> = ws.calibration_points().into_iter().map(|p| p.scenario).collect();
+    let scenarios: BTreeMap<&String, _> = ws.scenarios.iter().filter(|(id, _)| report.contains(*id)).collect();
+    let unstated: Vec<&str> = scenarios.keys().map(|s| s.as_str()).filter(|id| !expected.contains_key(id)).collect();
     assert!(
         unstated.is_empty(),
         "models with a report scenario but no expected recommendation in this test: {unstated:?}"
     );
-    let gone: Vec<&str> = expected.keys().copied().filter(|id| !scenarios.contains_key(*id)).collect();
+    let gone: Vec<&str> = expected.keys().copied().filter(|id| !report.contains(*id)).collect();
     assert!(gone.is_empty(), "expectations for models without a report scenario: {gone:?}");
     for id in scenarios.keys() {
         let plan = ws.report_run(id, &[], FitSet::All).expect("report model").plan();
@@ -316,6 +359,76 @@ fn planner_recommendations_for_the_report_models() {
                 plan.reason
             ),
         }
+    }
+}
+
+/// Other publications' measurements (`data/sweeps/` with a `dataset`): each setup resolves to a scenario, its
+/// points are predicted and never fitted, saturation runs are shown without a concurrency, and what the data
+/// themselves say holds. The model's accuracy on them is not asserted (it is calibrated on the GB300 report's
+/// engine only); the test prints what `sim-core report` and `plan` say, for `--nocapture`.
+#[test]
+fn external_datasets_are_predicted_never_fitted() {
+    let ws = workspace();
+    assert!(ws.is_valid(), "{:?}", ws.errors());
+    let points = ws.points();
+    let external: BTreeSet<String> =
+        points.iter().filter(|p| p.dataset != REPORT_DATASET).map(|p| p.dataset.clone()).collect();
+    assert_eq!(
+        external.iter().map(String::as_str).collect::<Vec<_>>(),
+        ["kubis-dgx-spark", "nvidia-nim-h100"],
+        "datasets with throughput points besides the report"
+    );
+    let report = ws.accuracy(FitSet::All);
+    for r in report.rows.iter().filter(|r| r.dataset != REPORT_DATASET) {
+        assert_ne!(
+            r.role,
+            PointRole::Fitted,
+            "{} {} {}: another publication's point was fitted",
+            r.scenario,
+            r.mode.name(),
+            r.concurrency
+        );
+        assert!(
+            r.predicted_tok_s.is_finite() && r.predicted_tok_s > 0.0,
+            "{} {} {}: no prediction",
+            r.scenario,
+            r.mode.name(),
+            r.concurrency
+        );
+    }
+    assert_eq!(
+        report.rows.iter().filter(|r| r.dataset != REPORT_DATASET).count(),
+        points.iter().filter(|p| p.dataset != REPORT_DATASET).count(),
+        "every external point has a report row"
+    );
+    for g in &report.by_dataset {
+        eprintln!("dataset {:<16} {:?}", g.group, g);
+    }
+    // What the published data say, without the model: at 64 clients two copies beat TP=2 on both DGX Spark
+    // models (external-sweeps.md S1), and the NIM run's throughput flattens past 100 clients while TTFT grows.
+    let at = |scenario: &str, mode: Mode, c: u32| {
+        points.iter().find(|p| p.scenario == scenario && p.mode == mode && p.concurrency == c).map(|p| p.output_tok_s)
+    };
+    for s in ["kubis-gpt-oss-120b-dgx-spark", "kubis-gemma-4-26b-a4b-dgx-spark"] {
+        assert!(at(s, Mode::Dp2, 64) > at(s, Mode::Tp2, 64), "{s}: published dp2 should beat tp2 at 64");
+    }
+    let nim: Vec<&sim_core::dataset::MeasuredPoint> =
+        points.iter().filter(|p| p.scenario == "nim-llama-3.3-70b-instruct-h100x2").collect();
+    let ttft: Vec<f64> =
+        nim.iter().filter_map(|p| ws.dataset.latency(&p.file, &p.pointer).and_then(|l| l.ttft_ms)).collect();
+    assert_eq!(ttft.len(), nim.len(), "every NIM point carries its TTFT");
+    assert!(ttft.windows(2).all(|w| w[0] < w[1]), "published TTFT grows with concurrency: {ttft:?}");
+    // The saturation runs (GPUStack, ShareGPT at an unlimited rate) are values without a concurrency.
+    let stated = ws.stated_values(FitSet::All);
+    let gpustack: Vec<_> = stated.iter().filter(|r| r.model.starts_with("gpustack-")).collect();
+    assert_eq!(gpustack.len(), 5, "the five GPUStack rows are listed as stated values");
+    assert!(gpustack.iter().all(|r| r.predicted.is_empty()), "a saturation run was predicted as if closed-loop");
+    // Every setup plans, with a reason; print what the planner says.
+    for id in ws.scenarios.keys().filter(|id| !ws.calibration_points().iter().any(|p| &p.scenario == *id)) {
+        let plan = ws.report_run(id, &[], FitSet::All).expect("external scenario").plan();
+        assert!(!plan.reason.is_empty(), "{id}: a recommendation without a reason");
+        assert!(!plan.rows.is_empty(), "{id}: no plan rows");
+        eprintln!("plan {id}: {} - {}", plan.recommended_mode.name(), plan.reason);
     }
 }
 

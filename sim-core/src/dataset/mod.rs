@@ -91,6 +91,8 @@ pub struct Dataset {
     pub models: BTreeMap<String, ModelFile>,
     /// Sweep files keyed by their path.
     pub sweeps: BTreeMap<String, SweepFile>,
+    /// Conditions and point latencies of sweep files, keyed by the sweep's path (files without either have none).
+    pub extensions: BTreeMap<String, SweepExtensions>,
     /// Claims with the path of the file they came from.
     pub claims: Vec<(String, Claim)>,
     pub scenarios: BTreeMap<String, ScenarioFile>,
@@ -125,6 +127,11 @@ impl Dataset {
     /// The number at `pointer` inside the parsed file `file`.
     pub fn number_at(&self, file: &str, pointer: &str) -> Option<f64> {
         self.raw.get(file)?.pointer(pointer)?.as_f64()
+    }
+
+    /// The latencies stated next to a point (`MeasuredPoint::file` and `::pointer`), when the source gives any.
+    pub fn latency(&self, file: &str, pointer: &str) -> Option<&PointLatency> {
+        self.extensions.get(file)?.latencies.get(pointer)
     }
 
     pub fn text(&self, file: &str) -> Option<&str> {
@@ -231,15 +238,19 @@ fn load_one(ds: &mut Dataset, f: &SourceText, diags: &mut Vec<Diagnostic>) {
             }
         }
         "sweep" => {
-            if let Some(series) = value.get("series").and_then(Value::as_array) {
+            let (core, ext) = split_sweep_extensions(file, &value, &mut errs);
+            if let Some(series) = core.get("series").and_then(Value::as_array) {
                 for i in 0..series.len() {
-                    elements::<PointRecord>(file, &value, &format!("/series/{i}/points"), &mut errs);
+                    elements::<PointRecord>(file, &core, &format!("/series/{i}/points"), &mut errs);
                 }
             }
             if errs.is_empty() {
-                if let Some(x) = typed::<SweepFile>(file, &value, &mut errs) {
+                if let Some(x) = typed::<SweepFile>(file, &core, &mut errs) {
                     ds.sources.extend(x.sources.iter().cloned());
                     ds.sweeps.insert(file.to_string(), x);
+                    if ext != SweepExtensions::default() {
+                        ds.extensions.insert(file.to_string(), ext);
+                    }
                 }
             }
         }
@@ -269,6 +280,35 @@ fn load_one(ds: &mut Dataset, f: &SourceText, diags: &mut Vec<Diagnostic>) {
     }
     diags.extend(errs.into_iter().map(located));
     ds.raw.insert(file.to_string(), value);
+}
+
+/// Splits a sweep file's `conditions` and its points' latency keys off (they are typed apart from `SweepFile`
+/// and `PointRecord`, see `PointLatency`): returns the file without them and the typed extensions. A malformed
+/// extension is a diagnostic at its own pointer.
+fn split_sweep_extensions(file: &str, value: &Value, errs: &mut Vec<Diagnostic>) -> (Value, SweepExtensions) {
+    let mut core = value.clone();
+    let mut ext = SweepExtensions::default();
+    let Some(obj) = core.as_object_mut() else { return (core, ext) };
+    if let Some(c) = obj.remove("conditions") {
+        ext.conditions = typed_at::<Conditions>(file, &c, "/conditions", errs);
+    }
+    let Some(series) = obj.get_mut("series").and_then(Value::as_array_mut) else { return (core, ext) };
+    for (si, s) in series.iter_mut().enumerate() {
+        let Some(points) = s.get_mut("points").and_then(Value::as_array_mut) else { continue };
+        for (pi, p) in points.iter_mut().enumerate() {
+            let Some(point) = p.as_object_mut() else { continue };
+            let keys: serde_json::Map<String, Value> =
+                PointLatency::KEYS.iter().filter_map(|k| point.remove(*k).map(|v| (k.to_string(), v))).collect();
+            if keys.is_empty() {
+                continue;
+            }
+            let pointer = format!("/series/{si}/points/{pi}");
+            if let Some(l) = typed_at::<PointLatency>(file, &Value::Object(keys), &pointer, errs) {
+                ext.latencies.insert(pointer, l);
+            }
+        }
+    }
+    (core, ext)
 }
 
 fn register(ds: &mut Dataset, diags: &mut Vec<Diagnostic>, kind: &str, id: &str, file: &str) {

@@ -125,7 +125,17 @@ impl Source {
     pub fn is_import(&self) -> bool {
         self.role == "import"
     }
+
+    /// A publication other than the report (role `external`): `original` holds its URL, `published` its date,
+    /// and `file` the text its quotes were copied into, relative to the seeds directory
+    /// (`../external-sweeps.md`). Its quotes are checked when that text is at hand.
+    pub fn is_external(&self) -> bool {
+        self.role == ROLE_EXTERNAL
+    }
 }
+
+/// The source role of a publication other than the GB300 report.
+pub const ROLE_EXTERNAL: &str = "external";
 
 /// One machine: GPU memory tier, CPU memory tier and the path between them, compute, NIC.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -466,6 +476,103 @@ pub struct PointRecord {
     pub note: Option<String>,
 }
 
+/// Latencies a publication states next to a throughput point, in milliseconds; they share the point's `from`
+/// (its quote must contain each of them). Written in the point's object: `{"concurrency": 1, "output_tok_s":
+/// 51.67, "ttft_ms": 406.77, "itl_ms": 18.58, "from": {...}}`.
+///
+/// Kept apart from `PointRecord` (the loader splits these keys off, see `dataset::load`) because the
+/// importers build `PointRecord` field by field; folding them in is a change to `import/` as well.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PointLatency {
+    /// Time to first token (mean over the run unless the note says otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttft_ms: Option<f64>,
+    /// Inter-token latency: mean time between output tokens as the benchmark tool reports it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub itl_ms: Option<f64>,
+    /// Time per output token, first token excluded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tpot_ms: Option<f64>,
+}
+
+impl PointLatency {
+    /// The keys a point object may carry for latencies.
+    pub const KEYS: [&'static str; 3] = ["ttft_ms", "itl_ms", "tpot_ms"];
+
+    /// Each stated latency with its key.
+    pub fn values(&self) -> Vec<(&'static str, f64)> {
+        [("ttft_ms", self.ttft_ms), ("itl_ms", self.itl_ms), ("tpot_ms", self.tpot_ms)]
+            .into_iter()
+            .filter_map(|(k, v)| v.map(|v| (k, v)))
+            .collect()
+    }
+}
+
+/// How a publication ran its measurements: the serving software and its settings, the benchmark and the load.
+/// Structured so an engine profile can be chosen from it later; free text only where the source is free text.
+/// Written as `"conditions"` at the top of a sweep file (split off by the loader, like `PointLatency`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Conditions {
+    /// Serving engine: `vLLM`, `NVIDIA NIM`, ...
+    pub engine: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine_version: Option<String>,
+    /// A named build or container of the engine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<String>,
+    /// Command-line flags as given (`--enforce-eager`, `--async-scheduling`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flags: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_memory_utilization: Option<f64>,
+    /// Longest context the engine was started with, tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_model_len: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weights_dtype: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kv_cache_dtype: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attention_backend: Option<String>,
+    /// Whether CUDA graphs were on (`--enforce-eager` turns them off).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cuda_graphs: Option<bool>,
+    /// How the machines or GPUs were combined, per the source (`TP2 inside one machine over NVLink`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parallelism: Option<String>,
+    /// The router in front of independent copies, when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub router: Option<String>,
+    /// Benchmark tool and version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub benchmark_tool: Option<String>,
+    /// `closed_loop` (fixed concurrency, the model's workload) or `open_loop` (requests sent at a rate, or all at
+    /// once: a saturation run the closed-loop model cannot predict).
+    pub load: String,
+    /// Requests or runs per concurrency level.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runs_per_level: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// Where the conditions are stated (one quote per sentence of the source); every number above must be in
+    /// one of the quotes.
+    pub from: Vec<From>,
+}
+
+impl Conditions {
+    pub const LOADS: [&'static str; 2] = ["closed_loop", "open_loop"];
+}
+
+/// What a sweep file carries beyond `SweepFile`: its conditions and the latencies of its points (keyed by the
+/// point's JSON pointer, `/series/0/points/3`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SweepExtensions {
+    pub conditions: Option<Conditions>,
+    pub latencies: BTreeMap<String, PointLatency>,
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RangeRecord {
@@ -486,6 +593,15 @@ pub struct Unplaced {
     pub likely_concurrency: Vec<f64>,
     pub reason: String,
     pub from: From,
+    /// Total (input + output) tokens/s stated next to each value (same order), when the source gives it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub total_tok_s: Vec<f64>,
+    /// Mean time to first token stated next to each value (same order), in milliseconds.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ttft_ms: Vec<f64>,
+    /// Mean time per output token (first token excluded) stated next to each value, in milliseconds.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tpot_ms: Vec<f64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

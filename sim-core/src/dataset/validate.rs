@@ -11,7 +11,7 @@ pub type Seeds = BTreeMap<String, String>;
 
 /// Runs every meaning check. `seeds`, when given, lets the validator confirm each quote is verbatim.
 pub fn check(ds: &Dataset, seeds: Option<&Seeds>) -> Vec<Diagnostic> {
-    let mut v = Checker { ds, seeds, out: Vec::new() };
+    let mut v = Checker { ds, seeds, out: Vec::new(), unchecked: BTreeSet::new() };
     v.sources();
     v.hardware();
     v.fabrics();
@@ -26,6 +26,8 @@ struct Checker<'a> {
     ds: &'a Dataset,
     seeds: Option<&'a Seeds>,
     out: Vec<Diagnostic>,
+    /// Texts of external sources that were not at hand (noted once each).
+    unchecked: BTreeSet<String>,
 }
 
 impl Checker<'_> {
@@ -53,36 +55,59 @@ impl Checker<'_> {
 
     /// A `from` must name a known source and quote it verbatim; for published numbers the quote must hold the number.
     fn from(&mut self, file: &str, pointer: &str, from: &From, number: Option<f64>) {
+        self.provenance_at(file, &format!("{pointer}/from"), from, number);
+    }
+
+    /// `from` for a provenance object at `fp` itself (an element of an array of quotes).
+    fn provenance_at(&mut self, file: &str, fp: &str, from: &From, number: Option<f64>) {
         let Some(src) = self.ds.sources.iter().find(|s| s.id == from.source) else {
             let known: Vec<_> = self.ds.sources.iter().map(|s| s.id.as_str()).collect();
             self.err(
                 file,
-                format!("{pointer}/from/source"),
+                format!("{fp}/source"),
                 format!("unknown source `{}`", from.source),
                 &format!("use one of the ids in sources.json: {}", known.join(", ")),
             );
             return;
         };
         if from.quote.trim().is_empty() {
-            self.err(
-                file,
-                format!("{pointer}/from/quote"),
-                "empty quote".into(),
-                "copy the sentence the value comes from",
-            );
+            self.err(file, format!("{fp}/quote"), "empty quote".into(), "copy the sentence the value comes from");
             return;
         }
-        if let Some(seeds) = self.seeds.filter(|_| !src.is_import()) {
+        if let (Some(seeds), true) = (self.seeds, src.is_external()) {
+            // A publication's text is checked when it is at hand (beside the seeds); without it the quote can
+            // only be held to its number below, and a note says so once per source.
             match seeds.get(&src.file) {
                 Some(text) if !text.contains(&from.quote) => self.err(
                     file,
-                    format!("{pointer}/from/quote"),
+                    format!("{fp}/quote"),
+                    format!("quote not found verbatim in {} (text of external source `{}`)", src.file, src.id),
+                    "copy the table row character for character from that text",
+                ),
+                None if self.unchecked.insert(src.file.clone()) => self.out.push(
+                    Diagnostic::note(
+                        file,
+                        format!("{fp}/source"),
+                        format!(
+                            "text {} of external sources (first: `{}`) is not among the texts given; their quotes are not checked",
+                            src.file, src.id
+                        ),
+                    )
+                    .with_hint("the file is named relative to the seeds directory; put it there to check them"),
+                ),
+                _ => {}
+            }
+        } else if let Some(seeds) = self.seeds.filter(|_| !src.is_import()) {
+            match seeds.get(&src.file) {
+                Some(text) if !text.contains(&from.quote) => self.err(
+                    file,
+                    format!("{fp}/quote"),
                     format!("quote not found verbatim in seed {}", src.file),
                     "copy the text character for character from the seed",
                 ),
                 None => self.err(
                     file,
-                    format!("{pointer}/from/source"),
+                    format!("{fp}/source"),
                     format!("seed file {} of source `{}` is missing from the seeds directory", src.file, src.id),
                     "pass the directory that holds the seed texts with --seeds",
                 ),
@@ -93,7 +118,7 @@ impl Checker<'_> {
             if !quote_mentions(&from.quote, n) {
                 self.err(
                     file,
-                    format!("{pointer}/from/quote"),
+                    format!("{fp}/quote"),
                     format!("the quote does not contain the value {n}"),
                     "quote the clause that states this number",
                 );
@@ -380,6 +405,7 @@ impl Checker<'_> {
                     "add data/models/<id>.json or fix the id",
                 );
             }
+            self.sweep_identity(file, sweep);
             let mut series_keys = BTreeSet::new();
             for (si, s) in sweep.series.iter().enumerate() {
                 let sp = format!("/series/{si}");
@@ -430,6 +456,14 @@ impl Checker<'_> {
                     if self.positive(file, format!("{pp}/output_tok_s"), p.output_tok_s, "output_tok_s") {
                         self.from(file, &pp, &p.from, Some(p.output_tok_s));
                     }
+                    self.table_row(file, &pp, &p.from.quote, p.concurrency);
+                    if let Some(l) = self.ds.latency(file, &pp) {
+                        for (key, x) in l.values() {
+                            if self.positive(file, format!("{pp}/{key}"), x, key) {
+                                self.mentions(file, &format!("{pp}/{key}"), &p.from.quote, x, key);
+                            }
+                        }
+                    }
                 }
                 for (ri, r) in s.ranges.iter().enumerate() {
                     let rp = format!("{sp}/ranges/{ri}");
@@ -472,6 +506,40 @@ impl Checker<'_> {
                         self.positive(file, format!("{up}/output_tok_s/{vi}"), *x, "output_tok_s");
                     }
                     self.from(file, &up, &u.from, u.output_tok_s.first().copied());
+                    // Values stated next to each one (a saturation run's totals and latencies): one per value,
+                    // each in the quote, like the value itself.
+                    for (name, xs) in
+                        [("total_tok_s", &u.total_tok_s), ("ttft_ms", &u.ttft_ms), ("tpot_ms", &u.tpot_ms)]
+                    {
+                        if xs.is_empty() {
+                            continue;
+                        }
+                        if xs.len() != u.output_tok_s.len() {
+                            self.err(
+                                file,
+                                format!("{up}/{name}"),
+                                format!("{name} must give one value per output_tok_s value"),
+                                "or leave it out",
+                            );
+                            continue;
+                        }
+                        for (vi, x) in xs.iter().enumerate() {
+                            let at = format!("{up}/{name}/{vi}");
+                            if self.positive(file, at.clone(), *x, name) {
+                                self.mentions(file, &at, &u.from.quote, *x, name);
+                            }
+                        }
+                    }
+                    for (vi, (total, out)) in u.total_tok_s.iter().zip(&u.output_tok_s).enumerate() {
+                        if total < out {
+                            self.err(
+                                file,
+                                format!("{up}/total_tok_s/{vi}"),
+                                format!("total {total} tokens/s is below the output {out}"),
+                                "a total counts input and output tokens",
+                            );
+                        }
+                    }
                 }
             }
             for (ti, t) in sweep.totals.iter().enumerate() {
@@ -517,6 +585,174 @@ impl Checker<'_> {
                     }
                 }
             }
+        }
+    }
+
+    /// A sweep's dataset, scenario, own sources and conditions: which publication and which measured setup its
+    /// points belong to, and how they were measured.
+    fn sweep_identity(&mut self, file: &str, sweep: &SweepFile) {
+        let dataset = sweep.dataset.as_deref().unwrap_or(REPORT_DATASET);
+        if let Some(d) = &sweep.dataset {
+            if d.is_empty() || !d.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-') {
+                self.err(
+                    file,
+                    "/dataset".into(),
+                    format!("dataset id `{d}` is not a lowercase slug"),
+                    "one id per publication, e.g. `kubis-dgx-spark`",
+                );
+            }
+        }
+        if let Some(id) = &sweep.scenario {
+            match self.ds.scenarios.get(id) {
+                None => {
+                    let known: Vec<&str> = self.ds.scenarios.keys().map(String::as_str).collect();
+                    self.err(
+                        file,
+                        "/scenario".into(),
+                        format!("unknown scenario `{id}`"),
+                        &format!(
+                            "add data/scenarios/{id}.json describing the measured setup, or use one of: {}",
+                            known.join(", ")
+                        ),
+                    );
+                }
+                Some(sc) => {
+                    if let ModelRef::Id(m) = &sc.model {
+                        if *m != sweep.model {
+                            self.err(
+                                file,
+                                "/scenario".into(),
+                                format!("scenario `{id}` describes model `{m}`, the sweep measures `{}`", sweep.model),
+                                "a sweep's scenario describes the setup its points were measured on",
+                            );
+                        }
+                    }
+                    if let Reference::Id(h) = &sc.hardware {
+                        for (si, s) in sweep.series.iter().enumerate() {
+                            if s.hardware != *h {
+                                self.err(
+                                    file,
+                                    format!("/series/{si}/hardware"),
+                                    format!("series hardware `{}` differs from scenario `{id}`'s `{h}`", s.hardware),
+                                    "the scenario describes the machine the series ran on",
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        } else if dataset != REPORT_DATASET {
+            self.err(
+                file,
+                "/dataset".into(),
+                format!("a sweep of dataset `{dataset}` needs its `scenario`"),
+                "another publication's setup is not the report's: name the scenario that describes it",
+            );
+        }
+        for (i, src) in sweep.sources.iter().enumerate() {
+            if !src.is_external() {
+                continue;
+            }
+            let sp = format!("/sources/{i}");
+            if dataset == REPORT_DATASET {
+                self.err(
+                    file,
+                    sp.clone(),
+                    format!("external source `{}` in a sweep without a `dataset`", src.id),
+                    "another publication's measurements are their own dataset: add \"dataset\": \"<publication id>\"",
+                );
+            }
+            let url = src.original.as_deref().unwrap_or("");
+            if !(url.starts_with("https://") || url.starts_with("http://")) || url.contains(char::is_whitespace) {
+                self.err(
+                    file,
+                    format!("{sp}/original"),
+                    format!("external source `{}` has no URL", src.id),
+                    "give the publication's address in `original` (https://...)",
+                );
+            }
+            if let Some(d) = &src.published {
+                if !is_iso_date(d) {
+                    self.err(
+                        file,
+                        format!("{sp}/published"),
+                        format!("publication date `{d}` is not YYYY-MM-DD"),
+                        "write the date the source states, e.g. 2026-03-22",
+                    );
+                }
+            }
+        }
+        let Some(c) = self.ds.extensions.get(file).and_then(|e| e.conditions.as_ref()) else {
+            if dataset != REPORT_DATASET {
+                self.err(
+                    file,
+                    "/dataset".into(),
+                    format!("a sweep of dataset `{dataset}` needs its `conditions`"),
+                    "record the engine, its version and flags, the benchmark and the load as the source states them",
+                );
+            }
+            return;
+        };
+        if c.from.is_empty() {
+            self.err(
+                file,
+                "/conditions/from".into(),
+                "conditions without a quote".into(),
+                "quote where the source states them",
+            );
+        }
+        for (i, f) in c.from.iter().enumerate() {
+            self.provenance_at(file, &format!("/conditions/from/{i}"), f, None);
+        }
+        if !Conditions::LOADS.contains(&c.load.as_str()) {
+            self.err(
+                file,
+                "/conditions/load".into(),
+                format!("unknown load `{}`", c.load),
+                "use `closed_loop` (fixed concurrency) or `open_loop` (requests at a rate or all at once)",
+            );
+        }
+        let numbers = [
+            ("gpu_memory_utilization", c.gpu_memory_utilization),
+            ("max_model_len", c.max_model_len.map(f64::from)),
+            ("runs_per_level", c.runs_per_level.map(f64::from)),
+        ];
+        for (name, x) in numbers {
+            if let Some(x) = x.filter(|x| !c.from.iter().any(|f| quote_mentions(&f.quote, *x))) {
+                self.err(
+                    file,
+                    format!("/conditions/{name}"),
+                    format!("no quote of the conditions contains the {name} {x}"),
+                    "quote the sentence that states this number",
+                );
+            }
+        }
+    }
+
+    /// A number stated next to another must be in the same quote.
+    fn mentions(&mut self, file: &str, pointer: &str, quote: &str, x: f64, what: &str) {
+        if !quote_mentions(quote, x) {
+            self.err(
+                file,
+                pointer.to_string(),
+                format!("the quote does not contain the {what} {x}"),
+                "quote the row or clause that states this number",
+            );
+        }
+    }
+
+    /// A quote that is a Markdown table row (`| 8 | 153.5 | ...`) of a sweep table starts with its concurrency:
+    /// a point quoting another level's row is a transcription slip.
+    fn table_row(&mut self, file: &str, pointer: &str, quote: &str, concurrency: f64) {
+        let Some(first) = quote.trim().strip_prefix('|').and_then(|r| r.split('|').next()) else { return };
+        let first = first.trim();
+        if first.parse::<f64>().is_ok_and(|c| c != concurrency) {
+            self.err(
+                file,
+                format!("{pointer}/from/quote"),
+                format!("the quoted row is for concurrency {first}, the point is at {concurrency}"),
+                "quote the row of this point's concurrency",
+            );
         }
     }
 
@@ -672,6 +908,17 @@ impl Checker<'_> {
     fn path(&self, kind: &str, id: &str) -> String {
         self.ds.paths.get(&(kind.to_string(), id.to_string())).cloned().unwrap_or_default()
     }
+}
+
+/// `YYYY-MM-DD` with a plausible month and day.
+fn is_iso_date(d: &str) -> bool {
+    let parts: Vec<&str> = d.split('-').collect();
+    let num = |s: &str, len: usize| {
+        (s.len() == len && s.chars().all(|c| c.is_ascii_digit())).then(|| s.parse::<u32>().ok()).flatten()
+    };
+    matches!(parts.as_slice(), [y, m, dd] if num(y, 4).is_some()
+        && num(m, 2).is_some_and(|m| (1..=12).contains(&m))
+        && num(dd, 2).is_some_and(|x| (1..=31).contains(&x)))
 }
 
 fn concurrency_ok(c: f64) -> bool {
