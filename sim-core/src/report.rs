@@ -109,23 +109,33 @@ pub fn sweep_scenarios(ds: &Dataset) -> (BTreeMap<String, Scenario>, Vec<Diagnos
     (out, errs)
 }
 
-/// Builds the report for already-fitted coefficients.
+/// Builds the report for already-fitted coefficients fitted on the calibration dataset's points.
 pub fn build_with(
     scenarios: &BTreeMap<String, Scenario>,
     points: &[MeasuredPoint],
     calibration: Calibration,
 ) -> Report {
-    let k = &calibration.coefficients;
     let set = calibration.set;
+    build_for(scenarios, points, calibration, &|p| p.dataset == REPORT_DATASET && set.includes(p))
+}
+
+/// Builds the report for coefficients fitted on the points `fitted_on` admits; every other unflagged point is
+/// a prediction.
+pub fn build_for(
+    scenarios: &BTreeMap<String, Scenario>,
+    points: &[MeasuredPoint],
+    calibration: Calibration,
+    fitted_on: &dyn Fn(&MeasuredPoint) -> bool,
+) -> Report {
+    let k = &calibration.coefficients;
     let rows: Vec<ReportRow> = points
         .iter()
         .filter_map(|p| {
             let s = scenarios.get(&p.scenario)?;
             let pr = predict(s, k, p.mode, p.isl, p.osl, p.concurrency);
-            // Only the calibration dataset's points are fitted; every other dataset is predicted.
             let role = if p.is_flagged() {
                 PointRole::Flagged
-            } else if p.dataset == REPORT_DATASET && set.includes(p) {
+            } else if fitted_on(p) {
                 PointRole::Fitted
             } else {
                 PointRole::Predicted

@@ -119,6 +119,13 @@ pub const OVERRIDES: &[OverrideKey] = &[
     model("model.draft_tokens", "count", |m| &mut m.draft_tokens),
     model("model.draft_acceptance", "fraction", |m| &mut m.draft_acceptance),
     model("model.pinned_cpu_bytes", "B", |m| &mut m.pinned_cpu_bytes),
+    model("model.pinned_read_bytes_per_token", "B", |m| &mut m.pinned_read_bytes_per_token),
+    model("model.layers", "count", |m| &mut m.layers),
+    model("model.hidden_size", "count", |m| &mut m.hidden_size),
+    model("model.routed_experts", "count", |m| &mut m.routed_experts),
+    model("model.experts_per_token", "count", |m| &mut m.experts_per_token),
+    model("model.compute_bits", "count", |m| &mut m.compute_bits),
+    model("model.draft_pass_bytes", "B", |m| &mut m.draft_pass_bytes),
 ];
 
 /// The table entry of an override key, or an error listing the known keys.

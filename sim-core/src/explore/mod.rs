@@ -12,11 +12,13 @@
 
 pub mod claims;
 pub mod fabric;
+pub mod protocol;
 pub mod settings;
 pub mod sweep;
 
 pub use claims::{ClaimMarker, ClaimRow};
 pub use fabric::FabricAnswer;
+pub use protocol::{ProtocolRow, Question, SensitivityRow};
 pub use settings::{Knob, Setting};
 pub use sweep::{Curve, ErrorBand, GainAnswer, PointRow, StatedKind, StatedRow, SweepAnswer, SweepQuery};
 

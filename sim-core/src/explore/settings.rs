@@ -107,18 +107,20 @@ pub fn current(s: &Scenario, k: &Coefficients, knobs: &[Knob]) -> Vec<f64> {
     knobs
         .iter()
         .map(|kn| {
-            let si = if kn.key == "model.draft_acceptance" {
-                k.acceptance_for(&s.model)
-            } else {
-                match override_key(kn.key).map(|o| o.field()) {
-                    Ok(OverrideField::Hardware(f)) => *f(&mut s.hardware.clone()),
-                    Ok(OverrideField::Model(f)) => *f(&mut s.model.clone()),
-                    Err(_) => f64::NAN,
-                }
-            };
+            let si =
+                if kn.key == "model.draft_acceptance" { k.acceptance_for(&s.model) } else { read_override(s, kn.key) };
             kn.from_si(si)
         })
         .collect()
+}
+
+/// The SI value of an override key in a scenario (NaN for an unknown key).
+pub fn read_override(s: &Scenario, key: &str) -> f64 {
+    match override_key(key).map(|o| o.field()) {
+        Ok(OverrideField::Hardware(f)) => *f(&mut s.hardware.clone()),
+        Ok(OverrideField::Model(f)) => *f(&mut s.model.clone()),
+        Err(_) => f64::NAN,
+    }
 }
 
 /// The current value of each hardware control for a machine (a planner preset), in the controls' units;

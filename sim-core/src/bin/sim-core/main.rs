@@ -86,6 +86,9 @@ enum Command {
         fit: FitArg,
         #[arg(long, value_enum, default_value = "table")]
         format: Format,
+        /// Also print how the headline errors move when each assumed value is halved and doubled (a few seconds).
+        #[arg(long)]
+        sensitivity: bool,
     },
     /// What a second machine buys: one machine, TP2 and PD across the scenario's concurrency range, with a
     /// recommendation.
@@ -272,17 +275,34 @@ fn run(cmd: Command, out: &mut Out) -> Result<ExitCode, CliError> {
             out.table(&render::predictions(&run.predict(&modes, &conc)), format == Format::Csv, format == Format::Json);
             Ok(ExitCode::SUCCESS)
         }
-        Command::Report { dir, fit, format } => {
+        Command::Report { dir, fit, format, sensitivity } => {
             let ws = open_valid(&dir)?;
             let r = ws.accuracy(fit_set(fit));
+            let protocol = ws.protocol();
+            let sens = if sensitivity { ws.sensitivity(&ws.assumptions()) } else { Vec::new() };
             if format == Format::Json {
-                out.line(&render::json(r));
+                let mut v = serde_json::to_value(r).unwrap_or_default();
+                if let Some(obj) = v.as_object_mut() {
+                    obj.insert("protocol".into(), serde_json::to_value(&protocol).unwrap_or_default());
+                    if sensitivity {
+                        obj.insert("sensitivity".into(), serde_json::to_value(&sens).unwrap_or_default());
+                    }
+                }
+                out.line(&render::json(&v));
                 return Ok(ExitCode::SUCCESS);
             }
             out.table(&render::report_rows(r), format == Format::Csv, false);
             if format == Format::Table {
                 for line in render::report_summary(r, &ws.stated_values(fit_set(fit))) {
                     out.line(&line);
+                }
+                for line in render::protocol(&protocol) {
+                    out.line(&line);
+                }
+                if sensitivity {
+                    for line in render::sensitivity(&sens) {
+                        out.line(&line);
+                    }
                 }
             }
             Ok(ExitCode::SUCCESS)

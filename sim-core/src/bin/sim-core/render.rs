@@ -3,7 +3,7 @@
 
 use crate::out::Table;
 use sim_core::dataset::MeasuredPoint;
-use sim_core::explore::{FabricAnswer, StatedRow};
+use sim_core::explore::{FabricAnswer, ProtocolRow, SensitivityRow, StatedRow};
 use sim_core::model::Prediction;
 use sim_core::plan::Plan;
 use sim_core::report::{self, PointRole, Report};
@@ -307,4 +307,51 @@ pub fn fabric_summary(a: &FabricAnswer) -> Vec<String> {
         format!("measured order of peaks:  {}", names(&a.measured_order)),
         format!("predicted order of peaks: {}", names(&a.predicted_order)),
     ]
+}
+
+/// The accuracy protocol: per dataset, fitted error, pair predicted from one machine, and the dataset predicted
+/// from the others alone.
+pub fn protocol(rows: &[ProtocolRow]) -> Vec<String> {
+    let mut t = Table::new(&["dataset", "question", "fitted_points", "n", "median_ape", "p90_ape", "note"]);
+    for r in rows {
+        let (n, med, p90) = match r.error {
+            Some(e) => (e.n.to_string(), format!("{:.1}%", e.median_ape), format!("{:.1}%", e.p90_ape)),
+            None => ("0".into(), "-".into(), "-".into()),
+        };
+        t.row(vec![
+            r.dataset.clone(),
+            r.question.name().into(),
+            r.fitted_points.to_string(),
+            n,
+            med,
+            p90,
+            r.missing.clone().unwrap_or_default(),
+        ]);
+    }
+    let mut out = vec![
+        String::new(),
+        "accuracy protocol (every fit from the same priors; pair_from_one fits one-machine points and predicts the pair; leave_one_out fits the other datasets):".into(),
+    ];
+    out.extend(t.aligned());
+    out
+}
+
+/// How the calibration dataset's fitted and predictive medians move when each assumed value is halved and
+/// doubled.
+pub fn sensitivity(rows: &[SensitivityRow]) -> Vec<String> {
+    let mut t =
+        Table::new(&["assumed value", "as used", "fitted median x0.5 / x1 / x2", "predictive median x0.5 / x1 / x2"]);
+    let three = |v: &[f64]| v.iter().map(|x| format!("{x:.1}%")).collect::<Vec<_>>().join(" / ");
+    for r in rows {
+        t.row(vec![
+            r.parameter.clone(),
+            format!("{:.4e}", r.value),
+            three(&r.fitted_median),
+            three(&r.predictive_median),
+        ]);
+    }
+    let mut out =
+        vec![String::new(), "sensitivity of the headline errors (gb300-report) to each assumed value:".into()];
+    out.extend(t.aligned());
+    out
 }

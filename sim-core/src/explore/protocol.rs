@@ -1,0 +1,280 @@
+//! The accuracy protocol: for every dataset, how well the model fits it, predicts its pair from its one-machine
+//! points, and predicts it from the other datasets alone; and how the headline errors move when each assumed
+//! value is halved and doubled. Every fit here starts from the same priors; nothing is tuned to a dataset.
+//!
+//! ```text
+//! fitted          fit on the dataset's unflagged points     → error on those same points
+//! pair_from_one   fit on its one-machine points             → error on its two-machine points
+//! leave_one_out   fit on every other dataset's points       → error on all of its points
+//! ```
+
+use super::Workspace;
+use crate::dataset::schema::REPORT_DATASET;
+use crate::dataset::MeasuredPoint;
+use crate::fit::{fit_from, FitSet};
+use crate::model::Coefficients;
+use crate::report::{build_for, PointRole};
+use crate::scenario::{apply_override, Scenario};
+use crate::stats::ErrorStats;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// The prior pull of the protocol's fits: the same weak pull the report's own fit uses.
+const PRIOR_WEIGHT: f64 = 1e-3;
+
+/// Which question a protocol row answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Question {
+    /// Fit on the dataset's points, error on the same points.
+    Fitted,
+    /// Fit on the dataset's one-machine points, error on its two-machine points.
+    PairFromOne,
+    /// Fit on every other dataset, error on this one's points.
+    LeaveOneOut,
+}
+
+impl Question {
+    pub const ALL: [Question; 3] = [Question::Fitted, Question::PairFromOne, Question::LeaveOneOut];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Question::Fitted => "fitted",
+            Question::PairFromOne => "pair_from_one",
+            Question::LeaveOneOut => "leave_one_out",
+        }
+    }
+}
+
+/// One row of the protocol: a dataset, a question, and the error it gives (or why there is none).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProtocolRow {
+    pub dataset: String,
+    pub question: Question,
+    /// Points the fit used.
+    pub fitted_points: usize,
+    /// Error on the points the question asks about (`None` when there are none: `missing` says why).
+    pub error: Option<ErrorStats>,
+    pub missing: Option<String>,
+}
+
+/// How the headline errors move when one assumed value is scaled.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SensitivityRow {
+    /// What is scaled: an override key and where (`link.call_latency_s (all scenarios)`).
+    pub parameter: String,
+    /// Its value as used, in SI units (for a per-model field: that model's).
+    pub value: f64,
+    /// The scale factors tried, in order (1 is the value as used).
+    pub scales: Vec<f64>,
+    /// Fitted median APE on the calibration dataset at each scale.
+    pub fitted_median: Vec<f64>,
+    /// Pair-from-one predictive median APE on the calibration dataset at each scale.
+    pub predictive_median: Vec<f64>,
+}
+
+/// The scales of the sensitivity table: halved, as used, doubled.
+pub const SENSITIVITY_SCALES: [f64; 3] = [0.5, 1.0, 2.0];
+
+/// One assumed value the sensitivity table varies.
+#[derive(Debug, Clone)]
+pub struct Assumption {
+    pub label: String,
+    /// Scales the value in a copy of the scenarios and of the base coefficients.
+    apply: Change,
+}
+
+#[derive(Debug, Clone)]
+enum Change {
+    /// An override key, on the scenarios of one model (or all when `None`).
+    Override { key: &'static str, model: Option<String> },
+    /// A coefficient the fit starts from and does not free.
+    Coefficient(fn(&mut Coefficients) -> &mut f64),
+}
+
+impl Workspace {
+    /// The datasets with published points, sorted (the calibration dataset among them).
+    pub fn datasets(&self) -> Vec<String> {
+        let mut d: Vec<String> = self.points().into_iter().map(|p| p.dataset).collect();
+        d.sort();
+        d.dedup();
+        d
+    }
+
+    /// Every dataset through the three questions of the protocol.
+    pub fn protocol(&self) -> Vec<ProtocolRow> {
+        let points = self.points();
+        let base = Coefficients::default();
+        let mut rows = Vec::new();
+        for d in self.datasets() {
+            for q in Question::ALL {
+                rows.push(protocol_row(&self.scenarios, &points, &base, &d, q));
+            }
+        }
+        rows
+    }
+
+    /// The assumed values the sensitivity table varies: the link's per-call latency, the reserves and the
+    /// prefill chunk the engine is assumed to use, and every model-card field whose basis is `assumed` (of the
+    /// models the calibration dataset measured).
+    pub fn assumptions(&self) -> Vec<Assumption> {
+        let mut out = vec![
+            Assumption {
+                label: "link.call_latency_s (every scenario)".into(),
+                apply: Change::Override { key: "link.call_latency_s", model: None },
+            },
+            Assumption {
+                label: "hbm_reserve_fraction (coefficient)".into(),
+                apply: Change::Coefficient(|k| &mut k.hbm_reserve_fraction),
+            },
+            Assumption {
+                label: "runtime_reserve_fraction (coefficient)".into(),
+                apply: Change::Coefficient(|k| &mut k.runtime_reserve_fraction),
+            },
+            Assumption {
+                label: "prefill_chunk_tokens (coefficient)".into(),
+                apply: Change::Coefficient(|k| &mut k.prefill_chunk_tokens),
+            },
+        ];
+        // Only the models of the calibration dataset move its headline errors.
+        let calibrated: std::collections::BTreeSet<String> =
+            self.points().into_iter().filter(|p| p.dataset == REPORT_DATASET).map(|p| p.model).collect();
+        for (id, m) in self.dataset.models.iter().filter(|(id, _)| calibrated.contains(*id)) {
+            let Ok(arch) = serde_json::to_value(&m.architecture) else { continue };
+            let Some(fields) = arch.as_object() else { continue };
+            for (field, q) in fields {
+                let assumed = q.get("basis").and_then(|b| b.as_str()) == Some("assumed");
+                let key = crate::scenario::OVERRIDES.iter().find(|o| o.key == format!("model.{field}"));
+                if let (true, Some(o)) = (assumed, key) {
+                    out.push(Assumption {
+                        label: format!("{} ({id}, assumed)", o.key),
+                        apply: Change::Override { key: o.key, model: Some(id.clone()) },
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// How the calibration dataset's fitted and predictive medians move when each assumption is halved and
+    /// doubled (two fits per scale: a few seconds for the shipped data in a release build).
+    pub fn sensitivity(&self, assumptions: &[Assumption]) -> Vec<SensitivityRow> {
+        let points: Vec<MeasuredPoint> = self.points().into_iter().filter(|p| p.dataset == REPORT_DATASET).collect();
+        assumptions
+            .iter()
+            .map(|a| {
+                let mut row = SensitivityRow {
+                    parameter: a.label.clone(),
+                    value: f64::NAN,
+                    scales: SENSITIVITY_SCALES.to_vec(),
+                    fitted_median: Vec::new(),
+                    predictive_median: Vec::new(),
+                };
+                for scale in SENSITIVITY_SCALES {
+                    let (scenarios, base, value) = a.scaled(&self.scenarios, scale);
+                    if scale == 1.0 {
+                        row.value = value;
+                    }
+                    let (f, p) = headline(&scenarios, &points, &base);
+                    row.fitted_median.push(f);
+                    row.predictive_median.push(p);
+                }
+                row
+            })
+            .collect()
+    }
+}
+
+impl Assumption {
+    /// Copies of the scenarios and the base coefficients with the value scaled, and the unscaled value.
+    fn scaled(
+        &self,
+        scenarios: &BTreeMap<String, Scenario>,
+        scale: f64,
+    ) -> (BTreeMap<String, Scenario>, Coefficients, f64) {
+        let mut scenarios = scenarios.clone();
+        let mut base = Coefficients::default();
+        let mut value = f64::NAN;
+        match &self.apply {
+            Change::Override { key, model } => {
+                for s in scenarios.values_mut().filter(|s| model.as_ref().is_none_or(|m| &s.model.id == m)) {
+                    let current = super::settings::read_override(s, key);
+                    value = current;
+                    // An override that cannot take the scaled value (acceptance at or above 1) keeps it.
+                    let _ = apply_override(s, key, current * scale);
+                }
+            }
+            Change::Coefficient(field) => {
+                value = *field(&mut base);
+                *field(&mut base) = value * scale;
+            }
+        }
+        (scenarios, base, value)
+    }
+}
+
+/// Fitted median (all unflagged points) and pair-from-one predictive median (fit on one-machine points) of
+/// one dataset's points; NaN where a question has no points.
+fn headline(scenarios: &BTreeMap<String, Scenario>, points: &[MeasuredPoint], base: &Coefficients) -> (f64, f64) {
+    let median = |r: &ProtocolRow| r.error.map_or(f64::NAN, |e| e.median_ape);
+    let d = points.first().map(|p| p.dataset.clone()).unwrap_or_default();
+    let fitted = protocol_row(scenarios, points, base, &d, Question::Fitted);
+    let pair = protocol_row(scenarios, points, base, &d, Question::PairFromOne);
+    (median(&fitted), median(&pair))
+}
+
+/// One protocol question for one dataset. A model with no one-machine point cannot be predicted from one
+/// machine: its pair points are left out of `pair_from_one` (the report lists them per model).
+fn protocol_row(
+    scenarios: &BTreeMap<String, Scenario>,
+    points: &[MeasuredPoint],
+    base: &Coefficients,
+    dataset: &str,
+    q: Question,
+) -> ProtocolRow {
+    let ours = |p: &MeasuredPoint| p.dataset == dataset && !p.is_flagged() && scenarios.contains_key(&p.scenario);
+    let with_single: std::collections::BTreeSet<&str> =
+        points.iter().filter(|p| ours(p) && p.mode.machines() == 1).map(|p| p.scenario.as_str()).collect();
+    let (fit_on, judge): (Box<dyn Fn(&MeasuredPoint) -> bool>, Box<dyn Fn(&MeasuredPoint) -> bool>) = match q {
+        Question::Fitted => (Box::new(ours), Box::new(ours)),
+        Question::PairFromOne => (
+            Box::new(move |p: &MeasuredPoint| ours(p) && p.mode.machines() == 1),
+            Box::new(move |p: &MeasuredPoint| {
+                ours(p) && p.mode.machines() == 2 && with_single.contains(p.scenario.as_str())
+            }),
+        ),
+        Question::LeaveOneOut => (
+            Box::new(move |p: &MeasuredPoint| {
+                p.dataset != dataset && !p.is_flagged() && scenarios.contains_key(&p.scenario)
+            }),
+            Box::new(ours),
+        ),
+    };
+    let train: Vec<MeasuredPoint> = points.iter().filter(|p| fit_on(p)).cloned().collect();
+    let judged: Vec<MeasuredPoint> = points.iter().filter(|p| judge(p)).cloned().collect();
+    let missing = if judged.is_empty() {
+        Some(match q {
+            Question::PairFromOne => "no two-machine point of a setup that also has one-machine points".to_string(),
+            _ => "no unflagged point".to_string(),
+        })
+    } else if train.is_empty() {
+        Some("nothing to fit on".to_string())
+    } else {
+        None
+    };
+    if let Some(why) = missing {
+        return ProtocolRow {
+            dataset: dataset.into(),
+            question: q,
+            fitted_points: train.len(),
+            error: None,
+            missing: Some(why),
+        };
+    }
+    let cal = fit_from(base, scenarios, &train, FitSet::All, PRIOR_WEIGHT);
+    let n = cal.points_used;
+    let report = build_for(scenarios, &judged, cal, &|p| q == Question::Fitted && fit_on(p));
+    let role = if q == Question::Fitted { PointRole::Fitted } else { PointRole::Predicted };
+    let apes: Vec<f64> = report.rows.iter().filter(|r| r.role == role).map(|r| r.ape).collect();
+    ProtocolRow { dataset: dataset.into(), question: q, fitted_points: n, error: ErrorStats::of(&apes), missing: None }
+}

@@ -1,0 +1,55 @@
+//! The accuracy protocol on the shipped data: every dataset answers the three questions (or says why it
+//! cannot), and the sensitivity table moves when an assumed value that matters is scaled.
+
+#[path = "../src/bin/sim-core/fsio.rs"]
+#[allow(dead_code)] // only the directory reader is used here
+mod fsio;
+
+use sim_core::explore::{Question, Workspace};
+use std::path::Path;
+
+fn workspace() -> Workspace {
+    let files = fsio::load_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../data")).expect("data/");
+    let ws = Workspace::load(&files, None);
+    assert!(ws.is_valid(), "{:?}", ws.errors());
+    ws
+}
+
+#[test]
+fn every_dataset_answers_every_question() {
+    let ws = workspace();
+    let rows = ws.protocol();
+    let datasets = ws.datasets();
+    assert!(datasets.contains(&"gb300-report".to_string()), "{datasets:?}");
+    assert_eq!(rows.len(), datasets.len() * Question::ALL.len());
+    for r in &rows {
+        // Either an error over some points, or the reason there is none; never both, never neither.
+        assert_eq!(r.error.is_some(), r.missing.is_none(), "{r:?}");
+        if let Some(e) = r.error {
+            assert!(e.n > 0 && e.median_ape.is_finite() && e.p90_ape >= e.median_ape, "{r:?}");
+        }
+    }
+    // The calibration dataset's fitted and pair-from-one numbers are the report's own (same fits).
+    let gb = |q: Question| rows.iter().find(|r| r.dataset == "gb300-report" && r.question == q).and_then(|r| r.error);
+    let fitted = gb(Question::Fitted).expect("fitted");
+    let report = ws.accuracy(sim_core::fit::FitSet::All).overall.fitted.expect("report fitted");
+    assert_eq!(fitted.n, report.n);
+    assert!((fitted.median_ape - report.median_ape).abs() < 1e-9, "{fitted:?} vs {report:?}");
+    let pair = gb(Question::PairFromOne).expect("pair from one");
+    let single = ws.accuracy(sim_core::fit::FitSet::Single).overall.predicted.expect("report predicted");
+    assert_eq!(pair.n, single.n, "the same pair points are predicted");
+}
+
+#[test]
+fn sensitivity_moves_with_the_link_latency() {
+    let ws = workspace();
+    let link: Vec<_> = ws.assumptions().into_iter().filter(|a| a.label.starts_with("link.call_latency_s")).collect();
+    assert_eq!(link.len(), 1);
+    let rows = ws.sensitivity(&link);
+    let r = &rows[0];
+    assert_eq!(r.scales, vec![0.5, 1.0, 2.0]);
+    assert!((r.value - 35e-6).abs() < 1e-12, "the link latency as used: {}", r.value);
+    // Pair points pay the per-call latency on every collective: the predictive error must react to it.
+    let p = &r.predictive_median;
+    assert!((p[0] - p[1]).abs() > 1.0 && (p[2] - p[1]).abs() > 1.0, "{p:?}");
+}
