@@ -223,6 +223,9 @@ fn headline(scenarios: &BTreeMap<String, Scenario>, points: &[MeasuredPoint], ba
     (median(&fitted), median(&pair))
 }
 
+/// Which points a fit sees, or which it is judged on.
+type PointFilter<'a> = Box<dyn Fn(&MeasuredPoint) -> bool + 'a>;
+
 /// One protocol question for one dataset. A model with no one-machine point cannot be predicted from one
 /// machine: its pair points are left out of `pair_from_one` (the report lists them per model).
 fn protocol_row(
@@ -235,7 +238,7 @@ fn protocol_row(
     let ours = |p: &MeasuredPoint| p.dataset == dataset && !p.is_flagged() && scenarios.contains_key(&p.scenario);
     let with_single: std::collections::BTreeSet<&str> =
         points.iter().filter(|p| ours(p) && p.mode.machines() == 1).map(|p| p.scenario.as_str()).collect();
-    let (fit_on, judge): (Box<dyn Fn(&MeasuredPoint) -> bool>, Box<dyn Fn(&MeasuredPoint) -> bool>) = match q {
+    let (fit_on, judge): (PointFilter, PointFilter) = match q {
         Question::Fitted => (Box::new(ours), Box::new(ours)),
         Question::PairFromOne => (
             Box::new(move |p: &MeasuredPoint| ours(p) && p.mode.machines() == 1),
