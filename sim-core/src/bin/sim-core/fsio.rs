@@ -51,16 +51,35 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<SourceText>) -> Result<(), String
     Ok(())
 }
 
-/// Reads the seed texts of a directory, keyed by file name.
+/// Reads the seed texts of a directory, keyed by file name, and the texts beside that directory keyed
+/// `../<name>`: other publications' tables (`../shared/external-sweeps.md` beside `../shared/seeds`), which
+/// external sources name relative to the seeds.
 pub fn read_seeds(dir: &Path) -> Result<Seeds, String> {
     let mut seeds = Seeds::new();
+    read_texts(dir, "", &mut seeds)?;
+    if let Some(parent) = dir.parent().filter(|p| p.is_dir()) {
+        read_texts(parent, "../", &mut seeds)?;
+    }
+    Ok(seeds)
+}
+
+/// Every regular file of `dir` (not recursive) as text, keyed by `prefix` + file name. Files that are not
+/// UTF-8 text are skipped only beside the seeds (a seed itself must be text).
+fn read_texts(dir: &Path, prefix: &str, seeds: &mut Seeds) -> Result<(), String> {
     let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     for entry in entries {
         let path = entry.map_err(|e| format!("{}: {e}", dir.display()))?.path();
-        if path.is_file() {
-            let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-            seeds.insert(path.file_name().unwrap_or_default().to_string_lossy().into_owned(), text);
+        if !path.is_file() {
+            continue;
+        }
+        let name = format!("{prefix}{}", path.file_name().unwrap_or_default().to_string_lossy());
+        match std::fs::read_to_string(&path) {
+            Ok(text) => {
+                seeds.insert(name, text);
+            }
+            Err(e) if prefix.is_empty() => return Err(format!("{}: {e}", path.display())),
+            Err(_) => {}
         }
     }
-    Ok(seeds)
+    Ok(())
 }
