@@ -272,6 +272,21 @@ pub fn model_check_with(ds: &Dataset, all: &Report, single: &Report) -> Vec<Diag
         );
     }
     out.extend(accuracy_sanity(acc, file));
+    for (i, t) in acc.protocol.iter().enumerate() {
+        if !crate::dataset::schema::PROTOCOL_QUESTIONS.contains(&t.question.as_str()) {
+            out.push(
+                Diagnostic::error(
+                    file,
+                    format!("/protocol/{i}/question"),
+                    format!("unknown question `{}`", t.question),
+                )
+                .with_hint(format!("use one of {}", crate::dataset::schema::PROTOCOL_QUESTIONS.join(", "))),
+            );
+        }
+        if t.median_ape_max.is_none() && t.p90_ape_max.is_none() {
+            out.push(Diagnostic::error(file, format!("/protocol/{i}"), "a target needs median_ape_max or p90_ape_max"));
+        }
+    }
     out.into_iter().map(|d| ds.locate(d)).collect()
 }
 

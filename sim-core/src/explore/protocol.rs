@@ -35,6 +35,7 @@ pub enum Question {
 }
 
 impl Question {
+    /// In the order of `dataset::schema::PROTOCOL_QUESTIONS` (a test checks the names agree).
     pub const ALL: [Question; 3] = [Question::Fitted, Question::PairFromOne, Question::LeaveOneOut];
 
     pub fn name(self) -> &'static str {
@@ -56,6 +57,18 @@ pub struct ProtocolRow {
     /// Error on the points the question asks about (`None` when there are none: `missing` says why).
     pub error: Option<ErrorStats>,
     pub missing: Option<String>,
+    /// The frozen target of `data/accuracy.json` for this row, if any: (median, p90) maxima and where it was set.
+    pub target: Option<Target>,
+    /// Whether the error meets the target (`None` without a target or without an error).
+    pub met: Option<bool>,
+}
+
+/// A target as the protocol row shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Target {
+    pub median_ape_max: Option<f64>,
+    pub p90_ape_max: Option<f64>,
+    pub source: String,
 }
 
 /// How the headline errors move when one assumed value is scaled.
@@ -106,9 +119,27 @@ impl Workspace {
         let points = self.points();
         let base = Coefficients::default();
         let mut rows = Vec::new();
+        let targets = self.dataset.accuracy.as_ref().map(|a| a.protocol.clone()).unwrap_or_default();
         for d in self.datasets() {
             for q in Question::ALL {
-                rows.push(protocol_row(&self.scenarios, &points, &base, &d, q));
+                let mut row = protocol_row(&self.scenarios, &points, &base, &d, q);
+                // A dataset's own target wins over one for every dataset (`*`).
+                let t = targets
+                    .iter()
+                    .filter(|t| t.question == q.name() && (t.dataset == d || t.dataset == "*"))
+                    .max_by_key(|t| t.dataset == d);
+                if let Some(t) = t {
+                    row.met = row.error.map(|e| {
+                        t.median_ape_max.is_none_or(|m| e.median_ape <= m)
+                            && t.p90_ape_max.is_none_or(|m| e.p90_ape <= m)
+                    });
+                    row.target = Some(Target {
+                        median_ape_max: t.median_ape_max,
+                        p90_ape_max: t.p90_ape_max,
+                        source: t.source.clone(),
+                    });
+                }
+                rows.push(row);
             }
         }
         rows
@@ -272,6 +303,8 @@ fn protocol_row(
             fitted_points: train.len(),
             error: None,
             missing: Some(why),
+            target: None,
+            met: None,
         };
     }
     let cal = fit_from(base, scenarios, &train, FitSet::All, PRIOR_WEIGHT);
@@ -279,5 +312,24 @@ fn protocol_row(
     let report = build_for(scenarios, &judged, cal, &|p| q == Question::Fitted && fit_on(p));
     let role = if q == Question::Fitted { PointRole::Fitted } else { PointRole::Predicted };
     let apes: Vec<f64> = report.rows.iter().filter(|r| r.role == role).map(|r| r.ape).collect();
-    ProtocolRow { dataset: dataset.into(), question: q, fitted_points: n, error: ErrorStats::of(&apes), missing: None }
+    ProtocolRow {
+        dataset: dataset.into(),
+        question: q,
+        fitted_points: n,
+        error: ErrorStats::of(&apes),
+        missing: None,
+        target: None,
+        met: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn question_names_match_the_schema() {
+        let names: Vec<&str> = Question::ALL.iter().map(|q| q.name()).collect();
+        assert_eq!(names, crate::dataset::schema::PROTOCOL_QUESTIONS);
+    }
 }

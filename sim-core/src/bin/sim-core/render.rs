@@ -312,11 +312,25 @@ pub fn fabric_summary(a: &FabricAnswer) -> Vec<String> {
 /// The accuracy protocol: per dataset, fitted error, pair predicted from one machine, and the dataset predicted
 /// from the others alone.
 pub fn protocol(rows: &[ProtocolRow]) -> Vec<String> {
-    let mut t = Table::new(&["dataset", "question", "fitted_points", "n", "median_ape", "p90_ape", "note"]);
+    let mut t =
+        Table::new(&["dataset", "question", "fitted_points", "n", "median_ape", "p90_ape", "target", "met", "note"]);
     for r in rows {
         let (n, med, p90) = match r.error {
             Some(e) => (e.n.to_string(), format!("{:.1}%", e.median_ape), format!("{:.1}%", e.p90_ape)),
             None => ("0".into(), "-".into(), "-".into()),
+        };
+        let target = r.target.as_ref().map_or_else(String::new, |t| {
+            let part = |name: &str, v: Option<f64>| v.map(|v| format!("{name} <= {v}%"));
+            [part("median", t.median_ape_max), part("p90", t.p90_ape_max)]
+                .into_iter()
+                .flatten()
+                .collect::<Vec<_>>()
+                .join(", ")
+        });
+        let met = match r.met {
+            Some(true) => "yes",
+            Some(false) => "MISSED",
+            None => "",
         };
         t.row(vec![
             r.dataset.clone(),
@@ -325,6 +339,8 @@ pub fn protocol(rows: &[ProtocolRow]) -> Vec<String> {
             n,
             med,
             p90,
+            target,
+            met.into(),
             r.missing.clone().unwrap_or_default(),
         ]);
     }
