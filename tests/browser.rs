@@ -1,12 +1,15 @@
 //! End to end in headless Chromium against dist/, one test per feature so one failure hides no other: first load,
-//! pickers, what-if, URL restore, gain (and its claims), fabric, embeds, stated ranges, broken links, planner,
-//! exports, accuracy, calibration, hover, and the bundle's size budget. Needs dist/ (scripts/build-app.sh) and
+//! pickers, what-if, URL restore, gain (and its claims), fabric, embeds (and an embed filling a resized frame),
+//! stated ranges, broken links, bad pastes, planner, exports, accuracy, calibration, hover, labels and keyboard on
+//! every view, and the bundle's size budget. Every page is served with a strict Content-Security-Policy and every
+//! test fails on a violation of it or a console error. Needs dist/ (scripts/build-app.sh) and
 //! Chromium + chromedriver (scripts/setup.sh); TWOTOWER_SKIP_BROWSER=1 skips every test and says so on stderr.
 //! The harness and the shared wait-and-assert steps live in browser_support.rs.
 
 mod browser_support;
 
 use browser_support::*;
+use fantoccini::actions::{InputSource, KeyAction, KeyActions};
 use fantoccini::Locator;
 use serde_json::{json, Value};
 use std::time::Instant;
@@ -516,5 +519,291 @@ fn hover_tooltips_and_device_pixels() {
         c.release_actions().await.unwrap();
         wait_for(c, "return !document.getElementById('chart-tooltip')", "tooltip hidden").await;
         assert_no_errors(c, "hover").await;
+    });
+}
+
+/// Checks the current page's controls and charts for what a screen reader and a keyboard need; returns the
+/// problems: a control without an accessible name (label, aria-label, aria-labelledby, or a button's text), a
+/// canvas without role=img and a non-empty aria-label (or whose aria-describedby names a missing element while it
+/// is shown), and any positive tabindex (it breaks the document's tab order).
+const A11Y_PROBLEMS: &str = r#"
+const named = e => {
+  const aria = (e.getAttribute('aria-label') || '').trim();
+  if (aria) return aria;
+  const by = (e.getAttribute('aria-labelledby') || '').split(/\s+/).filter(Boolean);
+  const byText = by.map(id => { const x = document.getElementById(id); return x ? x.textContent : ''; }).join(' ').trim();
+  if (byText) return byText;
+  const labels = e.labels ? Array.from(e.labels).map(l => l.textContent).join(' ').trim() : '';
+  if (labels) return labels;
+  return e.tagName === 'BUTTON' ? e.textContent.trim() : '';
+};
+const problems = [];
+for (const e of document.querySelectorAll('input, select, button, textarea')) {
+  if (e.type !== 'hidden' && !named(e)) problems.push('no accessible name: ' + e.outerHTML.slice(0, 120));
+}
+for (const c of document.querySelectorAll('canvas')) {
+  if (c.getAttribute('role') !== 'img') problems.push('canvas ' + c.id + ' has no role=img');
+  if (!(c.getAttribute('aria-label') || '').trim()) problems.push('canvas ' + c.id + ' has no aria-label');
+  const shown = c.offsetParent !== null;
+  for (const id of (c.getAttribute('aria-describedby') || '').split(/\s+/).filter(Boolean)) {
+    if (shown && !document.getElementById(id)) problems.push('canvas ' + c.id + ' described by missing #' + id);
+  }
+}
+for (const e of document.querySelectorAll('[tabindex]')) {
+  if (e.tabIndex > 0) problems.push('positive tabindex: ' + e.outerHTML.slice(0, 80));
+}
+return problems;
+"#;
+
+/// Every view (explorer, gain, fabric, plan, accuracy) names every control and describes every chart; the
+/// chart's description says what it shows and points at the table with its numbers; Tab walks from the view
+/// tabs to the model picker, which shows a visible focus ring.
+#[test]
+fn accessible_names_roles_and_keyboard() {
+    browser_test("accessible_names_roles_and_keyboard", |p| async move {
+        let c = &p.c;
+        for (query, view) in [
+            ("", "explorer"),
+            ("?view=gain", "gain"),
+            ("?view=fabric", "fabric"),
+            (PLAN_SPARK, "plan"),
+            ("?view=plan&src=hf", "plan (config.json)"),
+            ("?view=plan&src=form", "plan (form)"),
+        ] {
+            p.open(query, view).await;
+            assert_eq!(js(c, A11Y_PROBLEMS).await, json!([]), "accessibility problems on the {view} view");
+            let chart = js(
+                c,
+                "const e = document.getElementById('chart'); \
+                 return [e.getAttribute('aria-label'), e.getAttribute('aria-describedby')];",
+            )
+            .await;
+            let label = chart[0].as_str().unwrap_or("");
+            println!("{view} chart: aria-label {label:?}, aria-describedby {}", chart[1]);
+            // An empty config.json box gives no plan and no table: the label says so and points nowhere.
+            let has_table = view != "plan (config.json)";
+            assert!(label.len() > 20 && label.contains("chart"), "{view}: chart label says little: {label}");
+            assert_eq!(label.contains("table below"), has_table, "{view}: the label's mention of a table: {label}");
+            assert_eq!(
+                chart[1].as_str().is_some_and(|d| !d.is_empty()),
+                has_table,
+                "{view}: the chart's aria-describedby ({}) against the table under it",
+                chart[1]
+            );
+            assert_no_errors(c, view).await;
+        }
+        // The accuracy view hides the chart and shows tables computed on demand; its controls are checked too.
+        click_tab(c, "accuracy").await;
+        wait_for(c, "return document.getElementById('acc-predictive-overall') !== null", "accuracy tables").await;
+        assert_eq!(js(c, A11Y_PROBLEMS).await, json!([]), "accessibility problems on the accuracy view");
+        // The embed's chart has a text alternative as well (no table there, so no aria-describedby).
+        p.open("?embed=1", "embed").await;
+        assert_eq!(js(c, A11Y_PROBLEMS).await, json!([]), "accessibility problems in the embed");
+
+        // Keyboard: from the top of the explorer, Tab goes through the view tabs and lands on the model picker.
+        p.open("", "keyboard").await;
+        let mut visited = Vec::new();
+        for _ in 0..8 {
+            let tab = KeyActions::new("keyboard".into())
+                .then(KeyAction::Down { value: '\u{E004}' })
+                .then(KeyAction::Up { value: '\u{E004}' });
+            c.perform_actions(tab).await.unwrap();
+            let at =
+                js(c, "const e = document.activeElement; return e ? (e.id || e.dataset.view || e.tagName) : '';").await;
+            visited.push(at.as_str().unwrap_or("").to_string());
+            if visited.last().is_some_and(|v| v == "model") {
+                break;
+            }
+        }
+        println!("tab order from the top: {}", visited.join(" -> "));
+        assert_eq!(
+            visited.last().map(String::as_str),
+            Some("model"),
+            "Tab never reached the model picker: {visited:?}"
+        );
+        assert_eq!(
+            visited.first().map(String::as_str),
+            Some("explorer"),
+            "the first Tab stop is not the first view tab"
+        );
+        let ring = js(
+            c,
+            "const s = getComputedStyle(document.getElementById('model')); return [s.outlineStyle, s.outlineWidth];",
+        )
+        .await;
+        assert!(
+            ring[0] != json!("none")
+                && ring[1].as_str().and_then(|w| w.trim_end_matches("px").parse::<f64>().ok()) >= Some(2.0),
+            "no visible focus ring on the focused model picker: {ring}"
+        );
+        assert_no_errors(c, "keyboard").await;
+    });
+}
+
+/// The embed fills its frame: in a 1280x500 iframe the canvas is the frame's width (within 2%) and height, the
+/// chart draws ink across its right part (it used to stop near 1,050 px), and when the frame shrinks the chart
+/// redraws to the new size.
+#[test]
+fn embed_fills_and_follows_its_frame() {
+    browser_test("embed_fills_and_follows_its_frame", |p| async move {
+        let c = &p.c;
+        c.goto(&format!("{}__test/embed-frame.html", p.base)).await.unwrap();
+        let state = "const f = document.getElementById('frame'); const d = f && f.contentDocument; \
+                     const w = d && d.querySelector('.chart-wrap'); const k = d && d.getElementById('chart'); \
+                     if (!w || !k || !(Number(w.dataset.draws) > 0)) return null; \
+                     return [Number(w.dataset.draws), k.clientWidth, k.clientHeight, f.clientWidth, f.clientHeight, \
+                             d.documentElement.clientHeight - w.getBoundingClientRect().top];";
+        let s = wait_for(c, state, "embedded chart in the frame").await;
+        let num = |v: &Value, i: usize| v[i].as_f64().unwrap_or(f64::NAN);
+        let (draws, cw, ch, fw, fh, room) = (num(&s, 0), num(&s, 1), num(&s, 2), num(&s, 3), num(&s, 4), num(&s, 5));
+        println!("embed in a {fw}x{fh} frame: canvas {cw}x{ch} (room under the warning: {room} px), {draws} draws");
+        assert_eq!((fw, fh), (1280.0, 500.0), "the host page's frame is not 1280x500");
+        assert!((cw - fw).abs() <= 0.02 * fw, "canvas {cw} px wide in a {fw} px frame");
+        assert!(ch >= room - 2.0 && ch <= fh, "canvas {ch} px high with {room} px of room in a {fh} px frame");
+        let ink = js(
+            c,
+            "const k = document.getElementById('frame').contentDocument.getElementById('chart'); \
+             const r = k.width / k.clientWidth; \
+             const d = k.getContext('2d').getImageData(Math.round(1100 * r), 0, Math.round(140 * r), k.height).data; \
+             let n = 0; for (let i = 0; i < d.length; i += 4) if (d[i] < 250 || d[i+1] < 250 || d[i+2] < 250) n++; \
+             return n;",
+        )
+        .await;
+        assert!(ink.as_u64().unwrap_or(0) > 200, "nothing drawn between x = 1100 and 1240 px: {ink} non-white pixels");
+        // Shrink the frame: the chart follows.
+        js(
+            c,
+            "const f = document.getElementById('frame'); f.style.width = '800px'; f.style.height = '360px'; return 1;",
+        )
+        .await;
+        let script = format!(
+            "const f = document.getElementById('frame'); const d = f.contentDocument; \
+             const w = d.querySelector('.chart-wrap'); const k = d.getElementById('chart'); \
+             return Number(w.dataset.draws) > {draws} && Math.abs(k.clientWidth - 800) <= 16 \
+                 && k.clientHeight <= 360 && k.clientHeight >= 340 && [k.clientWidth, k.clientHeight];"
+        );
+        let resized = wait_for(c, &script, "redraw at the frame's new size (800x360)").await;
+        println!("after resizing the frame to 800x360: canvas {}x{}", resized[0], resized[1]);
+        let frame_errors =
+            js(c, "return document.getElementById('frame').contentWindow.__errors || ['no hook'];").await;
+        assert_eq!(frame_errors, json!([]), "console errors or CSP violations inside the frame");
+        assert_no_errors(c, "embed host page").await;
+    });
+}
+
+/// config.json files of models without the fields the planner reads: a convolutional vision model and a
+/// state-space model (Mamba has layers and a width but no attention heads).
+const CONVNEXT_CONFIG: &str = r#"{"architectures": ["ConvNextForImageClassification"], "model_type": "convnext",
+  "depths": [3, 3, 9, 3], "hidden_sizes": [96, 192, 384, 768], "num_channels": 3, "patch_size": 4, "image_size": 224}"#;
+const MAMBA_CONFIG: &str = r#"{"architectures": ["MambaForCausalLM"], "model_type": "mamba", "d_model": 2560,
+  "n_layer": 64, "vocab_size": 50280, "ssm_cfg": {}, "rms_norm": true, "residual_in_fp32": true}"#;
+
+/// Sets the text box `id` to what `expr` (JavaScript) evaluates to and fires `input`, as a paste would; large
+/// texts are built in the page so they do not cross the WebDriver wire.
+async fn paste(c: &fantoccini::Client, id: &str, expr: &str) {
+    let script = format!(
+        "const e = document.getElementById({id:?}); if (!e) return false; e.value = {expr}; \
+         e.dispatchEvent(new Event('input', {{bubbles: true}})); return true;"
+    );
+    assert_eq!(js(c, &script).await, json!(true), "no #{id} to paste into");
+}
+
+/// After bad input the page still works: a valid edit redraws the chart with ink and a verdict.
+async fn assert_still_works(c: &fantoccini::Client, step: &str) {
+    let before = chart_state(c).await.0;
+    // A different value each time: an edit to the same value changes nothing and draws nothing.
+    let isl = js(c, "return document.getElementById('plan-isl').value === '2048' ? '4096' : '2048';").await;
+    set_value(c, "#plan-isl", isl.as_str().unwrap_or("2048"), "change").await;
+    wait_draws_above(c, before, &format!("{step}: redraw after a valid edit")).await;
+    assert_chart_drawn(c, step).await;
+    assert_no_errors(c, step).await;
+}
+
+/// Bad input never blanks the page: 10 MB pasted into the measurements box and into the config.json box, a
+/// binary file's bytes, and config.json files of other architectures each give a visible message naming the
+/// problem, and the chart draws again after each.
+#[test]
+fn bad_pastes_show_a_message_and_keep_the_page() {
+    browser_test("bad_pastes_show_a_message_and_keep_the_page", |p| async move {
+        let c = &p.c;
+        p.open("?view=plan&model=glm-5.2&isl=1024&osl=1024&cmax=64", "planner").await;
+        let visible_text = |id: &str| {
+            format!(
+                "const e = document.getElementById({id:?}); \
+                 return e && e.offsetParent !== null && e.innerText.trim().length > 0 && e.innerText;"
+            )
+        };
+
+        // 1. Ten megabytes of text in the measurements box: the importer's message, the published fit stays.
+        let started = Instant::now();
+        paste(c, "plan-meas", "'{\"max_concurrency\": 8, \"output_throughput\": '.padEnd(10 * 1024 * 1024, '9 ')")
+            .await;
+        let err = wait_for(c, &visible_text("plan-meas-error"), "10 MB measurements: message").await;
+        println!(
+            "10 MB of measurements: message after {:.0} ms: {}",
+            started.elapsed().as_secs_f64() * 1e3,
+            err.as_str().unwrap_or("").lines().next().unwrap_or("")
+        );
+        assert!(err.as_str().unwrap_or("").contains("pasted results"), "message does not name the input: {err}");
+        paste(c, "plan-meas", "''").await;
+        wait_for(c, "return !document.getElementById('plan-meas-error')", "measurements error cleared").await;
+        assert_still_works(c, "after 10 MB of measurements").await;
+
+        // 2. A binary file's bytes (a PNG header, NULs and every byte value) in the measurements box.
+        paste(
+            c,
+            "plan-meas",
+            "'\\x89PNG\\r\\n\\x1a\\n' + Array.from({length: 4096}, (_, i) => String.fromCharCode(i % 256)).join('')",
+        )
+        .await;
+        let err = wait_for(c, &visible_text("plan-meas-error"), "binary measurements: message").await;
+        println!("binary measurements: {}", err.as_str().unwrap_or("").lines().next().unwrap_or(""));
+        paste(c, "plan-meas", "''").await;
+        assert_still_works(c, "after binary measurements").await;
+
+        // 3. The config.json box: 10 MB, binary bytes, then a vision and a state-space model's configs.
+        set_value(c, "#plan-src", "hf", "change").await;
+        wait_for(c, &visible_text("plan-hf-error"), "empty config message").await;
+        let cases: [(&str, String, &str); 4] = [
+            (
+                "10 MB config.json",
+                "'{\"num_hidden_layers\": 61, \"pad\": \"'.padEnd(10 * 1024 * 1024, 'x')".into(),
+                "not valid JSON",
+            ),
+            (
+                "binary config.json",
+                "Array.from({length: 4096}, (_, i) => String.fromCharCode(i % 256)).join('')".into(),
+                "not valid JSON",
+            ),
+            ("vision model config.json", format!("{CONVNEXT_CONFIG:?}"), "config.json has none of the fields"),
+            ("state-space model config.json", format!("{MAMBA_CONFIG:?}"), "config.json has none of the fields"),
+        ];
+        for (what, expr, expected) in cases {
+            paste(c, "plan-hf", &expr).await;
+            let err = wait_for(
+                c,
+                &format!(
+                    "const e = document.getElementById('plan-hf-error'); \
+                     return e && e.offsetParent !== null && e.innerText.includes({expected:?}) && e.innerText;"
+                ),
+                &format!("{what}: message"),
+            )
+            .await;
+            let err = err.as_str().unwrap_or("");
+            println!("{what}: {}", err.chars().take(160).collect::<String>());
+            let (mode, verdict_text) = verdict(c).await;
+            assert!(mode.is_empty() && verdict_text.contains("No plan"), "{what}: verdict {verdict_text}");
+            assert_eq!(
+                js(c, "return document.querySelectorAll('aside select, aside input').length > 10").await,
+                json!(true)
+            );
+            // Cleared (a visible 10 MB text box costs Chromium seconds of layout on every later edit), then back to
+            // a report model: the plan and the chart return.
+            paste(c, "plan-hf", "''").await;
+            set_value(c, "#plan-src", "report", "change").await;
+            wait_for(c, "const v = document.getElementById('verdict'); return v && v.dataset.mode !== '';", what).await;
+            assert_still_works(c, what).await;
+            set_value(c, "#plan-src", "hf", "change").await;
+        }
     });
 }

@@ -1,5 +1,6 @@
 //! The harness of the browser tests (tests/browser.rs): prerequisites and the skip switch, a static server for
-//! dist/, one chromedriver + headless Chromium per test, and the shared wait-and-assert steps.
+//! dist/ (and the test pages under tests/pages/ at /__test/) that sends the page's Content-Security-Policy, one
+//! chromedriver + headless Chromium per test, and the shared wait-and-assert steps.
 
 use fantoccini::actions::{InputSource, MouseActions, PointerAction};
 use fantoccini::{Client, ClientBuilder, Locator};
@@ -15,6 +16,10 @@ use std::time::{Duration, Instant};
 pub const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
 pub const CHROMIUM: &str = "/usr/bin/chromium";
 
+/// The page's policy, sent with every response: no inline script or style, wasm compiled from the same origin.
+/// The error hook (public/error-hook.js) records each violation into `__errors`, which every test checks.
+pub const CSP: &str = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'";
+
 /// How long any single page condition may take: the wasm start-up fit and the planner's calibration are the
 /// slowest steps (a few seconds on 2 busy cores), so 20 s only trips on a real hang.
 const WAIT: Duration = Duration::from_secs(20);
@@ -29,6 +34,11 @@ static ONE_BROWSER: Mutex<()> = Mutex::new(());
 
 pub fn dist() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../dist")
+}
+
+/// Pages the tests need around the bundle (an iframe host for the embed), served at `/__test/`.
+fn test_pages() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("pages")
 }
 
 /// Written straight to the process's stderr, past libtest's output capture: a skipped test reports "ok", so the
@@ -161,6 +171,8 @@ where
             let c = page.c.clone();
             checks(page).await;
             assert_local_only(&c).await;
+            // Whatever the checks asserted, the page they end on has no console error or CSP violation.
+            assert_no_errors(&c, test).await;
         })
         .await
     });
@@ -175,7 +187,8 @@ where
     }
 }
 
-/// A static file server for dist/ on 127.0.0.1; the thread dies with the test process.
+/// A static file server for dist/ (and tests/pages/ at /__test/) on 127.0.0.1; the thread dies with the test
+/// process.
 fn serve(root: PathBuf) -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -203,7 +216,10 @@ fn respond(mut stream: TcpStream, root: &Path) -> std::io::Result<()> {
     let path = line.split_whitespace().nth(1).unwrap_or("/");
     let path = path.split(['?', '#']).next().unwrap_or("/");
     let rel = if path == "/" { "index.html" } else { path.trim_start_matches('/') };
-    let file = root.join(rel);
+    let file = match rel.strip_prefix("__test/") {
+        Some(page) => test_pages().join(page),
+        None => root.join(rel),
+    };
     let ok = !rel.contains("..") && file.is_file();
     let (status, body) = if ok { ("200 OK", std::fs::read(&file)?) } else { ("404 Not Found", b"not found".to_vec()) };
     let ctype = match file.extension().and_then(|e| e.to_str()) {
@@ -216,7 +232,8 @@ fn respond(mut stream: TcpStream, root: &Path) -> std::io::Result<()> {
     };
     write!(
         stream,
-        "HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        "HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Security-Policy: {CSP}\r\nContent-Length: {}\r\n\
+         Connection: close\r\n\r\n",
         body.len()
     )?;
     stream.write_all(&body)?;
@@ -334,9 +351,10 @@ pub async fn assert_chart_drawn(c: &Client, what: &str) {
     assert!(ink > 2000, "{what}: canvas looks empty ({ink} non-white pixels)");
 }
 
+/// No console error, panic, uncaught error or Content-Security-Policy violation on the page so far.
 pub async fn assert_no_errors(c: &Client, page: &str) {
     let errors = js(c, "return window.__errors || ['__errors hook missing']").await;
-    assert_eq!(errors, json!([]), "console errors or panics on {page}");
+    assert_eq!(errors, json!([]), "console errors, panics or CSP violations on {page}");
 }
 
 /// Every resource the current page loaded came from the local server (127.0.0.1), none from elsewhere.

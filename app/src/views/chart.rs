@@ -1,14 +1,16 @@
-//! The canvas: draws the current chart with plotters-canvas at the screen's pixel density, counts draws for
-//! tests (data-draws), and shows a tooltip for the published point under the mouse.
+//! The canvas: draws the current chart with plotters-canvas at the screen's pixel density, redraws when its
+//! container changes size (a ResizeObserver: the embed fills its frame), counts draws for tests (data-draws),
+//! describes itself to screen readers (role=img, a summary, the table under it), and shows a tooltip for the
+//! published point under the mouse.
 
 use crate::charts::{ChartSpec, HitPoints};
 use crate::compute::{PointRow, StatedKind, StatedRow};
-use leptos::leptos_dom::helpers::request_animation_frame;
 use leptos::prelude::*;
 use plotters::prelude::IntoDrawingArea;
 use plotters_canvas::CanvasBackend;
+use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
-use web_sys::CanvasRenderingContext2d;
+use web_sys::{CanvasRenderingContext2d, HtmlElement, ResizeObserver};
 
 /// How close (CSS pixels) the mouse must be to a point to show its tooltip.
 const HOVER_RADIUS: f64 = 14.0;
@@ -27,6 +29,86 @@ enum TipBody {
     Point { row: Option<PointRow>, mode: String, concurrency: f64, measured: f64 },
     /// A range or a value without a stated concurrency.
     Stated(StatedRow),
+}
+
+/// Watches the chart's container and bumps `resized` when its size differs from the last draw's; disconnects
+/// when the component goes (the callback must not outlive its closure).
+struct SizeWatch {
+    observer: ResizeObserver,
+    _callback: Closure<dyn FnMut(js_sys::Array)>,
+}
+
+impl Drop for SizeWatch {
+    fn drop(&mut self) {
+        self.observer.disconnect();
+    }
+}
+
+/// The canvas's size in CSS pixels for a container of `client` (width, height): the page keeps a readable
+/// width (up to 1100 px) and the plot's aspect with the legend strip under it; an embed fills its frame.
+fn canvas_size(spec: &ChartSpec, embed: bool, client: (i32, i32)) -> (i32, i32) {
+    if embed {
+        return (client.0.max(200), client.1.max(150));
+    }
+    let width = client.0.clamp(280, 1100);
+    // The plot keeps its aspect (taller on phones) and the legend strip goes under it, adding to the height.
+    let aspect = if width < 500 { 0.78 } else { 0.58 };
+    (width, (f64::from(width) * aspect) as i32 + spec.legend_height(width as u32) as i32)
+}
+
+/// What a screen reader says for the canvas: which chart, what it plots, and that the table below has the
+/// numbers (the canvas itself has no text to read).
+pub fn summary(spec: &ChartSpec, embed: bool) -> String {
+    let names =
+        |p: &[(sim_core::Mode, Vec<(u32, f64)>)]| p.iter().map(|(m, _)| m.name()).collect::<Vec<_>>().join(", ");
+    let body = match spec {
+        ChartSpec::Sweep(d) => format!(
+            "Throughput chart, {}: output tokens per second against concurrent requests; predicted curves for {} with \
+             error bands, and {} published points",
+            d.title,
+            names(&d.predicted),
+            d.measured.len()
+        ),
+        ChartSpec::Gain(d) => format!(
+            "Gain chart, {}: the pair's throughput over one station's at equal concurrency; predicted for {}, {} \
+             published ratios and {} of the report's claims",
+            d.title,
+            names(&d.predicted),
+            d.measured.len(),
+            d.claims.len()
+        ),
+        ChartSpec::Fabric(d) => format!(
+            "Fabric chart, {}: bus bandwidth against message size for {} collectives, measured rows as dots, \
+             the payload ceiling at {:.2} GB/s",
+            d.title,
+            d.predicted.len(),
+            d.ceiling_gbps
+        ),
+        // No plan (a config.json the planner cannot read): the message next to the controls says why.
+        ChartSpec::Plan(d) if d.rows.is_empty() => return format!("Planner chart, empty: {}.", d.title),
+        ChartSpec::Plan(d) => format!(
+            "Planner chart, {}: predicted output tokens per second against concurrent requests for {}{}",
+            d.title,
+            names(&d.predicted),
+            d.recommended.map(|m| format!("; recommended: {}", m.name())).unwrap_or_default()
+        ),
+    };
+    if embed {
+        body + "."
+    } else {
+        body + ". The table below the chart lists the same numbers."
+    }
+}
+
+/// The ids of the tables under the chart that hold its numbers (for aria-describedby); none when the view shows
+/// no table (a planner question without a plan).
+fn described_by(spec: &ChartSpec) -> Option<&'static str> {
+    match spec {
+        ChartSpec::Sweep(_) => Some("points-table"),
+        ChartSpec::Gain(_) => Some("gain-published gain-predicted"),
+        ChartSpec::Fabric(_) => Some("fabric-table"),
+        ChartSpec::Plan(d) => (!d.rows.is_empty()).then_some("plan-table"),
+    }
 }
 
 #[component]
@@ -51,7 +133,34 @@ pub fn Chart(
     let hits = RwSignal::new(HitPoints::new());
     let tip = RwSignal::new(None::<Tip>);
     let dpr_seen = RwSignal::new(1.0f64);
-    let _ = window_event_listener(leptos::ev::resize, move |_| resized.update(|n| *n += 1));
+    // The CSS size and pixel ratio of the last draw: a resize to the same size (the observer's first report, a
+    // layout that did not move the chart) draws nothing.
+    let drawn = StoredValue::new((0i32, 0i32, 0.0f64));
+    // Zoom changes devicePixelRatio without resizing the container; the window reports that.
+    let _ = window_event_listener(leptos::ev::resize, move |_| {
+        if window().device_pixel_ratio() != drawn.get_value().2 {
+            resized.update(|n| *n += 1);
+        }
+    });
+    let watch = StoredValue::new_local(None::<SizeWatch>);
+    Effect::new(move |_| {
+        let Some(w) = wrap.get() else { return };
+        if watch.with_value(Option::is_some) {
+            return;
+        }
+        let callback = Closure::<dyn FnMut(js_sys::Array)>::new(move |_: js_sys::Array| {
+            let Some(w) = wrap.get_untracked() else { return };
+            let size = spec.with_untracked(|s| canvas_size(s, embed, (w.client_width(), w.client_height())));
+            let (dw, dh, _) = drawn.get_value();
+            if size != (dw, dh) {
+                resized.update(|n| *n += 1);
+            }
+        });
+        if let Ok(observer) = ResizeObserver::new(callback.as_ref().unchecked_ref()) {
+            observer.observe(&w);
+            watch.set_value(Some(SizeWatch { observer, _callback: callback }));
+        }
+    });
     Effect::new(move |_| {
         resized.track();
         if visible.is_some_and(|v| !v.get()) {
@@ -59,20 +168,15 @@ pub fn Chart(
         }
         let started = window().performance().map(|p| p.now()).unwrap_or(0.0);
         let (Some(c), Some(w)) = (canvas.get(), wrap.get()) else { return };
-        let width = w.client_width().clamp(280, 1100);
-        // The plot keeps its aspect (taller on phones) and the legend strip goes under it, adding to the height.
-        let height = if embed {
-            w.client_height().max(200)
-        } else {
-            let aspect = if width < 500 { 0.78 } else { 0.58 };
-            (f64::from(width) * aspect) as i32 + spec.with(|s| s.legend_height(width as u32)) as i32
-        };
+        let (width, height) = spec.with(|s| canvas_size(s, embed, (w.client_width(), w.client_height())));
         // Backing store in device pixels, drawing in CSS pixels scaled up: crisp on high-DPI screens.
         let dpr = window().device_pixel_ratio().clamp(1.0, 4.0);
         dpr_seen.set(dpr);
+        drawn.set_value((width, height, window().device_pixel_ratio()));
         c.set_width((f64::from(width) * dpr).round() as u32);
         c.set_height((f64::from(height) * dpr).round() as u32);
-        let style = web_sys::HtmlElement::style(&c);
+        // Through the CSSOM, which the page's style-src 'self' allows (a style attribute it would block).
+        let style = HtmlElement::style(&c);
         let _ = style.set_property("width", &format!("{width}px"));
         let _ = style.set_property("height", &format!("{height}px"));
         if let Some(ctx) =
@@ -86,15 +190,6 @@ pub fn Chart(
         });
         match result {
             Ok(h) => {
-                // The page's scrollbar may appear after this first layout and narrow the wrapper: check again
-                // on the next frame and redraw at the new width if it changed.
-                request_animation_frame(move || {
-                    if let Some(w) = wrap.get_untracked() {
-                        if w.client_width().clamp(280, 1100) != width {
-                            resized.update(|n| *n += 1);
-                        }
-                    }
-                });
                 error.set(None);
                 hits.set(h);
                 tip.set(None);
@@ -186,8 +281,9 @@ pub fn Chart(
                     view! { <div class="tip-head">{format!("{mode} at {concurrency} requests: {measured:.0}")}</div> }.into_any()
                 }
             };
+            // Placed through style properties (the CSSOM), not a style attribute, which style-src 'self' blocks.
             view! {
-                <div class="chart-tooltip" id="chart-tooltip" role="tooltip" style=format!("left:{left}px;top:{top}px")>{body}</div>
+                <div class="chart-tooltip" id="chart-tooltip" role="tooltip" style:left=format!("{left}px") style:top=format!("{top}px")>{body}</div>
             }
         })
     };
@@ -203,7 +299,8 @@ pub fn Chart(
             <canvas id="chart" node_ref=canvas role="img"
                 on:mousemove=on_move
                 on:mouseleave=move |_| tip.set(None)
-                aria-label="chart of the current view; the table below lists the same numbers"></canvas>
+                aria-label=move || spec.with(|s| summary(s, embed))
+                aria-describedby=move || if embed { None } else { spec.with(described_by) }></canvas>
             {tooltip}
             {move || error.get().map(|e| view! { <p class="chart-error">{e}</p> })}
         </div>

@@ -54,7 +54,7 @@ pub fn ExplorerTable(sweep: Memo<Result<SweepAnswer, String>>) -> impl IntoView 
                 </div>
             })
         }}
-        <table class="points">
+        <table class="points" id="points-table">
             <caption>"Published points against the prediction (with the what-if values applied)"</caption>
             <thead><tr><th>"mode"</th><th>"concurrency"</th><th>"measured tok/s"</th><th>"predicted tok/s"</th><th>"error"</th><th>"source"</th></tr></thead>
             <tbody>

@@ -60,8 +60,8 @@ pub fn Export(spec: Memo<ChartSpec>, st: RwSignal<UrlState>) -> impl IntoView {
     };
     view! {
         <div class="export">
-            <button id="export-png" on:click=move |_| { png(&format!("{}.png", stem())); }>"PNG"</button>
-            <button id="export-csv" on:click=move |_| { csv(&spec.with(|s| crate::csv::of(s).0), &format!("{}.csv", stem())); }>"CSV"</button>
+            <button id="export-png" aria-label="Download the chart as PNG" on:click=move |_| { png(&format!("{}.png", stem())); }>"PNG"</button>
+            <button id="export-csv" aria-label="Download the chart's data as CSV" on:click=move |_| { csv(&spec.with(|s| crate::csv::of(s).0), &format!("{}.csv", stem())); }>"CSV"</button>
             <a class="embed-link" href=move || format!("{}&embed=1", st.with(UrlState::to_query)) target="_blank">"embed link"</a>
         </div>
     }

@@ -7,7 +7,7 @@ use sim_core::model::fabric::FabricRow;
 pub fn FabricTable(rows: Vec<FabricRow>) -> impl IntoView {
     view! {
         <p class="legend-text">"Lines: busbw(S) = f S / (latency + f S / (e B)) per collective, e fitted on its 16 GiB row; dots: the measured peak and 16 GiB rows. The link-speed control moves B (the thick grey payload ceiling)."</p>
-        <table class="points">
+        <table class="points" id="fabric-table">
             <caption>"nccl-tests bus bandwidth between the two stations (dataset values; not changed by the controls)"</caption>
             <thead><tr><th>"collective"</th><th>"row"</th><th>"size"</th><th>"measured GB/s"</th><th>"predicted GB/s"</th><th>"efficiency e"</th></tr></thead>
             <tbody>

@@ -66,7 +66,7 @@ pub fn GainTable(spec: Memo<ChartSpec>, bundle: Arc<Bundle>, st: RwSignal<UrlSta
                     }.into_any()
                 }}
             </div>
-            <table class="points">
+            <table class="points" id="gain-published">
                 <caption>"Published ratios"</caption>
                 <thead><tr><th>"mode"</th><th>"concurrency"</th><th>"published gain"</th></tr></thead>
                 <tbody>
@@ -75,7 +75,7 @@ pub fn GainTable(spec: Memo<ChartSpec>, bundle: Arc<Bundle>, st: RwSignal<UrlSta
                     }).collect_view()}
                 </tbody>
             </table>
-            <table class="points">
+            <table class="points" id="gain-predicted">
                 <caption>"Predicted gain"</caption>
                 <thead><tr><th>"mode"</th><th>"concurrency"</th><th>"predicted gain"</th></tr></thead>
                 <tbody>
