@@ -127,7 +127,15 @@ fn sim_core_scenario(c: &Case) -> Scenario {
     // Everything in HBM: the cross-check is about the roofline, not sim-core's weight spill.
     let placement = place(&model, &hardware, 1.0, &roofline_coefficients());
     assert!(placement.fits && placement.spilled_bytes() == 0.0, "{}: weights spill in sim-core", c.id);
-    Scenario { id: c.id.into(), hardware, model, workloads: vec![], concurrency: vec![], modes: vec![Mode::Single] }
+    Scenario {
+        id: c.id.into(),
+        engine: "ideal".into(),
+        hardware,
+        model,
+        workloads: vec![],
+        concurrency: vec![],
+        modes: vec![Mode::Single],
+    }
 }
 
 fn roofline_coefficients() -> Coefficients {

@@ -207,6 +207,7 @@ pub fn plan_query(st: &UrlState) -> PlanQuery {
         pf::HARDWARE.zip(HARDWARE).filter_map(|(i, knob)| p.values[i].map(|value| Setting { knob, value })).collect();
     PlanQuery {
         hardware: p.hardware.clone(),
+        engine: None,
         settings,
         model,
         workload: Workload { isl: p.value(pf::ISL).round() as u32, osl: p.value(pf::OSL).round() as u32 },

@@ -18,7 +18,13 @@ fn render(f: impl FnOnce(DrawingArea<SVGBackend<'_>, plotters::coord::Shift>) ->
 fn bundled_dataset_loads_without_errors() {
     let b = data::load();
     assert!(b.errors.is_empty(), "{:#?}", b.errors);
-    assert_eq!(b.model_ids().len(), 5);
+    // The report's five models (scenarios named after them) and every other dataset's measured setups.
+    let ids = b.model_ids();
+    for m in
+        ["deepseek-v4.1-flash", "glm-5.2", "glm-5.3", "glm-5.3-flash", "minimax-m3", "kubis-gpt-oss-120b-dgx-spark"]
+    {
+        assert!(ids.iter().any(|i| i == m), "{m} missing from {ids:?}");
+    }
 }
 
 #[test]
@@ -425,7 +431,11 @@ fn accuracy_numbers_fitted_and_predictive() {
     let all = b.ws.accuracy(sim_core::fit::FitSet::All);
     let fitted = all.overall.fitted.expect("fitted overall");
     assert!(fitted.n > 40 && fitted.median_ape <= 12.0, "fitted overall: {fitted:?}");
-    assert!(all.by_model.len() == 5 && all.by_mode.len() == 3);
+    let distinct = |f: fn(&sim_core::report::ReportRow) -> String| {
+        all.rows.iter().map(f).collect::<std::collections::BTreeSet<_>>().len()
+    };
+    assert_eq!(all.by_model.len(), distinct(|r| r.model.clone()));
+    assert_eq!(all.by_mode.len(), distinct(|r| r.mode.name().to_string()));
     assert!(all.rows.iter().any(|r| r.role == sim_core::report::PointRole::Flagged), "flagged points listed");
     let single = b.ws.accuracy(sim_core::fit::FitSet::Single);
     let predicted = single.overall.predicted.expect("predictive overall");
@@ -433,7 +443,16 @@ fn accuracy_numbers_fitted_and_predictive() {
     // DeepSeek V4.1 Flash has no single-station run: per model it is there, in the overall number it is not.
     assert_eq!(b.ws.models_without_single(), vec!["deepseek-v4.1-flash".to_string()]);
     let ds = single.by_model.iter().find(|g| g.group == "deepseek-v4.1-flash").and_then(|g| g.predicted);
-    let per_model: usize = single.by_model.iter().filter_map(|g| g.predicted).map(|s| s.n).sum();
+    // The overall number is the GB300 report's: sum over that dataset's models only.
+    let report_models: std::collections::BTreeSet<&str> =
+        single.rows.iter().filter(|r| r.dataset == "gb300-report").map(|r| r.model.as_str()).collect();
+    let per_model: usize = single
+        .by_model
+        .iter()
+        .filter(|g| report_models.contains(g.group.as_str()))
+        .filter_map(|g| g.predicted)
+        .map(|s| s.n)
+        .sum();
     assert_eq!(per_model, predicted.n + ds.map_or(0, |s| s.n));
     let rows = all.calibration.coefficients.describe(all.calibration.set_description());
     assert!(rows.iter().any(|(n, _, basis)| n == "hbm_efficiency" && basis.contains("fitted")));

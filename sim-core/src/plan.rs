@@ -49,6 +49,8 @@ pub struct Plan {
     pub scenario: String,
     pub model: String,
     pub hardware: String,
+    /// The engine profile the predictions use and how it was obtained (filled in by `explore::ScenarioRun`).
+    pub engine: String,
     pub recommended_mode: Mode,
     pub reason: String,
     pub placements: Vec<PlanPlacement>,
@@ -146,6 +148,7 @@ pub fn plan(s: &Scenario, k: &Coefficients) -> Plan {
         scenario: s.id.clone(),
         model: s.model.id.clone(),
         hardware: s.hardware.id.clone(),
+        engine: s.engine.clone(),
         recommended_mode,
         reason,
         placements: vec![

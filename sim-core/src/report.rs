@@ -116,23 +116,25 @@ pub fn build_with(
     calibration: Calibration,
 ) -> Report {
     let set = calibration.set;
-    build_for(scenarios, points, calibration, &|p| p.dataset == REPORT_DATASET && set.includes(p))
+    build_for(scenarios, points, calibration, &|p| p.dataset == REPORT_DATASET && set.includes(p), &BTreeMap::new())
 }
 
 /// Builds the report for coefficients fitted on the points `fitted_on` admits; every other unflagged point is
-/// a prediction.
+/// a prediction. A scenario listed in `engines` predicts with those coefficients (its engine profile's);
+/// the others with the calibration's.
 pub fn build_for(
     scenarios: &BTreeMap<String, Scenario>,
     points: &[MeasuredPoint],
     calibration: Calibration,
     fitted_on: &dyn Fn(&MeasuredPoint) -> bool,
+    engines: &BTreeMap<String, Coefficients>,
 ) -> Report {
     let k = &calibration.coefficients;
     let rows: Vec<ReportRow> = points
         .iter()
         .filter_map(|p| {
             let s = scenarios.get(&p.scenario)?;
-            let pr = predict(s, k, p.mode, p.isl, p.osl, p.concurrency);
+            let pr = predict(s, engines.get(&p.scenario).unwrap_or(k), p.mode, p.isl, p.osl, p.concurrency);
             let role = if p.is_flagged() {
                 PointRole::Flagged
             } else if fitted_on(p) {

@@ -10,6 +10,8 @@ pub use crate::spec::{HardwareSpec, LinkParams, ModelSpec, DEFAULT_INTRA_CALL_LA
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Scenario {
     pub id: String,
+    /// The engine profile the scenario predicts with (`data/engines/`).
+    pub engine: String,
     pub hardware: HardwareSpec,
     pub model: ModelSpec,
     pub workloads: Vec<Workload>,
@@ -196,6 +198,7 @@ pub fn resolve(ds: &Dataset, file: &str, sc: &ScenarioFile) -> Result<Scenario, 
     let (Some(hardware), Some(model)) = (hardware, model) else { return Err(errs) };
     let mut s = Scenario {
         id: sc.id.clone(),
+        engine: sc.engine.clone().unwrap_or_else(|| DEFAULT_ENGINE.to_string()),
         hardware,
         model,
         workloads: sc.workloads.clone(),

@@ -96,6 +96,8 @@ pub struct Dataset {
     /// Claims with the path of the file they came from.
     pub claims: Vec<(String, Claim)>,
     pub scenarios: BTreeMap<String, ScenarioFile>,
+    /// Engine profiles keyed by id.
+    pub engines: BTreeMap<String, EngineFile>,
     pub accuracy: Option<AccuracyFile>,
     /// Every parsed file's JSON, for pointer operands and locating diagnostics.
     pub raw: BTreeMap<String, Value>,
@@ -273,10 +275,17 @@ fn load_one(ds: &mut Dataset, f: &SourceText, diags: &mut Vec<Diagnostic>) {
                 ds.accuracy = Some(x);
             }
         }
-        other => errs.push(
-            Diagnostic::error(file, "/kind", format!("unknown kind `{other}`"))
-                .with_hint("expected one of: sources, hardware, fabric, model, sweep, claims, scenario, accuracy"),
-        ),
+        "engine" => {
+            if let Some(x) = typed::<EngineFile>(file, &value, &mut errs) {
+                register(ds, diags, "engine", &x.id, file);
+                ds.engines.insert(x.id.clone(), x);
+            }
+        }
+        other => {
+            errs.push(Diagnostic::error(file, "/kind", format!("unknown kind `{other}`")).with_hint(
+                "expected one of: sources, hardware, fabric, model, sweep, claims, scenario, accuracy, engine",
+            ))
+        }
     }
     diags.extend(errs.into_iter().map(located));
     ds.raw.insert(file.to_string(), value);

@@ -725,6 +725,59 @@ pub struct ProtocolTarget {
     pub source: String,
 }
 
+/// What the serving software achieves, apart from the hardware's physics and the model's geometry: an engine
+/// profile. Either fitted on a dataset (the engine build those points were measured with) or given as fixed
+/// values, each with its basis (the ideal roofline profile).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EngineFile {
+    pub schema_version: u32,
+    pub kind: String,
+    pub id: String,
+    pub name: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    /// The engine's free coefficients are fitted on these points.
+    #[serde(default)]
+    pub fitted_on: Option<FittedOn>,
+    /// Coefficients given rather than fitted (see `model::Coefficients` for the names), each with its basis;
+    /// with `fitted_on`, they are where the fit starts.
+    #[serde(default)]
+    pub coefficients: BTreeMap<String, Quantity>,
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+/// The points an engine profile is fitted on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FittedOn {
+    pub dataset: String,
+    /// Only these modes' points (absent: every mode).
+    #[serde(default)]
+    pub modes: Option<Vec<Mode>>,
+    /// Only the points of these scenarios (absent: every scenario of the dataset): one engine build each.
+    #[serde(default)]
+    pub scenarios: Option<Vec<String>>,
+}
+
+/// The coefficients an engine profile may give (`model::Coefficients::set_named`).
+pub const ENGINE_COEFFICIENTS: [&str; 10] = [
+    "hbm_efficiency",
+    "slow_efficiency",
+    "compute_efficiency",
+    "step_overhead_s",
+    "per_seq_overhead_s",
+    "draft_pass_overhead_s",
+    "tp_latency_scale",
+    "hbm_reserve_fraction",
+    "runtime_reserve_fraction",
+    "prefill_chunk_tokens",
+];
+
+/// The engine profile scenarios without an `engine` use: vLLM as the GB300 report ran it.
+pub const DEFAULT_ENGINE: &str = "vllm-gb300-report";
+
 /// Simulator input: which machine, link and model, which workloads, and overrides.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -747,6 +800,9 @@ pub struct ScenarioFile {
     /// Field overrides applied after resolving references, e.g. {"hardware.gpu_memory": 288e9}.
     #[serde(default)]
     pub overrides: BTreeMap<String, f64>,
+    /// The engine profile (`data/engines/`); absent means `DEFAULT_ENGINE`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<String>,
     /// Calibrated coefficients (written by `sim-core calibrate`).
     #[serde(default)]
     pub calibration: Option<BTreeMap<String, f64>>,

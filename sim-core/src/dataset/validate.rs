@@ -19,6 +19,7 @@ pub fn check(ds: &Dataset, seeds: Option<&Seeds>) -> Vec<Diagnostic> {
     v.sweeps();
     v.claims();
     v.scenarios();
+    v.engines();
     v.out.into_iter().map(|d| ds.locate(d)).collect()
 }
 
@@ -852,6 +853,56 @@ impl Checker<'_> {
                     );
                 }
                 (*constant != 0.0).then_some(*constant)
+            }
+        }
+    }
+
+    /// Engine profiles: known coefficient names with a unit of the right dimension and a basis, a fit on a
+    /// dataset that has points; scenarios name engines that exist.
+    fn engines(&mut self) {
+        let datasets: BTreeSet<String> = self.ds.points().into_iter().map(|p| p.dataset).collect();
+        for e in self.ds.engines.values() {
+            let file = self.path("engine", &e.id);
+            for (name, q) in &e.coefficients {
+                let pointer = format!("/coefficients/{}", crate::position::escape_segment(name));
+                let want = if name.ends_with("_s") { Dimension::Seconds } else { Dimension::Count };
+                if !ENGINE_COEFFICIENTS.contains(&name.as_str()) {
+                    self.err(
+                        &file,
+                        pointer,
+                        format!("unknown engine coefficient `{name}`"),
+                        &format!("use one of {}", ENGINE_COEFFICIENTS.join(", ")),
+                    );
+                    continue;
+                }
+                self.quantity(&file, &pointer, q, want, true);
+            }
+            if let Some(f) = &e.fitted_on {
+                if !datasets.contains(&f.dataset) {
+                    let known: Vec<&str> = datasets.iter().map(String::as_str).collect();
+                    self.err(
+                        &file,
+                        "/fitted_on/dataset".into(),
+                        format!("no points of dataset `{}` to fit on", f.dataset),
+                        &format!("use a dataset with points: {}", known.join(", ")),
+                    );
+                }
+            }
+        }
+        for s in self.ds.scenarios.values() {
+            let engine = s.engine.as_deref().unwrap_or(DEFAULT_ENGINE);
+            // A dataset without engine files predicts with its own fit under the default id.
+            let known =
+                self.ds.engines.contains_key(engine) || (self.ds.engines.is_empty() && engine == DEFAULT_ENGINE);
+            if !known {
+                let file = self.path("scenario", &s.id);
+                let ids: Vec<&str> = self.ds.engines.keys().map(String::as_str).collect();
+                self.err(
+                    &file,
+                    "/engine".into(),
+                    format!("unknown engine profile `{engine}`"),
+                    &format!("use an id from data/engines/: {}", ids.join(", ")),
+                );
             }
         }
     }

@@ -11,18 +11,20 @@
 //! ```
 
 pub mod claims;
+pub mod engine;
 pub mod fabric;
 pub mod protocol;
 pub mod settings;
 pub mod sweep;
 
 pub use claims::{ClaimMarker, ClaimRow};
+pub use engine::EngineProfile;
 pub use fabric::FabricAnswer;
 pub use protocol::{ProtocolRow, Question, SensitivityRow};
 pub use settings::{Knob, Setting};
 pub use sweep::{Curve, ErrorBand, GainAnswer, PointRow, StatedKind, StatedRow, SweepAnswer, SweepQuery};
 
-use crate::dataset::schema::{ModelRef, ScenarioFile, SweepFile, Workload, REPORT_DATASET};
+use crate::dataset::schema::{ModelRef, ScenarioFile, SweepFile, Workload, DEFAULT_ENGINE, REPORT_DATASET};
 use crate::dataset::validate::{self, Seeds};
 use crate::dataset::{self, Dataset, MeasuredPoint, SourceText};
 use crate::describe::ModelDescription;
@@ -53,6 +55,7 @@ pub struct Workspace {
     fit_single: OnceLock<Calibration>,
     report_all: OnceLock<Report>,
     report_single: OnceLock<Report>,
+    engine_cache: std::sync::Mutex<BTreeMap<String, std::sync::Arc<EngineProfile>>>,
 }
 
 /// A scenario ready to predict: resolved specs and the coefficients it predicts with.
@@ -62,6 +65,8 @@ pub struct ScenarioRun {
     pub file: Option<ScenarioFile>,
     pub scenario: Scenario,
     pub coefficients: Coefficients,
+    /// Which engine profile the coefficients come from and how it was obtained.
+    pub engine: String,
 }
 
 /// A calibration of a team's own sweep and the scenario file that carries it (what `sim-core calibrate` prints).
@@ -87,6 +92,8 @@ pub enum ModelChoice {
 #[derive(Debug, Clone)]
 pub struct PlanQuery {
     pub hardware: String,
+    /// The engine profile (`None`: `DEFAULT_ENGINE`).
+    pub engine: Option<String>,
     pub settings: Vec<Setting>,
     pub model: ModelChoice,
     pub workload: Workload,
@@ -158,7 +165,26 @@ impl Workspace {
             FitSet::All => &self.report_all,
             FitSet::Single => &self.report_single,
         };
-        cell.get_or_init(|| report::build_with(&self.scenarios, &self.points(), self.calibration(set).clone()))
+        cell.get_or_init(|| {
+            if set == FitSet::Single {
+                return report::build_with(&self.scenarios, &self.points(), self.calibration(set).clone());
+            }
+            // Every scenario predicts with its engine profile; a point is fitted when its engine's fit used it.
+            let engines: BTreeMap<String, Coefficients> = self
+                .scenarios
+                .iter()
+                .filter_map(|(id, s)| self.coefficients_for(s, set).ok().map(|(k, _)| (id.clone(), k)))
+                .collect();
+            let fitted = |p: &MeasuredPoint| {
+                let engine = self.scenarios.get(&p.scenario).map(|s| s.engine.as_str()).unwrap_or(DEFAULT_ENGINE);
+                match self.dataset.engines.get(engine) {
+                    Some(e) => engine::fitted_on(e, p),
+                    // Without engine files the default engine is the calibration dataset's fit.
+                    None => p.dataset == REPORT_DATASET,
+                }
+            };
+            report::build_for(&self.scenarios, &self.points(), self.calibration(set).clone(), &fitted, &engines)
+        })
     }
 
     /// Models with points but no unflagged single-station point: their pair cannot be predicted from one station.
@@ -180,14 +206,28 @@ impl Workspace {
         report::model_check_with(&self.dataset, self.accuracy(FitSet::All), self.accuracy(FitSet::Single))
     }
 
+    /// The coefficients a scenario predicts with and, in words, where they come from: its engine profile, or
+    /// with `FitSet::Single` the calibration dataset's fit on single-station points (the predictive report).
+    pub fn coefficients_for(&self, s: &Scenario, set: FitSet) -> Result<(Coefficients, String), String> {
+        if set == FitSet::Single {
+            let cal = self.calibration(FitSet::Single);
+            return Ok((
+                cal.coefficients.clone(),
+                format!("fitted on {} single-station points of {REPORT_DATASET}", cal.points_used),
+            ));
+        }
+        let e = self.engine(&s.engine)?;
+        Ok((e.coefficients.clone(), format!("engine profile `{}` ({}): {}", e.id, e.name, e.obtained)))
+    }
+
     /// A measured scenario (a report model's is named after it) and its coefficients (fitted over `set`) with
     /// settings applied (the explorer's what-if).
     pub fn report_run(&self, scenario: &str, settings: &[Setting], set: FitSet) -> Result<ScenarioRun, String> {
         let mut scenario =
             self.scenarios.get(scenario).cloned().ok_or_else(|| format!("unknown scenario `{scenario}`"))?;
-        let mut coefficients = self.calibration(set).coefficients.clone();
+        let (mut coefficients, engine) = self.coefficients_for(&scenario, set)?;
         settings::apply(&mut scenario, &mut coefficients, settings)?;
-        Ok(ScenarioRun { file: None, scenario, coefficients })
+        Ok(ScenarioRun { file: None, scenario, coefficients, engine })
     }
 
     /// A scenario file's text resolved against this dataset, predicting with the fit over `set` and the file's
@@ -204,11 +244,13 @@ impl Workspace {
             return Err(diags);
         };
         let scenario = scenario::resolve(&self.dataset, name, &file)?;
-        let mut coefficients = self.calibration(set).coefficients.clone();
+        let (mut coefficients, mut engine) =
+            self.coefficients_for(&scenario, set).map_err(|e| vec![Diagnostic::error(name, "/engine", e)])?;
         if let Some(cal) = &file.calibration {
             coefficients.apply_calibration_map(&model_id(&file), cal);
+            engine = format!("{engine}, calibrated by the scenario's own `calibration`");
         }
-        Ok(ScenarioRun { file: Some(file), scenario, coefficients })
+        Ok(ScenarioRun { file: Some(file), scenario, coefficients, engine })
     }
 
     /// The planner's scenario: preset plus settings, the chosen model, one workload, the concurrency range,
@@ -234,15 +276,16 @@ impl Workspace {
         };
         let mut scenario = Scenario {
             id: format!("plan-{}-{}", model.id, hardware.id),
+            engine: q.engine.clone().unwrap_or_else(|| DEFAULT_ENGINE.to_string()),
             hardware,
             model,
             workloads: vec![q.workload],
             concurrency: q.concurrency.clone(),
             modes: Mode::ALL.to_vec(),
         };
-        let mut coefficients = self.coefficients().clone();
+        let (mut coefficients, engine) = self.coefficients_for(&scenario, FitSet::All)?;
         settings::apply(&mut scenario, &mut coefficients, &q.settings)?;
-        Ok(ScenarioRun { file: None, scenario, coefficients })
+        Ok(ScenarioRun { file: None, scenario, coefficients, engine })
     }
 
     /// Calibrates a scenario on a team's own sweep (an importer's output, or a sweep file's points) and writes
@@ -266,6 +309,7 @@ impl Workspace {
             modes: run.scenario.modes.clone(),
             overrides: BTreeMap::new(),
             calibration: None,
+            engine: Some(run.scenario.engine.clone()),
         });
         file.calibration = Some(calibration.coefficients.calibration_map(&run.scenario.model));
         file.id = format!("{}-calibrated", file.id);
@@ -312,7 +356,9 @@ impl ScenarioRun {
 
     /// The planner's answer for this scenario: every mode across its concurrency range, the recommendation.
     pub fn plan(&self) -> Plan {
-        crate::plan::plan(&self.scenario, &self.coefficients)
+        let mut plan = crate::plan::plan(&self.scenario, &self.coefficients);
+        plan.engine = self.engine.clone();
+        plan
     }
 
     /// How a calibrated scenario's fit matched (its description), when the file carries a calibration.

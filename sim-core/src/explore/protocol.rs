@@ -309,7 +309,7 @@ fn protocol_row(
     }
     let cal = fit_from(base, scenarios, &train, FitSet::All, PRIOR_WEIGHT);
     let n = cal.points_used;
-    let report = build_for(scenarios, &judged, cal, &|p| q == Question::Fitted && fit_on(p));
+    let report = build_for(scenarios, &judged, cal, &|p| q == Question::Fitted && fit_on(p), &BTreeMap::new());
     let role = if q == Question::Fitted { PointRole::Fitted } else { PointRole::Predicted };
     let apes: Vec<f64> = report.rows.iter().filter(|r| r.role == role).map(|r| r.ape).collect();
     ProtocolRow {

@@ -136,6 +136,8 @@ impl StatedRow {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SweepAnswer {
     pub title: String,
+    /// The engine profile the curves use and how it was obtained.
+    pub engine: String,
     /// One curve per mode the model's scenario lists.
     pub curves: Vec<Curve>,
     /// The fit's error band per mode, where the fit has one.
@@ -264,7 +266,14 @@ impl Workspace {
         points.sort_by_key(|r| (r.mode, r.concurrency));
         let band_of = |m: Mode| bands.iter().find(|(bm, _)| *bm == m).map(|(_, b)| b.p90_pct);
         let stated = stated_rows(self, q, &at, &band_of);
-        Ok(SweepAnswer { title: format!("{} - ISL {isl} / OSL {osl}", q.model), curves, bands, points, stated })
+        Ok(SweepAnswer {
+            title: format!("{} - ISL {isl} / OSL {osl}", q.model),
+            engine: run.engine.clone(),
+            curves,
+            bands,
+            points,
+            stated,
+        })
     }
 
     /// Every range and unplaced value of the dataset (all models and workloads), predicted with the fit over

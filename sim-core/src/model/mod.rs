@@ -67,6 +67,8 @@ impl Default for Coefficients {
     }
 }
 
+pub use crate::dataset::schema::ENGINE_COEFFICIENTS;
+
 impl Coefficients {
     /// The acceptance to use for a model: fitted if present, else the model card's prior.
     pub fn acceptance_for(&self, model: &crate::spec::ModelSpec) -> f64 {
@@ -118,6 +120,28 @@ impl Coefficients {
                 _ => {}
             }
         }
+    }
+
+    /// Sets one engine coefficient by name (an engine profile's `coefficients` entry, SI value).
+    pub fn set_named(&mut self, name: &str, v: f64) -> Result<(), String> {
+        let field = match name {
+            "hbm_efficiency" => &mut self.hbm_efficiency,
+            "slow_efficiency" => &mut self.slow_efficiency,
+            "compute_efficiency" => &mut self.compute_efficiency,
+            "step_overhead_s" => &mut self.step_overhead_s,
+            "per_seq_overhead_s" => &mut self.per_seq_overhead_s,
+            "draft_pass_overhead_s" => &mut self.draft_pass_overhead_s,
+            "tp_latency_scale" => &mut self.tp_latency_scale,
+            "hbm_reserve_fraction" => &mut self.hbm_reserve_fraction,
+            "runtime_reserve_fraction" => &mut self.runtime_reserve_fraction,
+            "prefill_chunk_tokens" => &mut self.prefill_chunk_tokens,
+            _ => return Err(format!("unknown engine coefficient `{name}`; known: {}", ENGINE_COEFFICIENTS.join(", "))),
+        };
+        if !v.is_finite() || v < 0.0 {
+            return Err(format!("engine coefficient `{name}` must be a finite non-negative number, got {v}"));
+        }
+        *field = v;
+        Ok(())
     }
 
     /// Each coefficient with its value and basis, for reports and the browser.

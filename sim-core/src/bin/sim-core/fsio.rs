@@ -5,7 +5,7 @@ use sim_core::dataset::validate::Seeds;
 use sim_core::dataset::SourceText;
 use std::path::Path;
 
-/// The largest dataset file read, in bytes. The shipped files are at most ~50 KB; loading and validating grow
+/// The largest dataset file read, in bytes. The shipped files are at most ~15 KB; loading and validating grow
 /// faster than the file (each diagnostic is located by walking the text up to its value, so a file whose
 /// every point is wrong costs size x errors: ~17 s for 10,000 wrong points in 1.4 MB, minutes for 100,000,
 /// and a million points were still validating after 5 minutes at 2.7 GB), so larger files are refused unread.

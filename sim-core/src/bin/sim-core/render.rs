@@ -135,6 +135,7 @@ pub fn plan_summary(plan: &Plan, calibration: Option<&str>) -> Vec<String> {
     if let Some(c) = calibration {
         out.push(format!("calibration: {c}"));
     }
+    out.push(format!("engine: {}", plan.engine));
     out.push(format!("recommended: {} ({})", plan.recommended_mode.name(), plan.reason));
     out
 }
