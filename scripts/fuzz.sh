@@ -3,7 +3,7 @@
 #! process each so other work keeps a core. Usage: scripts/fuzz.sh [RUNS | SECONDSs | RUNS/SECONDSs] [TARGET...]
 #!   scripts/fuzz.sh            10 million executions per target
 #!   scripts/fuzz.sh 1e7/420s   10 million executions or seven minutes per target, whichever comes first
-#!   scripts/fuzz.sh 300s       five minutes per target;   scripts/fuzz.sh 5s   the short pass test.sh runs
+#!   scripts/fuzz.sh 300s       five minutes per target;   scripts/fuzz.sh 3s   the short pass test.sh runs
 #!   scripts/fuzz.sh 1e8 vllm_bench   one target, longer
 #! Stable rustc is enough: RUSTC_BOOTSTRAP=1 lets cargo-fuzz use the nightly-only flags it needs. Targets build
 #! without a sanitizer (sim-core and the app have no unsafe code) but with debug assertions, so arithmetic

@@ -30,8 +30,8 @@ if [ -f scripts/build-app.sh ]; then
   bash scripts/build-app.sh
 fi
 
-echo "==> fuzz every parser briefly (scripts/fuzz.sh 5s; README's Reliability section has the long runs)"
-bash scripts/fuzz.sh 5s
+echo "==> fuzz every parser briefly (scripts/fuzz.sh 3s, ~2 minutes with the build; README: Reliability)"
+bash scripts/fuzz.sh 3s
 
 echo "==> cargo test --workspace"
 cargo test --workspace --no-fail-fast
