@@ -58,22 +58,26 @@ fn App() -> impl IntoView {
     // Which view: the page's structure changes only when this does (not on every state change).
     let view_m = Memo::new(move |_| st.with(|s| s.view));
     // Calibration on pasted measurements: refitted only when the text or the planner's scenario changes.
-    type CalInput = Option<(String, Result<(Scenario, Coefficients), String>)>;
+    type CalInput = Option<(String, Result<(Scenario, Coefficients, String), String>)>;
     let bc = bundle.clone();
     let cal_input: Memo<CalInput> = Memo::new(move |_| {
         st.with(|s| {
             let text = s.plan.measurements.trim();
             (!text.is_empty())
-                .then(|| (text.to_string(), compute::plan_run(&bc, s).map(|r| (r.scenario, r.coefficients))))
+                .then(|| (text.to_string(), compute::plan_run(&bc, s).map(|r| (r.scenario, r.coefficients, r.engine))))
         })
     });
     let bk = bundle.clone();
     let calibration: Memo<Option<Result<compute::Calibrated, String>>> = Memo::new(move |_| {
         cal_input.with(|i| {
             i.as_ref().map(|(text, run)| match run {
-                Ok((scenario, coefficients)) => {
-                    let run =
-                        ScenarioRun { file: None, scenario: scenario.clone(), coefficients: coefficients.clone() };
+                Ok((scenario, coefficients, engine)) => {
+                    let run = ScenarioRun {
+                        file: None,
+                        scenario: scenario.clone(),
+                        coefficients: coefficients.clone(),
+                        engine: engine.clone(),
+                    };
                     compute::calibrate(&bk, &run, text)
                 }
                 Err(e) => Err(format!("no scenario to calibrate: {e}")),

@@ -520,3 +520,20 @@ fn workloads_come_from_the_models_data() {
     let (_, w) = UrlState::parse("workload=big", &models);
     assert_eq!(w.len(), 1, "{w:?}");
 }
+
+/// Every prediction names its engine profile and how it was obtained: the report's models the GB300 fit, a
+/// DGX Spark setup the profile of its own vLLM build fitted on its one-machine points, the planner its default.
+#[test]
+fn predictions_name_their_engine_profile() {
+    let b = data::load();
+    let models = b.model_ids();
+    let (st, _) = UrlState::parse("model=glm-5.2&workload=512-512", &models);
+    let a = compute::sweep_answer(&b, &st).expect("answer");
+    assert!(a.engine.contains("vllm-gb300-report") && a.engine.contains("fitted on 55 points"), "{}", a.engine);
+    let (spark, _) = UrlState::parse("model=kubis-gpt-oss-120b-dgx-spark&workload=1024-128", &models);
+    let a = compute::sweep_answer(&b, &spark).expect("answer");
+    assert!(a.engine.contains("vllm-mxfp4-eager-dgx-spark") && a.engine.contains("(single points)"), "{}", a.engine);
+    assert_eq!(a.curves.len(), 3, "single, tp2 and dp2 as the scenario lists");
+    let plan = compute::plan(&b, &UrlState::parse("view=plan", &models).0).expect("plan");
+    assert!(plan.engine.contains("vllm-gb300-report"), "{}", plan.engine);
+}

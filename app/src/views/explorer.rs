@@ -40,6 +40,8 @@ pub fn ExplorerTable(sweep: Memo<Result<SweepAnswer, String>>) -> impl IntoView 
             <p class="legend-text" id="stated-caption">"Not points (never fitted or counted): a translucent rectangle is a value "
                 {RANGE_LEGEND} "; a small hollow diamond is a value " {UNPLACED_LEGEND} ". Both in the mode's colour."</p>
         })}
+        <p class="legend-text" id="engine-caption">"Predictions use the "
+            {move || sweep.with(|a| a.as_ref().map(|a| a.engine.clone()).unwrap_or_default())} "."</p>
         <p class="legend-text" id="band-caption">"Shaded: predicted \u{d7} (1 \u{b1} e/100); " {BAND_LEGEND} ". e per mode: " {bands} "."</p>
         {move || {
             let flagged: Vec<_> = rows.get().into_iter().filter(|r| r.flagged.is_some()).collect();
