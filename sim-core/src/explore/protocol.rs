@@ -7,6 +7,8 @@
 //! pair_from_one   fit on its one-machine points             → error on its two-machine points
 //! leave_one_out   fit on every other dataset's points       → error on all of its points
 //! ```
+//! Within a dataset, `fitted` and `pair_from_one` fit each engine build (the scenarios that name one engine
+//! profile) apart, as its profile is fitted; `leave_one_out` fits one profile on all other datasets.
 
 use super::Workspace;
 use crate::dataset::schema::REPORT_DATASET;
@@ -307,17 +309,39 @@ fn protocol_row(
             met: None,
         };
     }
-    let cal = fit_from(base, scenarios, &train, FitSet::All, PRIOR_WEIGHT);
-    let n = cal.points_used;
-    let report = build_for(scenarios, &judged, cal, &|p| q == Question::Fitted && fit_on(p), &BTreeMap::new());
-    let role = if q == Question::Fitted { PointRole::Fitted } else { PointRole::Predicted };
-    let apes: Vec<f64> = report.rows.iter().filter(|r| r.role == role).map(|r| r.ape).collect();
+    // Within a dataset, each engine build (the scenarios naming one engine profile) is fitted on its own, as
+    // its profile is; leave-one-out fits one profile on everything else, as a user without measurements would.
+    let groups: Vec<String> = if q == Question::LeaveOneOut {
+        vec![String::new()]
+    } else {
+        let mut g: Vec<String> =
+            train.iter().filter_map(|p| scenarios.get(&p.scenario)).map(|s| s.engine.clone()).collect();
+        g.sort();
+        g.dedup();
+        g
+    };
+    let engine_of = |p: &MeasuredPoint| scenarios.get(&p.scenario).map(|s| s.engine.as_str()).unwrap_or("");
+    let (mut n, mut apes) = (0, Vec::new());
+    for g in &groups {
+        let in_group = |p: &MeasuredPoint| g.is_empty() || engine_of(p) == g;
+        let train_g: Vec<MeasuredPoint> = train.iter().filter(|p| in_group(p)).cloned().collect();
+        let judged_g: Vec<MeasuredPoint> = judged.iter().filter(|p| in_group(p)).cloned().collect();
+        if train_g.is_empty() || judged_g.is_empty() {
+            continue;
+        }
+        let cal = fit_from(base, scenarios, &train_g, FitSet::All, PRIOR_WEIGHT);
+        n += cal.points_used;
+        let report = build_for(scenarios, &judged_g, cal, &|p| q == Question::Fitted && fit_on(p), &BTreeMap::new());
+        let role = if q == Question::Fitted { PointRole::Fitted } else { PointRole::Predicted };
+        apes.extend(report.rows.iter().filter(|r| r.role == role).map(|r| r.ape));
+    }
+    let error = ErrorStats::of(&apes);
     ProtocolRow {
         dataset: dataset.into(),
         question: q,
         fitted_points: n,
-        error: ErrorStats::of(&apes),
-        missing: None,
+        missing: error.is_none().then(|| "no engine build has both points to fit and points to judge".to_string()),
+        error,
         target: None,
         met: None,
     }
