@@ -7,8 +7,7 @@
 //!
 //! Like with like: inference-lab prices every step at the datasheet roofline with no overhead (an upper bound
 //! by design, no `time_correction` set), so sim-core runs here with efficiencies 1 and overheads 0. sim-core
-//! has no BF16 rate (models of more than 5 bits compute at its `flops_fp8`), so the BF16 peak goes into that
-//! slot. Both then time a step as max(bytes / bandwidth, FLOPs / peak) over weights, KV reads and attention.
+//! computes the BF16 models at `flops_bf16`, set to the BF16 peak (the FP4 and FP8 slots too, unused here). Both then time a step as max(bytes / bandwidth, FLOPs / peak) over weights, KV reads and attention.
 //!
 //! What still differs, by design of each tool (measured: -3.3% to +5.7%, sim-core against inference-lab):
 //! - Where prefill goes. sim-core solves the steady state: prompt chunks spread evenly over the steps and share
@@ -93,6 +92,7 @@ fn sim_core_scenario(c: &Case) -> Scenario {
         slow_path_bytes_per_sec: 64e9,
         flops_fp4: BF16_FLOPS,
         flops_fp8: BF16_FLOPS,
+        flops_bf16: BF16_FLOPS,
         intra_bytes_per_sec: f64::INFINITY,
         intra_call_latency_s: 0.0,
         link: LinkParams {

@@ -122,7 +122,14 @@ impl ModelDescription {
             hidden_size: self.hidden_size,
             routed_experts: self.routed_experts,
             experts_per_token: self.experts_per_token,
-            compute_bits: if self.bits_per_weight <= 5.0 { 4.0 } else { 8.0 },
+            // The tensor precision the weights compute at: 4-bit formats at FP4, 8-bit at FP8, wider at BF16.
+            compute_bits: if self.bits_per_weight <= 5.0 {
+                4.0
+            } else if self.bits_per_weight <= 8.0 {
+                8.0
+            } else {
+                16.0
+            },
             kv_bytes_per_token: kv_per_token,
             kv_split_under_tp: self.attention == "gqa",
             pinned_cpu_bytes: 0.0,

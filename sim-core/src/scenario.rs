@@ -35,6 +35,8 @@ pub fn hardware_spec(h: &HardwareFile) -> HardwareSpec {
         slow_path_bytes_per_sec: si(&h.slow_path_bandwidth),
         flops_fp4: si(&h.compute_fp4),
         flops_fp8: si(&h.compute_fp8),
+        // Without a stated BF16 rate, half the FP8 rate (see `HardwareFile::compute_bf16`).
+        flops_bf16: h.compute_bf16.as_ref().map(si).unwrap_or_else(|| si(&h.compute_fp8) / 2.0),
         intra_bytes_per_sec: h.intra_machine_bandwidth.as_ref().map(si).unwrap_or(f64::INFINITY),
         intra_call_latency_s: h.intra_machine_call_latency.as_ref().map(si).unwrap_or(DEFAULT_INTRA_CALL_LATENCY_S),
         link: LinkParams {
@@ -108,6 +110,7 @@ pub const OVERRIDES: &[OverrideKey] = &[
     hw("hardware.slow_path_bytes_per_sec", "B/s", |h| &mut h.slow_path_bytes_per_sec),
     hw("hardware.flops_fp4", "FLOP/s", |h| &mut h.flops_fp4),
     hw("hardware.flops_fp8", "FLOP/s", |h| &mut h.flops_fp8),
+    hw("hardware.flops_bf16", "FLOP/s", |h| &mut h.flops_bf16),
     hw("hardware.intra_bytes_per_sec", "B/s", |h| &mut h.intra_bytes_per_sec),
     hw("hardware.intra_call_latency_s", "s", |h| &mut h.intra_call_latency_s),
     hw("link.rails", "count", |h| &mut h.link.rails),

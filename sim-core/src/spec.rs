@@ -16,6 +16,8 @@ pub struct HardwareSpec {
     pub slow_path_bytes_per_sec: f64,
     pub flops_fp4: f64,
     pub flops_fp8: f64,
+    /// Dense BF16 tensor FLOP/s (models computing at 16 bits).
+    pub flops_bf16: f64,
     /// GPU-to-GPU bandwidth inside one machine (all-reduce bus bandwidth), when `gpus` > 1.
     pub intra_bytes_per_sec: f64,
     /// Cost of one all-reduce call between the GPUs of one machine, seconds.

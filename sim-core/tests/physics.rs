@@ -87,3 +87,40 @@ fn pd_at_one_stream_matches_one_station() {
         }
     }
 }
+
+/// Precision is first-class: a BF16 model computes at the BF16 rate, so a compute-bound prefill (one long
+/// prompt at one stream) gets faster when that rate rises and does not move with the FP8 rate.
+#[test]
+fn a_bf16_model_computes_at_the_bf16_rate() {
+    let d = sim_core::describe::ModelDescription {
+        id: "dense-14b-bf16".into(),
+        name: None,
+        total_params: 14e9,
+        active_params: 14e9,
+        layers: 40.0,
+        hidden_size: 5120.0,
+        attention: "gqa".into(),
+        kv_heads: Some(8.0),
+        head_dim: Some(128.0),
+        kv_lora_rank: None,
+        rope_dim: None,
+        kv_bytes_per_element: 2.0,
+        routed_experts: 0.0,
+        experts_per_token: 0.0,
+        routed_expert_params: None,
+        bits_per_weight: 16.0,
+        draft_tokens: 0.0,
+        draft_acceptance: 0.0,
+    };
+    let model = d.to_spec().expect("spec");
+    assert_eq!(model.compute_bits, 16.0);
+    let mut s = scenarios()["glm-5.2"].clone();
+    s.model = model;
+    let k = Coefficients::default();
+    let ttft = |s: &Scenario| predict(s, &k, Mode::Single, 8192, 16, 1).ttft_s;
+    let base = ttft(&s);
+    let faster_bf16 = with(&s, "hardware.flops_bf16", 4.0, |s| s.hardware.flops_bf16);
+    let faster_fp8 = with(&s, "hardware.flops_fp8", 4.0, |s| s.hardware.flops_fp8);
+    assert!(ttft(&faster_bf16) < 0.8 * base, "bf16 rate x4: {} -> {}", base, ttft(&faster_bf16));
+    assert_eq!(ttft(&faster_fp8), base, "the FP8 rate must not matter to a BF16 model");
+}

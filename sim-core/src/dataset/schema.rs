@@ -160,6 +160,10 @@ pub struct HardwareFile {
     /// Dense low-precision (FP4/FP8 as the checkpoint uses) peak of one GPU.
     pub compute_fp4: Quantity,
     pub compute_fp8: Quantity,
+    /// Dense BF16 tensor rate; absent means half the FP8 rate (each halving of precision doubles the dense
+    /// tensor rate on Hopper and Blackwell: H100 SXM 989 / 1,979 TFLOPS BF16 / FP8, NVIDIA datasheet).
+    #[serde(default)]
+    pub compute_bf16: Option<Quantity>,
     /// Bandwidth between GPUs inside one machine (NVLink or PCIe), when `gpus` > 1.
     #[serde(default)]
     pub intra_machine_bandwidth: Option<Quantity>,

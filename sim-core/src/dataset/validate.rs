@@ -209,6 +209,9 @@ impl Checker<'_> {
             }
             // Zero CPU memory is legal: a unified-memory machine has no slower tier to spill to.
             self.quantity(&file, "/cpu_memory", &hw.cpu_memory, Bytes, true);
+            if let Some(q) = &hw.compute_bf16 {
+                self.quantity(&file, "/compute_bf16", q, FlopsPerSec, false);
+            }
             if let Some(q) = &hw.intra_machine_call_latency {
                 self.quantity(&file, "/intra_machine_call_latency", q, Seconds, false);
             }

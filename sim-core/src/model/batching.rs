@@ -68,11 +68,14 @@ impl Engine<'_> {
         }
     }
 
+    /// The dense tensor rate of the model's compute precision: FP4 (NVFP4, MXFP4), FP8, or BF16 above 8 bits.
     fn flops(&self) -> f64 {
         if self.model.compute_bits <= 4.0 {
             self.hw.flops_fp4
-        } else {
+        } else if self.model.compute_bits <= 8.0 {
             self.hw.flops_fp8
+        } else {
+            self.hw.flops_bf16
         }
     }
 
