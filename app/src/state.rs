@@ -353,7 +353,8 @@ impl UrlState {
         }
         for (kn, v) in KNOBS.iter().zip(self.whatif) {
             if let Some(v) = v {
-                parts.push(format!("{}={}", kn.key, trim(v)));
+                // Rust's shortest round-trip form: the link reads back to exactly this value.
+                parts.push(format!("{}={v}", kn.key));
             }
         }
         let p = &self.plan;
@@ -371,7 +372,7 @@ impl UrlState {
         }
         for (fl, v) in PLAN_FIELDS.iter().zip(p.values) {
             if let Some(v) = v {
-                parts.push(format!("{}={}", fl.key, trim(v)));
+                parts.push(format!("{}={v}", fl.key));
             }
         }
         if !p.hf.is_empty() {
@@ -469,6 +470,14 @@ mod tests {
             (View::Gain, "minimax-m3", Some((8192, 1024)), Some(9.5), true)
         );
         assert_eq!(UrlState::parse(&s.to_query(), &models()).0, s);
+    }
+
+    #[test]
+    fn links_read_back_exactly() {
+        let (s, w) = UrlState::parse("hbm=9.1024&view=plan&hw_hbm=3.3512345", &models());
+        assert!(w.is_empty(), "{w:?}");
+        let back = UrlState::parse(&s.to_query(), &models()).0;
+        assert_eq!((back.whatif[1], back.plan.values[1]), (Some(9.1024), Some(3.3512345)));
     }
 
     #[test]
