@@ -43,4 +43,4 @@ if left or re.search(r"<style\b|\sstyle=", html):
     sys.exit(f"build-app.sh: {index} still has inline script or style: {left}")
 index.write_text(html)
 PY
-echo "built $ROOT/$DIST ($(du -sh "$DIST" | cut -f1))" >&2
+echo "built $DIST ($(du -sh "$DIST" | cut -f1))" >&2

@@ -14,7 +14,9 @@ use fantoccini::Locator;
 use serde_json::{json, Value};
 use std::time::Instant;
 
-const BUDGET_GZIP_BYTES: u64 = 500 * 1024;
+/// The measured size (474 KiB gzipped in 2026-11, after issue 11's cuts) rounded up a little: a change that adds
+/// more than a few KiB to the bundle has to say so here.
+const BUDGET_GZIP_BYTES: u64 = 480 * 1024;
 
 /// The default page's throughput chart for one model and the 8192/1024 workload (index 1 of the workload picker).
 const MINIMAX_LONG: &str = "?model=minimax-m3&workload=8192-1024";
