@@ -111,6 +111,10 @@ pub fn PlanControls(
     let presets: Vec<(String, String)> = bundle.hardware.iter().map(|(id, h)| (id.clone(), h.name.clone())).collect();
     let models = bundle.model_ids();
     let source = move || st.with(|s| s.plan.source);
+    // The pasted texts can be megabytes: write them back into their boxes only when they change, not on every
+    // change of the page's state.
+    let hf_text = Memo::new(move |_| st.with(|s| s.plan.hf.clone()));
+    let meas_text = Memo::new(move |_| st.with(|s| s.plan.measurements.clone()));
     let fields = move |r: std::ops::Range<usize>| r.map(|i| number_field(st, i, base)).collect_view();
     let hf_error = move || match (source(), plan.get()) {
         (ModelSource::HfConfig, Err(e)) => {
@@ -178,7 +182,7 @@ pub fn PlanControls(
             <div class="field" class:hidden=move || source() != ModelSource::HfConfig>
                 <label for="plan-hf">"Hugging Face config.json"</label>
                 <textarea id="plan-hf" rows="8" spellcheck="false" placeholder="{\"num_hidden_layers\": 61, \"hidden_size\": 7168, ...}"
-                    prop:value=move || st.with(|s| s.plan.hf.clone())
+                    prop:value=hf_text
                     on:input=move |ev| st.update(|s| s.plan.hf = event_target_value(&ev))></textarea>
                 {hf_error}
             </div>
@@ -190,7 +194,7 @@ pub fn PlanControls(
             <label for="plan-meas" class="hint">"Paste one or more result JSON files of "<code>"vllm bench serve --save-result"</code>" or "<code>"benchmark_serving.py --save-result"</code>
                 " (one object per line, or one after another), run on one machine with this model. The planner calibrates on them as "<code>"sim-core calibrate"</code>" does."</label>
             <textarea id="plan-meas" rows="6" spellcheck="false" placeholder="{\"max_concurrency\": 8, \"completed\": 80, \"output_throughput\": 221.5, ...}"
-                prop:value=move || st.with(|s| s.plan.measurements.clone())
+                prop:value=meas_text
                 on:input=move |ev| st.update(|s| s.plan.measurements = event_target_value(&ev))></textarea>
             {calibration_status(calibration)}
             {move || st.with(|s| {
