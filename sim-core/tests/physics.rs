@@ -124,3 +124,20 @@ fn a_bf16_model_computes_at_the_bf16_rate() {
     assert!(ttft(&faster_bf16) < 0.8 * base, "bf16 rate x4: {} -> {}", base, ttft(&faster_bf16));
     assert_eq!(ttft(&faster_fp8), base, "the FP8 rate must not matter to a BF16 model");
 }
+
+/// Two copies behind a balanced router: one stream is one machine's, and 2c streams are exactly twice one
+/// machine at c (nothing crosses the link, each copy serves half).
+#[test]
+fn two_copies_are_two_machines_at_half_the_load() {
+    let k = Coefficients::default();
+    for s in scenarios().values() {
+        for w in &s.workloads {
+            let tok = |m: Mode, c: u32| predict(s, &k, m, w.isl, w.osl, c).output_tok_s;
+            assert_eq!(tok(Mode::Dp2, 1), tok(Mode::Single, 1), "{} at one stream", s.id);
+            for c in [1u32, 4, 32, 128] {
+                let (two, one) = (tok(Mode::Dp2, 2 * c), tok(Mode::Single, c));
+                assert!((two - 2.0 * one).abs() <= 1e-9 * one.max(1.0), "{} at {}: {two} vs 2 x {one}", s.id, 2 * c);
+            }
+        }
+    }
+}
