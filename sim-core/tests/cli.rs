@@ -155,3 +155,34 @@ fn describe_model_reads_a_config_json() {
     assert_eq!(bad.status.code(), Some(2));
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// `engines` lists every profile with how it was obtained; `plan --engine` predicts with another profile and
+/// says so, and an unknown profile is a usage error naming the known ones.
+#[test]
+fn engine_profiles_are_listed_and_selectable() {
+    let out = bin().args(["engines", "--format", "csv"]).arg(data()).output().expect("run");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).expect("utf8");
+    assert!(text.starts_with("engine,obtained,"), "{text}");
+    assert!(text.contains("vllm-gb300-report,fitted on 55 points of gb300-report"), "{text}");
+    assert!(text.contains("roofline,\"not fitted"), "{text}");
+    let scenario = data().join("scenarios/glm-5.2.json");
+    let plan = |engine: Option<&str>| {
+        let mut c = bin();
+        c.arg("plan").arg(&scenario).args(["--format", "json"]);
+        if let Some(e) = engine {
+            c.args(["--engine", e]);
+        }
+        c.output().expect("run")
+    };
+    let tok = |o: &std::process::Output| -> f64 {
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+        v["rows"].as_array().expect("rows").iter().map(|r| r["modes"][0]["output_tok_s"].as_f64().unwrap_or(0.0)).sum()
+    };
+    let (fitted, roof) = (plan(None), plan(Some("roofline")));
+    assert!(String::from_utf8_lossy(&roof.stdout).contains("engine profile `roofline`"));
+    assert!(tok(&roof) > tok(&fitted), "the roofline is an upper bound: {} vs {}", tok(&roof), tok(&fitted));
+    let bad = plan(Some("nope"));
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown engine profile `nope`"));
+}

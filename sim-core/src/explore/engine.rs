@@ -34,6 +34,22 @@ pub fn fitted_on(e: &EngineFile, p: &MeasuredPoint) -> bool {
 }
 
 impl Workspace {
+    /// Every engine profile of the dataset, fitted, in id order (a profile that cannot be built is an error
+    /// message in its place).
+    pub fn engines(&self) -> Vec<Result<Arc<EngineProfile>, String>> {
+        self.dataset.engines.keys().map(|id| self.engine(id)).collect()
+    }
+
+    /// The same scenario predicted with another engine profile (the roofline, another build's fit); a
+    /// scenario's own `calibration` belongs to its engine and is dropped.
+    pub fn with_engine(&self, mut run: super::ScenarioRun, engine: &str) -> Result<super::ScenarioRun, String> {
+        run.scenario.engine = engine.to_string();
+        let (coefficients, how) = self.coefficients_for(&run.scenario, FitSet::All)?;
+        run.coefficients = coefficients;
+        run.engine = how;
+        Ok(run)
+    }
+
     /// The engine profile `id`, fitted on first use. The default profile of a dataset without engine files is
     /// the fit on the calibration dataset, so older datasets keep working.
     pub fn engine(&self, id: &str) -> Result<Arc<EngineProfile>, String> {

@@ -97,6 +97,15 @@ enum Command {
         /// Dataset directory the scenario's ids refer to (default: the scenario's parent's parent).
         #[arg(long)]
         data: Option<PathBuf>,
+        /// Predict with this engine profile (an id of data/engines/, e.g. roofline) instead of the scenario's.
+        #[arg(long)]
+        engine: Option<String>,
+        #[arg(long, value_enum, default_value = "table")]
+        format: Format,
+    },
+    /// Every engine profile of a dataset: how it was obtained and its coefficients.
+    Engines {
+        dir: PathBuf,
         #[arg(long, value_enum, default_value = "table")]
         format: Format,
     },
@@ -245,8 +254,11 @@ fn run(cmd: Command, out: &mut Out) -> Result<ExitCode, CliError> {
             out.table(&render::points(&ws.points()), format == Format::Csv, format == Format::Json);
             Ok(ExitCode::SUCCESS)
         }
-        Command::Plan { scenario, data, format } => {
-            let (_, run) = open_scenario(&scenario, data, FitSet::All)?;
+        Command::Plan { scenario, data, engine, format } => {
+            let (ws, mut run) = open_scenario(&scenario, data, FitSet::All)?;
+            if let Some(e) = engine {
+                run = ws.with_engine(run, &e).map_err(CliError::Usage)?;
+            }
             let plan = run.plan();
             let note = run.calibration_note();
             if format == Format::Json {
@@ -353,6 +365,20 @@ fn run(cmd: Command, out: &mut Out) -> Result<ExitCode, CliError> {
             }
             Err(msg) => Err(CliError::Invalid(vec![msg])),
         },
+        Command::Engines { dir, format } => {
+            let ws = open_valid(&dir)?;
+            let mut profiles = Vec::new();
+            for e in ws.engines() {
+                profiles.push(e.map_err(CliError::Usage)?);
+            }
+            if format == Format::Json {
+                let plain: Vec<&sim_core::explore::EngineProfile> = profiles.iter().map(|p| p.as_ref()).collect();
+                out.line(&render::json(&plain));
+            } else {
+                out.table(&render::engines(&profiles), format == Format::Csv, false);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Fabric { dir, format } => {
             let ws = open_valid(&dir)?;
             let answer = ws.fabric(&[]).map_err(CliError::Usage)?;

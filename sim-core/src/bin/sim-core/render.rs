@@ -372,3 +372,33 @@ pub fn sensitivity(rows: &[SensitivityRow]) -> Vec<String> {
     out.extend(t.aligned());
     out
 }
+
+/// Engine profiles: how each was obtained and the coefficients it predicts with.
+pub fn engines(profiles: &[std::sync::Arc<sim_core::explore::EngineProfile>]) -> Table {
+    let mut t = Table::new(&[
+        "engine",
+        "obtained",
+        "hbm_efficiency",
+        "slow_efficiency",
+        "compute_efficiency",
+        "step_overhead_ms",
+        "per_seq_overhead_us",
+        "draft_pass_overhead_ms",
+        "tp_latency_scale",
+    ]);
+    for p in profiles {
+        let k = &p.coefficients;
+        t.row(vec![
+            p.id.clone(),
+            p.obtained.clone(),
+            format!("{:.3}", k.hbm_efficiency),
+            format!("{:.3}", k.slow_efficiency),
+            format!("{:.3}", k.compute_efficiency),
+            format!("{:.3}", k.step_overhead_s * 1e3),
+            format!("{:.1}", k.per_seq_overhead_s * 1e6),
+            format!("{:.3}", k.draft_pass_overhead_s * 1e3),
+            format!("{:.2}", k.tp_latency_scale),
+        ]);
+    }
+    t
+}
