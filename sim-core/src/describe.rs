@@ -134,6 +134,8 @@ impl ModelDescription {
             kv_split_under_tp: self.attention == "gqa",
             pinned_cpu_bytes: 0.0,
             pinned_read_bytes_per_token: 0.0,
+            // A dozen numbers do not say whether the embedding is tied to the LM head: count it as read.
+            input_embedding_bytes: 0.0,
             draft_tokens: self.draft_tokens,
             draft_acceptance: self.draft_acceptance,
             draft_pass_bytes: if self.draft_tokens > 0.0 {

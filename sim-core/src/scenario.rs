@@ -65,6 +65,7 @@ pub fn model_spec(m: &ModelFile) -> ModelSpec {
         kv_split_under_tp: a.attention == "gqa",
         pinned_cpu_bytes: a.pinned_cpu_bytes.as_ref().map(si).unwrap_or(0.0),
         pinned_read_bytes_per_token: a.pinned_read_bytes_per_token.as_ref().map(si).unwrap_or(0.0),
+        input_embedding_bytes: a.input_embedding_bytes.as_ref().map(si).unwrap_or(0.0),
         draft_tokens: si(&a.draft_tokens),
         draft_acceptance: si(&a.draft_acceptance) / 100.0,
         draft_pass_bytes: si(&a.draft_pass_bytes),

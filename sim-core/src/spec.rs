@@ -64,6 +64,8 @@ pub struct ModelSpec {
     pub kv_split_under_tp: bool,
     pub pinned_cpu_bytes: f64,
     pub pinned_read_bytes_per_token: f64,
+    /// Bytes of the input embedding table, resident with the dense weights but gathered, not streamed.
+    pub input_embedding_bytes: f64,
     pub draft_tokens: f64,
     /// Per-token draft acceptance, 0..1 (prior; the fit may replace it).
     pub draft_acceptance: f64,

@@ -391,6 +391,10 @@ pub struct Architecture {
     pub pinned_cpu_bytes: Option<Quantity>,
     #[serde(default)]
     pub pinned_read_bytes_per_token: Option<Quantity>,
+    /// Bytes of the input embedding table: held with the dense weights, but a step gathers one row per token
+    /// instead of streaming it (absent: counted as read every step, like the other dense weights).
+    #[serde(default)]
+    pub input_embedding_bytes: Option<Quantity>,
     /// Draft tokens per step of speculative decoding (0 = none).
     pub draft_tokens: Quantity,
     /// Per-token acceptance of the draft, before calibration.

@@ -356,6 +356,7 @@ impl Checker<'_> {
                 ("pinned_cpu_bytes", &a.pinned_cpu_bytes),
                 ("pinned_read_bytes_per_token", &a.pinned_read_bytes_per_token),
                 ("published_offload_bytes", &a.published_offload_bytes),
+                ("input_embedding_bytes", &a.input_embedding_bytes),
             ] {
                 if let Some(q) = q {
                     self.quantity(&file, &format!("/architecture/{name}"), q, Bytes, true);

@@ -111,8 +111,10 @@ pub fn step_reads(
 ) -> StepReads {
     let touched = expert_touch_fraction(model, tokens, 1.0);
     let touched_spilled = expert_touch_fraction(model, tokens, spilled_routing_share);
+    // The input embedding sits with the dense weights but a step gathers one row per token, not the table.
+    let streamed_dense = (p.dense_bytes_hbm - model.input_embedding_bytes / p.tp).max(0.0);
     StepReads {
-        hbm_bytes: p.dense_bytes_hbm + p.expert_bytes_hbm * touched + kv_tokens * p.kv_bytes_per_token,
+        hbm_bytes: streamed_dense + p.expert_bytes_hbm * touched + kv_tokens * p.kv_bytes_per_token,
         slow_bytes: p.dense_bytes_spilled
             + p.expert_bytes_spilled * touched_spilled
             + tokens * model.pinned_read_bytes_per_token / p.tp,
