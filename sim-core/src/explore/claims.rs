@@ -2,7 +2,7 @@
 //! give, and where the gain chart places it. The validator checks the same claims with the same look-up.
 
 use crate::dataset::schema::{Claim, ClaimKind, Operand, PointKey};
-use crate::dataset::Dataset;
+use crate::dataset::{Dataset, MeasuredPoint};
 use serde::Serialize;
 
 /// One claim, for the list under the gain chart.
@@ -46,8 +46,8 @@ fn operand_point(o: &Option<Operand>) -> Option<&PointKey> {
 }
 
 /// The published throughput a point key names, when exactly that point exists.
-pub fn point_value(ds: &Dataset, k: &PointKey) -> Option<f64> {
-    ds.points().into_iter().find(|p| p.is(k)).map(|p| p.output_tok_s)
+pub fn point_value(points: &[MeasuredPoint], k: &PointKey) -> Option<f64> {
+    points.iter().find(|p| p.is(k)).map(|p| p.output_tok_s)
 }
 
 /// A claim's stated value as the report words it: `27x`, `+30%`, `98%` (`about` when approximate).
@@ -94,8 +94,8 @@ fn claim_of(c: &Claim, model: &str, models: &[&str]) -> bool {
     prefix(model) && !models.iter().any(|m| m.len() > model.len() && prefix(m))
 }
 
-/// Every claim of a model (all claims with `None`), in the dataset's order.
-pub fn claims(ds: &Dataset, model: Option<&str>) -> Vec<ClaimRow> {
+/// Every claim of a model (all claims with `None`), in the dataset's order; `points` are the dataset's.
+pub fn claims(ds: &Dataset, points: &[MeasuredPoint], model: Option<&str>) -> Vec<ClaimRow> {
     let models: Vec<&str> = ds.models.keys().map(String::as_str).collect();
     ds.claims
         .iter()
@@ -103,12 +103,12 @@ pub fn claims(ds: &Dataset, model: Option<&str>) -> Vec<ClaimRow> {
         .filter(|c| model.is_none_or(|m| claim_of(c, m, &models)))
         .map(|c| {
             let (n, d) = (operand_point(&c.numerator), operand_point(&c.denominator));
-            let values = n.and_then(|n| point_value(ds, n)).zip(d.and_then(|d| point_value(ds, d)));
+            let values = n.and_then(|n| point_value(points, n)).zip(d.and_then(|d| point_value(points, d)));
             let unequal = matches!((n, d), (Some(n), Some(d)) if n.concurrency != d.concurrency);
             let equal_concurrency = match (n, d, values) {
                 (Some(n), Some(d), Some((_, dv))) if unequal => {
                     let same = PointKey { concurrency: d.concurrency, ..n.clone() };
-                    point_value(ds, &same).map(|v| (d.concurrency as u32, v, dv))
+                    point_value(points, &same).map(|v| (d.concurrency as u32, v, dv))
                 }
                 _ => None,
             };
@@ -149,6 +149,6 @@ pub fn claim_markers(ds: &Dataset, model: &str, isl: u32, osl: u32) -> Vec<Claim
 impl super::Workspace {
     /// Every claim of a model (all claims with `None`), with what the data give.
     pub fn claims(&self, model: Option<&str>) -> Vec<ClaimRow> {
-        claims(&self.dataset, model)
+        claims(&self.dataset, self.points(), model)
     }
 }

@@ -101,7 +101,7 @@ impl Workspace {
             if f.dataset == REPORT_DATASET && f.modes.is_none() && f.scenarios.is_none() && e.coefficients.is_empty() {
                 self.calibration(FitSet::All).clone()
             } else {
-                let points: Vec<MeasuredPoint> = self.points().into_iter().filter(|p| fitted_on(e, p)).collect();
+                let points: Vec<MeasuredPoint> = self.points().iter().filter(|p| fitted_on(e, p)).cloned().collect();
                 if points.is_empty() {
                     return Err(format!("engine `{id}` is fitted on `{}`, which has no such points", f.dataset));
                 }

@@ -51,6 +51,8 @@ pub struct Workspace {
     /// The scenarios published points are measured under, keyed by scenario id: the report's (named after
     /// their models) and those other datasets' sweeps name.
     pub scenarios: BTreeMap<String, Scenario>,
+    /// Every published point, flattened once at load (every sweep answer filters them).
+    points: Vec<MeasuredPoint>,
     fit_all: OnceLock<Calibration>,
     fit_single: OnceLock<Calibration>,
     report_all: OnceLock<Report>,
@@ -113,7 +115,8 @@ impl Workspace {
             diagnostics.extend(errs);
         }
         diagnostic::sort(&mut diagnostics);
-        Workspace { dataset, diagnostics, scenarios, ..Workspace::default() }
+        let points = dataset.points();
+        Workspace { dataset, diagnostics, scenarios, points, ..Workspace::default() }
     }
 
     /// The errors among the diagnostics.
@@ -126,13 +129,13 @@ impl Workspace {
     }
 
     /// Every published point, in file order.
-    pub fn points(&self) -> Vec<MeasuredPoint> {
-        self.dataset.points()
+    pub fn points(&self) -> &[MeasuredPoint] {
+        &self.points
     }
 
     /// The points the engine coefficients are fitted on: the calibration dataset's (the GB300 report's).
     pub fn calibration_points(&self) -> Vec<MeasuredPoint> {
-        self.points().into_iter().filter(|p| p.dataset == REPORT_DATASET).collect()
+        self.points.iter().filter(|p| p.dataset == REPORT_DATASET).cloned().collect()
     }
 
     /// Ids of the scenarios with published points (the report's are named after their models), sorted.
@@ -167,7 +170,7 @@ impl Workspace {
         };
         cell.get_or_init(|| {
             if set == FitSet::Single {
-                return report::build_with(&self.scenarios, &self.points(), self.calibration(set).clone());
+                return report::build_with(&self.scenarios, &self.points, self.calibration(set).clone());
             }
             // Every scenario predicts with its engine profile; a point is fitted when its engine's fit used it.
             let engines: BTreeMap<String, Coefficients> = self
@@ -183,13 +186,13 @@ impl Workspace {
                     None => p.dataset == REPORT_DATASET,
                 }
             };
-            report::build_for(&self.scenarios, &self.points(), self.calibration(set).clone(), &fitted, &engines)
+            report::build_for(&self.scenarios, &self.points, self.calibration(set).clone(), &fitted, &engines)
         })
     }
 
     /// Models with points but no unflagged single-station point: their pair cannot be predicted from one station.
     pub fn models_without_single(&self) -> Vec<String> {
-        let points = self.points();
+        let points = &self.points;
         self.scenarios
             .keys()
             .filter(|m| points.iter().any(|p| &p.scenario == *m))

@@ -110,7 +110,7 @@ enum Change {
 impl Workspace {
     /// The datasets with published points, sorted (the calibration dataset among them).
     pub fn datasets(&self) -> Vec<String> {
-        let mut d: Vec<String> = self.points().into_iter().map(|p| p.dataset).collect();
+        let mut d: Vec<String> = self.points().iter().map(|p| p.dataset.clone()).collect();
         d.sort();
         d.dedup();
         d
@@ -124,7 +124,7 @@ impl Workspace {
         let targets = self.dataset.accuracy.as_ref().map(|a| a.protocol.clone()).unwrap_or_default();
         for d in self.datasets() {
             for q in Question::ALL {
-                let mut row = protocol_row(&self.scenarios, &points, &base, &d, q);
+                let mut row = protocol_row(&self.scenarios, points, &base, &d, q);
                 // A dataset's own target wins over one for every dataset (`*`).
                 let t = targets
                     .iter()
@@ -171,7 +171,7 @@ impl Workspace {
         ];
         // Only the models of the calibration dataset move its headline errors.
         let calibrated: std::collections::BTreeSet<String> =
-            self.points().into_iter().filter(|p| p.dataset == REPORT_DATASET).map(|p| p.model).collect();
+            self.points().iter().filter(|p| p.dataset == REPORT_DATASET).map(|p| p.model.clone()).collect();
         for (id, m) in self.dataset.models.iter().filter(|(id, _)| calibrated.contains(*id)) {
             let Ok(arch) = serde_json::to_value(&m.architecture) else { continue };
             let Some(fields) = arch.as_object() else { continue };
@@ -192,7 +192,7 @@ impl Workspace {
     /// How the calibration dataset's fitted and predictive medians move when each assumption is halved and
     /// doubled (two fits per scale: a few seconds for the shipped data in a release build).
     pub fn sensitivity(&self, assumptions: &[Assumption]) -> Vec<SensitivityRow> {
-        let points: Vec<MeasuredPoint> = self.points().into_iter().filter(|p| p.dataset == REPORT_DATASET).collect();
+        let points = self.calibration_points();
         assumptions
             .iter()
             .map(|a| {
@@ -208,7 +208,7 @@ impl Workspace {
                     if scale == 1.0 {
                         row.value = value;
                     }
-                    let (f, p) = headline(&scenarios, &points, &base);
+                    let (f, p) = headline(&scenarios, &points, &base, REPORT_DATASET);
                     row.fitted_median.push(f);
                     row.predictive_median.push(p);
                 }
@@ -247,12 +247,16 @@ impl Assumption {
 }
 
 /// Fitted median (all unflagged points) and pair-from-one predictive median (fit on one-machine points) of
-/// one dataset's points; NaN where a question has no points.
-fn headline(scenarios: &BTreeMap<String, Scenario>, points: &[MeasuredPoint], base: &Coefficients) -> (f64, f64) {
+/// one dataset; NaN where a question has no points.
+fn headline(
+    scenarios: &BTreeMap<String, Scenario>,
+    points: &[MeasuredPoint],
+    base: &Coefficients,
+    dataset: &str,
+) -> (f64, f64) {
     let median = |r: &ProtocolRow| r.error.map_or(f64::NAN, |e| e.median_ape);
-    let d = points.first().map(|p| p.dataset.clone()).unwrap_or_default();
-    let fitted = protocol_row(scenarios, points, base, &d, Question::Fitted);
-    let pair = protocol_row(scenarios, points, base, &d, Question::PairFromOne);
+    let fitted = protocol_row(scenarios, points, base, dataset, Question::Fitted);
+    let pair = protocol_row(scenarios, points, base, dataset, Question::PairFromOne);
     (median(&fitted), median(&pair))
 }
 

@@ -130,6 +130,7 @@ pub fn current_hardware(h: &HardwareSpec, knobs: &[Knob]) -> Vec<f64> {
         .iter()
         .map(|kn| match override_key(kn.key).map(|o| o.field()) {
             Ok(OverrideField::Hardware(f)) => kn.from_si(*f(&mut h.clone())),
+            // A model control has no value on a machine.
             _ => f64::NAN,
         })
         .collect()

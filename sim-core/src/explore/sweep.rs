@@ -240,7 +240,7 @@ impl Workspace {
             s.modes.iter().filter_map(|&m| all_bands.get(&(q.model.to_string(), m)).map(|b| (m, *b))).collect();
         let mut points: Vec<PointRow> = self
             .points()
-            .into_iter()
+            .iter()
             .filter(|p| p.scenario == q.model && p.isl == isl && p.osl == osl)
             .map(|p| {
                 let predicted = at(p.mode, p.concurrency);
@@ -258,8 +258,8 @@ impl Workspace {
                     predicted,
                     error_pct: signed_error_pct(predicted, p.output_tok_s),
                     flagged,
-                    source: p.source,
-                    quote: p.quote,
+                    source: p.source.clone(),
+                    quote: p.quote.clone(),
                 }
             })
             .collect();

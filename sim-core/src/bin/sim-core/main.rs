@@ -251,7 +251,7 @@ fn run(cmd: Command, out: &mut Out) -> Result<ExitCode, CliError> {
         }
         Command::Points { dir, format } => {
             let ws = open_valid(&dir)?;
-            out.table(&render::points(&ws.points()), format == Format::Csv, format == Format::Json);
+            out.table(&render::points(ws.points()), format == Format::Csv, format == Format::Json);
             Ok(ExitCode::SUCCESS)
         }
         Command::Plan { scenario, data, engine, format } => {
