@@ -2,7 +2,8 @@
 //!
 //! Free: HBM and slow-path efficiency, compute efficiency, step, per-sequence and draft-pass overheads (shared
 //! by every model on the hardware), the TP per-call latency scale (only when pair points are fitted), and one
-//! draft acceptance per model that has fitted points. Flagged points (dips, other checkpoints) never enter.
+//! draft acceptance per model that has fitted points (a team's runs that measured it keep the measurement:
+//! `calibrate_team`). Flagged points (dips, other checkpoints, capped or rate-limited runs) never enter.
 
 use crate::dataset::MeasuredPoint;
 use crate::model::{predict, Coefficients};
@@ -134,11 +135,25 @@ pub fn fit_from(
     set: FitSet,
     prior_weight: f64,
 ) -> Calibration {
+    fit_fixing(base, scenarios, points, set, prior_weight, &[])
+}
+
+/// `fit_from`, with the draft acceptance of the models in `fixed_acceptance` held at `base`'s value instead
+/// of fitted (issue 11: a measured acceptance is not a free coefficient; see `calibrate_team`).
+fn fit_fixing(
+    base: &Coefficients,
+    scenarios: &BTreeMap<String, Scenario>,
+    points: &[MeasuredPoint],
+    set: FitSet,
+    prior_weight: f64,
+    fixed_acceptance: &[String],
+) -> Calibration {
     let used: Vec<&MeasuredPoint> =
         points.iter().filter(|p| set.includes(p) && scenarios.contains_key(&p.scenario)).collect();
     let mut models: Vec<String> = used.iter().map(|p| p.model.clone()).collect();
     models.sort();
     models.dedup();
+    models.retain(|m| !fixed_acceptance.contains(m));
     let priors: BTreeMap<String, f64> =
         scenarios.values().map(|s| (s.model.id.clone(), s.model.draft_acceptance)).collect();
     let base = base.clone();
@@ -206,6 +221,8 @@ pub struct TeamCalibration {
     pub points: Vec<MeasuredPoint>,
     /// Error of the calibrated model on those points.
     pub stats: crate::stats::ErrorStats,
+    /// The draft acceptance the points measured (vLLM's spec-decode counters), used instead of a fitted one.
+    pub measured_acceptance: Option<crate::dataset::MeasuredAcceptance>,
 }
 
 /// A team's sweep is small: the fit is pulled harder toward the published calibration than the report's own.
@@ -233,7 +250,18 @@ pub fn calibrate_team(
         return Err("no unflagged single-machine points in the measurements".into());
     }
     let scenarios = BTreeMap::from([(s.id.clone(), s.clone())]);
-    let coefficients = fit_from(base, &scenarios, &points, FitSet::Single, TEAM_PRIOR_WEIGHT).coefficients;
+    // Issue 11: when the runs carry vLLM's speculative decoding counters, the draft acceptance is measured,
+    // not a coefficient: it is set to the pooled measurement (converted from acceptance length to the
+    // model's per-token probability, `dataset::measured_acceptance`) and left out of the free coordinates, so
+    // the other coefficients cannot trade against it. Without counters it is fitted as before.
+    let measured_acceptance = crate::dataset::measured_acceptance(&points);
+    let mut base = base.clone();
+    let mut fixed = Vec::new();
+    if let Some(m) = measured_acceptance {
+        base.acceptance.insert(s.model.id.clone(), m.per_token);
+        fixed.push(s.model.id.clone());
+    }
+    let coefficients = fit_fixing(&base, &scenarios, &points, FitSet::Single, TEAM_PRIOR_WEIGHT, &fixed).coefficients;
     let apes: Vec<f64> = points
         .iter()
         .map(|p| {
@@ -244,7 +272,7 @@ pub fn calibrate_team(
         })
         .collect();
     let stats = crate::stats::ErrorStats::of(&apes).ok_or("no points to measure the fit on")?;
-    Ok(TeamCalibration { coefficients, points, stats })
+    Ok(TeamCalibration { coefficients, points, stats, measured_acceptance })
 }
 
 /// Minimises `f` from `x0` with the Nelder-Mead simplex method; returns the best point and evaluations used.

@@ -5,9 +5,10 @@
 #[allow(dead_code)] // each test uses part of it
 mod fsio;
 
-use sim_core::dataset::schema::{Collective, Mode};
+use sim_core::dataset::schema::{Collective, Flag, Mode, RequestRate, Unbounded};
 use sim_core::dataset::{load, validate, SourceText};
 use sim_core::import::{self, Input, NcclOptions, VllmOptions};
+use sim_core::model::Coefficients;
 use sim_core::Diagnostic;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -41,6 +42,11 @@ fn assert_validates(path: &str, text: &str) {
 
 fn glm() -> VllmOptions {
     VllmOptions { model: Some("glm-5.2".into()), ..VllmOptions::default() }
+}
+
+/// An imported point's quote is the fragments it was read from joined by ` … `: each one is in the text.
+fn verbatim_in(quote: &str, text: &str) -> bool {
+    !quote.is_empty() && quote.split(" … ").all(|piece| text.contains(piece))
 }
 
 #[test]
@@ -108,7 +114,7 @@ fn vllm_serve_results_make_one_series() {
     let got: Vec<(f64, f64)> = s.points.iter().map(|p| (p.concurrency, p.output_tok_s)).collect();
     assert_eq!(got, vec![(1.0, 36.84127519073461), (8.0, 221.5066230897314), (32.0, 512.3361904761904)]);
     assert_eq!(s.points[0].from.source, "import-2", "sources follow the input order");
-    assert_eq!(s.points[0].from.quote, "\"output_throughput\": 36.84127519073461");
+    assert!(s.points[0].from.quote.contains("\"output_throughput\": 36.84127519073461"), "{}", s.points[0].from.quote);
     assert!(sweep.sources.iter().all(|src| src.title == "vllm bench serve output"));
     assert_validates("sweeps/imported.json", &serde_json::to_string_pretty(&sweep).unwrap());
 
@@ -192,7 +198,7 @@ fn one_input_holds_results_one_per_line_concatenated_or_indented() {
     let sweep = import::vllm_bench(&[("pasted results".into(), pasted.clone())], &glm()).expect("imports");
     assert_eq!(points(&sweep), points(&separate), "the same points as three files");
     assert_eq!(sweep.sources.len(), 1);
-    assert!(sweep.series[0].points.iter().all(|p| p.from.source == "import-1" && pasted.contains(&p.from.quote)));
+    assert!(sweep.series[0].points.iter().all(|p| p.from.source == "import-1" && verbatim_in(&p.from.quote, &pasted)));
     assert_validates("sweeps/pasted.json", &serde_json::to_string_pretty(&sweep).unwrap());
 
     // A bad result names the input and the line it starts on (here the third of three lines).
@@ -363,4 +369,154 @@ fn oversized_inputs_are_refused_naming_the_file_and_the_limit() {
         String::from_utf8_lossy(&out.stderr)
     );
     std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn vllm_serve_result_with_every_field() {
+    let file = input("vllm-serve-mtp-c16.json");
+    let sweep = import::vllm_bench(std::slice::from_ref(&file), &VllmOptions::default()).expect("imports");
+    assert_eq!(sweep.model, "glm-5.2");
+    let p = &sweep.series[0].points[0];
+    assert_eq!((p.concurrency, p.output_tok_s), (16.0, 612.4371829145063));
+    assert!(p.flags.is_empty(), "{:?}", p.flags);
+    let l = p.latency();
+    assert_eq!((l.ttft_ms, l.median_ttft_ms, l.p99_ttft_ms), (Some(412.53), Some(398.1), Some(901.77)));
+    assert_eq!((l.tpot_ms, l.median_tpot_ms, l.p99_tpot_ms), (Some(24.71380512), Some(24.1022), Some(31.0561)));
+    assert_eq!((l.itl_ms, l.median_itl_ms, l.p99_itl_ms), (Some(69.73), Some(66.02), Some(151.3)));
+    assert_eq!((l.e2el_ms, l.median_e2el_ms, l.p99_e2el_ms), (Some(25693.2), Some(25410.7), Some(32450.1)));
+    assert_eq!(p.request_rate, Some(RequestRate::Unbounded(Unbounded::Inf)), "\"request_rate\": \"inf\"");
+    assert_eq!(p.max_concurrent_requests, Some(16));
+    let sd = p.spec_decode.as_ref().expect("spec decode counters");
+    assert_eq!((sd.num_drafts, sd.draft_tokens, sd.accepted_tokens), (Some(58216), Some(174648), Some(106064)));
+    assert_eq!(sd.per_position_acceptance_rates.len(), 3);
+    assert!((sd.acceptance_length.unwrap() - 2.8219046310292706).abs() < 1e-15);
+    assert!((sd.acceptance_rate.unwrap() - 60.73015436764234).abs() < 1e-9);
+    // vLLM's acceptance length (2.82 tokens per step with 3 drafts, bonus included) is the model's
+    // 1 + p + p^2 + p^3: p = 0.775 per draft token, not the acceptance rate (60.7%) nor the length / 4.
+    let a = sd.per_token_acceptance().expect("converts");
+    assert!((1.0 + a + a * a + a * a * a - 2.8219046310292706).abs() < 1e-9, "{a}");
+    assert!((a - 0.775).abs() < 0.005, "{a}");
+    // Setup and --metadata keys, as text; measurements and null values are not metadata.
+    let m = &p.metadata;
+    for (k, v) in [
+        ("backend", "vllm"),
+        ("vllm_version", "0.19.1"),
+        ("tensor_parallel_size", "4"),
+        ("num_prompts", "160"),
+        ("burstiness", "1.0"),
+        ("date", "20260305-101502"),
+    ] {
+        assert_eq!(m.get(k).map(String::as_str), Some(v), "{k} in {m:?}");
+    }
+    for k in ["label", "mean_ttft_ms", "std_itl_ms", "output_throughput", "spec_decode_num_drafts", "request_rate"] {
+        assert!(!m.contains_key(k), "{k} is not metadata");
+    }
+    // The quote holds every number the point states, each piece verbatim in the file.
+    assert!(verbatim_in(&p.from.quote, &file.1), "{}", p.from.quote);
+    for piece in [
+        "\"p99_e2el_ms\": 32450.1",
+        "\"spec_decode_num_drafts\": 58216",
+        "\"request_rate\": \"inf\"",
+        "\"max_concurrent_requests\": 16",
+    ] {
+        assert!(p.from.quote.contains(piece), "{piece} in {}", p.from.quote);
+    }
+    assert!(p.note.as_deref().unwrap_or("").contains("measured draft acceptance 0.77"), "{:?}", p.note);
+    let json = serde_json::to_string_pretty(&sweep).unwrap();
+    assert_validates("sweeps/imported.json", &json);
+
+    // A number the quote does not hold is caught by the validator, at its own pointer.
+    let edited = json.replace("\"p99_ttft_ms\": 901.77", "\"p99_ttft_ms\": 911.77");
+    let errs = errors_with("sweeps/imported.json", &edited);
+    assert!(errs.iter().any(|e| e.pointer == "/series/0/points/0/p99_ttft_ms"), "{errs:?}");
+    // So is an acceptance length the counters do not give.
+    let edited = json.replace("\"acceptance_length\": 2.8219046310292706", "\"acceptance_length\": 2.9");
+    let errs = errors_with("sweeps/imported.json", &edited);
+    assert!(errs.iter().any(|e| e.pointer == "/series/0/points/0/spec_decode/acceptance_length"), "{errs:?}");
+}
+
+#[test]
+fn kv_capped_run_is_flagged_and_left_out_of_calibration() {
+    let capped = input("vllm-serve-mtp-c64-kv-capped.json");
+    let sweep = import::vllm_bench(&[input("vllm-serve-mtp-c16.json"), capped.clone()], &glm()).expect("imports");
+    let points = &sweep.series[0].points;
+    assert_eq!(points.iter().map(|p| p.concurrency).collect::<Vec<_>>(), vec![16.0, 64.0]);
+    assert!(points[0].flags.is_empty());
+    assert_eq!(points[1].flags, vec![Flag::ConcurrencyCapped], "41 requests in flight at most, 64 clients");
+    assert!(points[1].note.as_deref().unwrap_or("").contains("at most 41 requests"), "{:?}", points[1].note);
+    let json = serde_json::to_string_pretty(&sweep).unwrap();
+    assert_validates("sweeps/imported.json", &json);
+    // Without its flag the point fails validation: a capped run cannot slip into a fit.
+    let unflagged: serde_json::Value = {
+        let mut v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        v["series"][0]["points"][1]["flags"] = serde_json::json!([]);
+        v
+    };
+    let errs = errors_with("sweeps/imported.json", &unflagged.to_string());
+    assert!(
+        errs.iter().any(|e| e.pointer == "/series/0/points/1/flags" && e.message.contains("concurrency_capped")),
+        "{errs:?}"
+    );
+
+    // Calibration: the capped point is not used, and the draft acceptance is the measured one, not fitted.
+    let files = fsio::load_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../data")).expect("data dir");
+    let (ds, _) = load(&files);
+    let sc = ds.scenarios.get("glm-5.2").expect("glm-5.2 scenario");
+    let scenario = sim_core::scenario::resolve(&ds, "scenarios/glm-5.2.json", sc).expect("resolves");
+    let measured = sim_core::dataset::sweep_points("imported", &sweep);
+    let cal = sim_core::fit::calibrate_team(&Coefficients::default(), &scenario, &measured).expect("calibrates");
+    assert_eq!(cal.points.len(), 1, "the capped run is left out");
+    let m = cal.measured_acceptance.expect("measured acceptance");
+    let expected = points[0].spec_decode.as_ref().and_then(|s| s.per_token_acceptance()).unwrap();
+    assert!((m.per_token - expected).abs() < 1e-12 && m.points == 1, "{m:?}");
+    assert_eq!(cal.coefficients.acceptance.get("glm-5.2").copied(), Some(m.per_token), "fixed, not fitted");
+
+    // The same runs without counters: the acceptance is fitted (it moves off the model card's prior).
+    let without: Vec<_> = measured
+        .iter()
+        .cloned()
+        .map(|mut p| {
+            p.spec_decode = None;
+            p
+        })
+        .collect();
+    let fitted = sim_core::fit::calibrate_team(&Coefficients::default(), &scenario, &without).expect("calibrates");
+    assert!(fitted.measured_acceptance.is_none());
+    assert_ne!(fitted.coefficients.acceptance.get("glm-5.2").copied(), Some(m.per_token));
+}
+
+#[test]
+fn request_rate_inf_finite_or_malformed() {
+    let c1 = input("vllm-serve-c1.json").1;
+    assert!(c1.contains("\"request_rate\": \"inf\""));
+    let sweep = import::vllm_bench(&[("c1.json".into(), c1.clone())], &glm()).expect("imports");
+    let p = &sweep.series[0].points[0];
+    assert_eq!(p.request_rate.and_then(RequestRate::per_second), None);
+    assert!(p.flags.is_empty());
+
+    // A finite rate: arrivals, not the closed loop, set the load.
+    let rated = c1.replace("\"request_rate\": \"inf\"", "\"request_rate\": 0.5");
+    let sweep = import::vllm_bench(&[("rated.json".into(), rated)], &glm()).expect("imports");
+    let p = &sweep.series[0].points[0];
+    assert_eq!(p.request_rate, Some(RequestRate::PerSecond(0.5)));
+    assert_eq!(p.flags, vec![Flag::RateLimited]);
+    assert_validates("sweeps/rated.json", &serde_json::to_string_pretty(&sweep).unwrap());
+
+    // Anything else names the file, the field and the line.
+    for bad in ["\"fast\"", "-1", "[1]"] {
+        let text = c1.replace("\"request_rate\": \"inf\"", &format!("\"request_rate\": {bad}"));
+        let d = import::vllm_bench(&[("bad.json".into(), text)], &glm()).unwrap_err();
+        assert_eq!((d.file.as_str(), d.pointer.as_str(), d.line), ("bad.json", "/request_rate", Some(1)), "{d}");
+    }
+    // A latency or a spec-decode field of the wrong type likewise.
+    let text = c1.replace("\"p99_tpot_ms\": ", "\"p99_tpot_ms\": \"slow\", \"x\": ");
+    let d = import::vllm_bench(&[("bad.json".into(), text)], &glm()).unwrap_err();
+    assert_eq!(d.pointer, "/p99_tpot_ms", "{d}");
+    let mtp = input("vllm-serve-mtp-c16.json").1;
+    let text = mtp.replace(
+        "\"spec_decode_per_position_acceptance_rates\": [",
+        "\"spec_decode_per_position_acceptance_rates\": [\"a\", ",
+    );
+    let d = import::vllm_bench(&[("bad.json".into(), text)], &glm()).unwrap_err();
+    assert_eq!(d.pointer, "/spec_decode_per_position_acceptance_rates/0", "{d}");
 }

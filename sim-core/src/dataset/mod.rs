@@ -36,6 +36,12 @@ pub struct MeasuredPoint {
     pub note: Option<String>,
     pub file: String,
     pub pointer: String,
+    /// Latencies stated next to the point (empty when the source gives none).
+    #[serde(skip_serializing_if = "PointLatency::is_empty")]
+    pub latency: PointLatency,
+    /// Speculative decoding counters of the run, when an imported benchmark result carries them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spec_decode: Option<SpecDecode>,
 }
 
 impl MeasuredPoint {
@@ -75,10 +81,60 @@ pub fn sweep_points(path: &str, sweep: &SweepFile) -> Vec<MeasuredPoint> {
                 note: p.note.clone(),
                 file: path.to_string(),
                 pointer: format!("/series/{si}/points/{pi}"),
+                latency: p.latency(),
+                spec_decode: p.spec_decode.clone(),
             });
         }
     }
     out
+}
+
+/// Draft acceptance measured over a set of points (vLLM's speculative decoding counters), in the model's terms.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct MeasuredAcceptance {
+    /// Per-draft-token acceptance p (`SpecDecode::per_token_acceptance`).
+    pub per_token: f64,
+    /// Mean tokens per step, bonus token included (vLLM's acceptance length).
+    pub tokens_per_step: f64,
+    /// Draft tokens per draft (k) the runs used.
+    pub draft_length: f64,
+    /// Points that carried the counters.
+    pub points: usize,
+}
+
+/// The draft acceptance the points measured, pooled: with every point's counters, one acceptance length
+/// `1 + sum(accepted) / sum(drafts)` and draft length `sum(draft tokens) / sum(drafts)` (each step weighs the
+/// same, as in vLLM's own total); otherwise the median of the points' stated lengths and draft lengths. `None`
+/// when no point carries spec-decode data that converts (`SpecDecode::per_token_acceptance`).
+pub fn measured_acceptance(points: &[MeasuredPoint]) -> Option<MeasuredAcceptance> {
+    let sd: Vec<&SpecDecode> = points.iter().filter_map(|p| p.spec_decode.as_ref()).collect();
+    let counted: Vec<(f64, f64, f64)> = sd
+        .iter()
+        .filter_map(|s| match (s.num_drafts, s.draft_tokens, s.accepted_tokens) {
+            (Some(n), Some(t), Some(a)) if n > 0 => Some((n as f64, t as f64, a as f64)),
+            _ => None,
+        })
+        .collect();
+    let (tokens_per_step, draft_length) = if !counted.is_empty() && counted.len() == sd.len() {
+        let n: f64 = counted.iter().map(|c| c.0).sum();
+        (1.0 + counted.iter().map(|c| c.2).sum::<f64>() / n, counted.iter().map(|c| c.1).sum::<f64>() / n)
+    } else {
+        let pairs: Vec<(f64, f64)> =
+            sd.iter().filter_map(|s| Some((s.tokens_per_step()?, s.draft_length()?))).collect();
+        (median(pairs.iter().map(|p| p.0).collect())?, median(pairs.iter().map(|p| p.1).collect())?)
+    };
+    let per_token = schema::per_token_acceptance(tokens_per_step, draft_length)?;
+    Some(MeasuredAcceptance { per_token, tokens_per_step, draft_length, points: sd.len() })
+}
+
+fn median(mut xs: Vec<f64>) -> Option<f64> {
+    xs.retain(|x| x.is_finite());
+    if xs.is_empty() {
+        return None;
+    }
+    xs.sort_by(f64::total_cmp);
+    let n = xs.len();
+    Some(if n % 2 == 1 { xs[n / 2] } else { 0.5 * (xs[n / 2 - 1] + xs[n / 2]) })
 }
 
 /// Everything loaded from a dataset directory. Files that failed to parse are absent; their problems are in
@@ -91,7 +147,7 @@ pub struct Dataset {
     pub models: BTreeMap<String, ModelFile>,
     /// Sweep files keyed by their path.
     pub sweeps: BTreeMap<String, SweepFile>,
-    /// Conditions and point latencies of sweep files, keyed by the sweep's path (files without either have none).
+    /// Conditions of sweep files, keyed by the sweep's path (files without any have none).
     pub extensions: BTreeMap<String, SweepExtensions>,
     /// Claims with the path of the file they came from.
     pub claims: Vec<(String, Claim)>,
@@ -132,8 +188,15 @@ impl Dataset {
     }
 
     /// The latencies stated next to a point (`MeasuredPoint::file` and `::pointer`), when the source gives any.
-    pub fn latency(&self, file: &str, pointer: &str) -> Option<&PointLatency> {
-        self.extensions.get(file)?.latencies.get(pointer)
+    pub fn latency(&self, file: &str, pointer: &str) -> Option<PointLatency> {
+        let mut parts = pointer.strip_prefix("/series/")?.split('/');
+        let si: usize = parts.next()?.parse().ok()?;
+        let pi: usize = match (parts.next(), parts.next(), parts.next()) {
+            (Some("points"), Some(i), None) => i.parse().ok()?,
+            _ => return None,
+        };
+        let l = self.sweeps.get(file)?.series.get(si)?.points.get(pi)?.latency();
+        (!l.is_empty()).then_some(l)
     }
 
     pub fn text(&self, file: &str) -> Option<&str> {
@@ -291,31 +354,14 @@ fn load_one(ds: &mut Dataset, f: &SourceText, diags: &mut Vec<Diagnostic>) {
     ds.raw.insert(file.to_string(), value);
 }
 
-/// Splits a sweep file's `conditions` and its points' latency keys off (they are typed apart from `SweepFile`
-/// and `PointRecord`, see `PointLatency`): returns the file without them and the typed extensions. A malformed
-/// extension is a diagnostic at its own pointer.
+/// Splits a sweep file's `conditions` off (typed apart from `SweepFile`): returns the file without them and
+/// the typed extensions. A malformed extension is a diagnostic at its own pointer.
 fn split_sweep_extensions(file: &str, value: &Value, errs: &mut Vec<Diagnostic>) -> (Value, SweepExtensions) {
     let mut core = value.clone();
     let mut ext = SweepExtensions::default();
     let Some(obj) = core.as_object_mut() else { return (core, ext) };
     if let Some(c) = obj.remove("conditions") {
         ext.conditions = typed_at::<Conditions>(file, &c, "/conditions", errs);
-    }
-    let Some(series) = obj.get_mut("series").and_then(Value::as_array_mut) else { return (core, ext) };
-    for (si, s) in series.iter_mut().enumerate() {
-        let Some(points) = s.get_mut("points").and_then(Value::as_array_mut) else { continue };
-        for (pi, p) in points.iter_mut().enumerate() {
-            let Some(point) = p.as_object_mut() else { continue };
-            let keys: serde_json::Map<String, Value> =
-                PointLatency::KEYS.iter().filter_map(|k| point.remove(*k).map(|v| (k.to_string(), v))).collect();
-            if keys.is_empty() {
-                continue;
-            }
-            let pointer = format!("/series/{si}/points/{pi}");
-            if let Some(l) = typed_at::<PointLatency>(file, &Value::Object(keys), &pointer, errs) {
-                ext.latencies.insert(pointer, l);
-            }
-        }
     }
     (core, ext)
 }

@@ -462,13 +462,12 @@ impl Checker<'_> {
                         self.from(file, &pp, &p.from, Some(p.output_tok_s));
                     }
                     self.table_row(file, &pp, &p.from.quote, p.concurrency);
-                    if let Some(l) = self.ds.latency(file, &pp) {
-                        for (key, x) in l.values() {
-                            if self.positive(file, format!("{pp}/{key}"), x, key) {
-                                self.mentions(file, &format!("{pp}/{key}"), &p.from.quote, x, key);
-                            }
+                    for (key, x) in p.latency().values() {
+                        if self.positive(file, format!("{pp}/{key}"), x, key) {
+                            self.mentions(file, &format!("{pp}/{key}"), &p.from.quote, x, key);
                         }
                     }
+                    self.point_run(file, &pp, p);
                 }
                 for (ri, r) in s.ranges.iter().enumerate() {
                     let rp = format!("{sp}/ranges/{ri}");
@@ -743,6 +742,114 @@ impl Checker<'_> {
                 format!("the quote does not contain the {what} {x}"),
                 "quote the row or clause that states this number",
             );
+        }
+    }
+
+    /// What a point says about its run beyond the throughput (an imported benchmark result's request rate,
+    /// peak of requests in flight and speculative decoding counters): each number positive and in the quote,
+    /// the counters consistent with each other, and the flags the run calls for present.
+    fn point_run(&mut self, file: &str, pp: &str, p: &PointRecord) {
+        if let Some(rate) = p.request_rate.and_then(RequestRate::per_second) {
+            let at = format!("{pp}/request_rate");
+            if self.positive(file, at.clone(), rate, "request_rate") {
+                self.mentions(file, &at, &p.from.quote, rate, "request_rate");
+                if !p.flags.contains(&Flag::RateLimited) {
+                    self.err(
+                        file,
+                        format!("{pp}/flags"),
+                        format!("requests were sent at {rate} per second, not by closed-loop clients, but the point is not flagged `rate_limited`"),
+                        "add \"rate_limited\" to the point's flags: the model describes a closed loop and must not fit it",
+                    );
+                }
+            }
+        }
+        if let Some(m) = p.max_concurrent_requests {
+            let at = format!("{pp}/max_concurrent_requests");
+            self.mentions(file, &at, &p.from.quote, f64::from(m), "max_concurrent_requests");
+            {
+                if f64::from(m) < p.concurrency && !p.flags.contains(&Flag::ConcurrencyCapped) {
+                    self.err(
+                        file,
+                        format!("{pp}/flags"),
+                        format!("at most {m} requests were in flight at once, below the point's concurrency {}, but the point is not flagged `concurrency_capped`", p.concurrency),
+                        "add \"concurrency_capped\" to the point's flags: the engine never saw this concurrency",
+                    );
+                }
+            }
+        }
+        let Some(sd) = &p.spec_decode else { return };
+        let sp = format!("{pp}/spec_decode");
+        let scalars = [
+            ("acceptance_rate", sd.acceptance_rate),
+            ("acceptance_length", sd.acceptance_length),
+            ("num_drafts", sd.num_drafts.map(|x| x as f64)),
+            ("draft_tokens", sd.draft_tokens.map(|x| x as f64)),
+            ("accepted_tokens", sd.accepted_tokens.map(|x| x as f64)),
+        ];
+        for (key, x) in scalars.iter().filter_map(|(k, x)| x.map(|x| (*k, x))) {
+            let at = format!("{sp}/{key}");
+            if !(x.is_finite() && x >= 0.0) {
+                self.err(
+                    file,
+                    at,
+                    format!("{key} must be a finite number, at least 0, found {x}"),
+                    "copy it from the result",
+                );
+                continue;
+            }
+            self.mentions(file, &at, &p.from.quote, x, key);
+        }
+        if sd.acceptance_rate.is_some_and(|r| r > 100.0) {
+            self.err(
+                file,
+                format!("{sp}/acceptance_rate"),
+                "acceptance_rate is a percentage, at most 100".into(),
+                "vLLM writes accepted / draft tokens x 100",
+            );
+        }
+        if let (Some(a), Some(t)) = (sd.accepted_tokens, sd.draft_tokens) {
+            if a > t {
+                self.err(
+                    file,
+                    format!("{sp}/accepted_tokens"),
+                    format!("{a} accepted tokens of {t} drafted"),
+                    "a draft token is accepted at most once",
+                );
+            }
+        }
+        if let (Some(l), Some(k)) = (sd.tokens_per_step(), sd.draft_length()) {
+            if per_token_acceptance(l, k).is_none() {
+                self.err(
+                    file,
+                    sp.clone(),
+                    format!("an acceptance length of {l} tokens per step cannot come from drafts of {k} tokens"),
+                    "the length counts the bonus token: it lies between 1 and the draft length + 1",
+                );
+            }
+        }
+        if let (Some(stated), Some(a), Some(n)) = (sd.acceptance_length, sd.accepted_tokens, sd.num_drafts) {
+            let measured = 1.0 + a as f64 / n.max(1) as f64;
+            if n > 0 && (stated - measured).abs() > 1e-6 * stated.abs().max(1.0) {
+                self.err(
+                    file,
+                    format!("{sp}/acceptance_length"),
+                    format!("acceptance_length {stated} is not 1 + accepted_tokens / num_drafts = {measured}"),
+                    "copy the counters and the length from the same result",
+                );
+            }
+        }
+        for (i, r) in sd.per_position_acceptance_rates.iter().enumerate() {
+            let at = format!("{sp}/per_position_acceptance_rates/{i}");
+            if !(r.is_finite() && (0.0..=1.0).contains(r)) {
+                self.err(
+                    file,
+                    at,
+                    format!("a per-position acceptance rate is a share from 0 to 1, found {r}"),
+                    "vLLM writes accepted at this position / drafts",
+                );
+            } else {
+                self.mentions(file, &at, &p.from.quote, *r, "per-position acceptance rate");
+            }
         }
     }
 

@@ -317,9 +317,15 @@ impl Workspace {
         file.calibration = Some(calibration.coefficients.calibration_map(&run.scenario.model));
         file.id = format!("{}-calibrated", file.id);
         let stats = calibration.stats;
+        let acceptance = calibration.measured_acceptance.map_or(String::new(), |m| {
+            format!(
+                " Draft acceptance {:.3} per token measured, not fitted ({:.2} tokens per step with {:.1} draft tokens, over {} runs).",
+                m.per_token, m.tokens_per_step, m.draft_length, m.points
+            )
+        });
         file.description = Some(
             format!(
-                "{} Calibrated on {} single-machine points from {from}: median error {:.1}%, 90th percentile {:.1}%.",
+                "{} Calibrated on {} single-machine points from {from}: median error {:.1}%, 90th percentile {:.1}%.{acceptance}",
                 file.description.clone().unwrap_or_default(),
                 calibration.points.len(),
                 stats.median_ape,

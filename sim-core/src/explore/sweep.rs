@@ -168,6 +168,10 @@ pub fn explain_flags(flags: &[Flag]) -> String {
         .map(|f| match f {
             Flag::Dip => "the source calls it a dip (reported as collected); not fitted",
             Flag::OtherCheckpoint => "measured on another checkpoint than this model's; shown for reference only",
+            Flag::ConcurrencyCapped => {
+                "fewer requests were in flight than the concurrency (the KV cache or the prompt count capped the run); not fitted"
+            }
+            Flag::RateLimited => "requests were sent at a fixed rate, not by closed-loop clients; not fitted",
         })
         .collect::<Vec<_>>()
         .join("; ")

@@ -10,15 +10,27 @@
 //! hold any number of results, one per line, concatenated or indented one after another (a paste of several
 //! files): [`crate::json_text::split_records`] finds them, and a problem names the input and the line of the
 //! result it is in. Python writes `NaN`/`Infinity` bare; those are read as missing values.
+//!
+//! Besides throughput, a point takes what the result states about the run: TTFT, TPOT, ITL and end-to-end
+//! latency (`mean_*_ms` as `ttft_ms`..., `median_*_ms`, `p99_*_ms`), `request_rate` (a number, or `"inf"`),
+//! `max_concurrent_requests`, the `spec_decode_*` counters (as `spec_decode`, see
+//! [`crate::dataset::schema::SpecDecode`] for their meaning and how they become the model's acceptance), and
+//! the setup and `--metadata` keys as text. Its quote is every fragment it was read from, in file order,
+//! joined by ` … `. Two kinds of run are flagged so no fit uses them: one that never held its concurrency
+//! (`max_concurrent_requests` below `max_concurrency`: `concurrency_capped`) and one whose requests were sent
+//! at a finite rate (`rate_limited`).
 
 use super::{
     base_name, check_size, finite, fragment, import_source, parse_json, replace_python_non_finite, shift_position,
     Input, Step,
 };
-use crate::dataset::schema::{From, Mode, PointRecord, Series, SweepFile, SCHEMA_VERSION};
+use crate::dataset::schema::{
+    Flag, From, Mode, PointLatency, PointRecord, RequestRate, Series, SpecDecode, SweepFile, Unbounded, SCHEMA_VERSION,
+};
 use crate::diagnostic::Diagnostic;
 use crate::json_text::split_records;
-use serde_json::Value;
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
 
 /// What the result files do not say (or what to use instead of what they say).
 #[derive(Debug, Clone)]
@@ -69,6 +81,12 @@ struct Run {
     osl: f64,
     completed: u64,
     failed: u64,
+    num_prompts: Option<u64>,
+    latency: PointLatency,
+    request_rate: Option<RequestRate>,
+    max_concurrent_requests: Option<u32>,
+    spec_decode: Option<SpecDecode>,
+    metadata: BTreeMap<String, String>,
 }
 
 impl Run {
@@ -196,13 +214,33 @@ pub fn vllm_bench(inputs: &[Input], opts: &VllmOptions) -> Result<SweepFile, Dia
                 if r.failed > 0 {
                     note.push_str(&format!("; WARNING: {} requests failed", r.failed));
                 }
-                PointRecord {
-                    concurrency: f64::from(r.concurrency),
-                    output_tok_s: r.output_tok_s,
-                    flags: Vec::new(),
-                    from: From { source: r.source.clone(), quote: r.quote.clone() },
-                    note: Some(note),
+                let c = f64::from(r.concurrency);
+                let mut p = PointRecord::new(c, r.output_tok_s, From { source: r.source.clone(), quote: r.quote.clone() });
+                if let Some(m) = r.max_concurrent_requests.filter(|m| f64::from(*m) < c) {
+                    p.flags.push(Flag::ConcurrencyCapped);
+                    let prompts = match r.num_prompts {
+                        Some(n) if (n as f64) < c => format!(" (only {n} prompts for {} clients)", r.concurrency),
+                        _ => String::new(),
+                    };
+                    note.push_str(&format!(
+                        "; at most {m} requests were in flight at once, below max_concurrency {}{prompts}: flagged concurrency_capped, not fitted",
+                        r.concurrency
+                    ));
                 }
+                if let Some(rate) = r.request_rate.and_then(RequestRate::per_second) {
+                    p.flags.push(Flag::RateLimited);
+                    note.push_str(&format!("; requests sent at {rate} per second, not closed-loop: flagged rate_limited, not fitted"));
+                }
+                if let Some(a) = r.spec_decode.as_ref().and_then(SpecDecode::per_token_acceptance) {
+                    note.push_str(&format!("; measured draft acceptance {a:.3} per token"));
+                }
+                p.note = Some(note);
+                p.set_latency(&r.latency);
+                p.request_rate = r.request_rate;
+                p.max_concurrent_requests = r.max_concurrent_requests;
+                p.spec_decode = r.spec_decode.clone();
+                p.metadata = r.metadata.clone();
+                p
             })
             .collect();
         out.push(s);
@@ -349,7 +387,51 @@ fn read_record(
                 .with_hint("points are measured at a fixed number of concurrent clients; if the run had one, pass --concurrency <n>")))
         }
     };
-    let quote = fragment(text, &[Step::Key("output_throughput")]).unwrap_or_default().to_string();
+    let opt = |key: &str| optional_number(file, obj, key).map_err(located);
+    let mut latency = PointLatency::default();
+    for (field, key) in LATENCY_KEYS {
+        let x = opt(key)?;
+        match field {
+            "ttft_ms" => latency.ttft_ms = x,
+            "median_ttft_ms" => latency.median_ttft_ms = x,
+            "p99_ttft_ms" => latency.p99_ttft_ms = x,
+            "tpot_ms" => latency.tpot_ms = x,
+            "median_tpot_ms" => latency.median_tpot_ms = x,
+            "p99_tpot_ms" => latency.p99_tpot_ms = x,
+            "itl_ms" => latency.itl_ms = x,
+            "median_itl_ms" => latency.median_itl_ms = x,
+            "p99_itl_ms" => latency.p99_itl_ms = x,
+            "e2el_ms" => latency.e2el_ms = x,
+            "median_e2el_ms" => latency.median_e2el_ms = x,
+            _ => latency.p99_e2el_ms = x,
+        }
+    }
+    // A latency of 0 is what vLLM writes when no request produced one (np.mean of an empty list falls back
+    // to 0): it states nothing, and a point's latencies are positive.
+    let mut cleared = latency;
+    for (key, x) in latency.values() {
+        if x <= 0.0 {
+            clear_latency(&mut cleared, key);
+        }
+    }
+    let latency = cleared;
+    let request_rate = request_rate(file, obj).map_err(located)?;
+    let max_concurrent_requests =
+        count(file, obj, "max_concurrent_requests").map_err(located)?.map(|m| u32::try_from(m).unwrap_or(u32::MAX));
+    let spec_decode = spec_decode(file, obj).map_err(located)?;
+    let mut keys: Vec<&str> = vec!["output_throughput"];
+    keys.extend(LATENCY_KEYS.iter().filter(|(f, _)| latency.values().iter().any(|(k, _)| k == f)).map(|(_, k)| *k));
+    if request_rate.is_some() {
+        keys.push("request_rate");
+    }
+    if max_concurrent_requests.is_some() {
+        keys.push("max_concurrent_requests");
+    }
+    if spec_decode.is_some() {
+        keys.extend(SPEC_DECODE_KEYS.iter().filter(|k| obj.get(**k).is_some_and(|v| !v.is_null())));
+    }
+    let quote = quote_of(text, &keys);
+    let num_prompts = obj.get("num_prompts").and_then(Value::as_u64);
     Ok(Run {
         file: file.to_string(),
         line,
@@ -363,5 +445,205 @@ fn read_record(
         osl: total_out / completed,
         completed: completed as u64,
         failed,
+        num_prompts,
+        latency,
+        request_rate,
+        max_concurrent_requests,
+        spec_decode,
+        metadata: metadata(obj),
     })
+}
+
+/// Latency fields of a point and the result keys they are read from (milliseconds both).
+const LATENCY_KEYS: [(&str, &str); 12] = [
+    ("ttft_ms", "mean_ttft_ms"),
+    ("median_ttft_ms", "median_ttft_ms"),
+    ("p99_ttft_ms", "p99_ttft_ms"),
+    ("tpot_ms", "mean_tpot_ms"),
+    ("median_tpot_ms", "median_tpot_ms"),
+    ("p99_tpot_ms", "p99_tpot_ms"),
+    ("itl_ms", "mean_itl_ms"),
+    ("median_itl_ms", "median_itl_ms"),
+    ("p99_itl_ms", "p99_itl_ms"),
+    ("e2el_ms", "mean_e2el_ms"),
+    ("median_e2el_ms", "median_e2el_ms"),
+    ("p99_e2el_ms", "p99_e2el_ms"),
+];
+
+fn clear_latency(l: &mut PointLatency, key: &str) {
+    let slot = match key {
+        "ttft_ms" => &mut l.ttft_ms,
+        "median_ttft_ms" => &mut l.median_ttft_ms,
+        "p99_ttft_ms" => &mut l.p99_ttft_ms,
+        "tpot_ms" => &mut l.tpot_ms,
+        "median_tpot_ms" => &mut l.median_tpot_ms,
+        "p99_tpot_ms" => &mut l.p99_tpot_ms,
+        "itl_ms" => &mut l.itl_ms,
+        "median_itl_ms" => &mut l.median_itl_ms,
+        "p99_itl_ms" => &mut l.p99_itl_ms,
+        "e2el_ms" => &mut l.e2el_ms,
+        "median_e2el_ms" => &mut l.median_e2el_ms,
+        _ => &mut l.p99_e2el_ms,
+    };
+    *slot = None;
+}
+
+/// The speculative decoding keys of a `vllm bench serve` result (vllm/benchmarks/serve.py), present only
+/// when the server runs speculative decoding and exposes its counters.
+const SPEC_DECODE_KEYS: [&str; 6] = [
+    "spec_decode_acceptance_rate",
+    "spec_decode_acceptance_length",
+    "spec_decode_num_drafts",
+    "spec_decode_draft_tokens",
+    "spec_decode_accepted_tokens",
+    "spec_decode_per_position_acceptance_rates",
+];
+
+/// A number that may be absent: `None` when missing or null (Python's NaN), an error when it is another type.
+fn optional_number(file: &str, obj: &Map<String, Value>, key: &str) -> Result<Option<f64>, Diagnostic> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(x) => finite(Some(x)).map(Some).ok_or_else(|| {
+            Diagnostic::error(file, format!("/{key}"), format!("\"{key}\" must be a number, found {x}"))
+                .with_hint("vLLM writes a number here; the file looks edited")
+        }),
+    }
+}
+
+/// A count that may be absent (missing or null); a negative or fractional number is an error.
+fn count(file: &str, obj: &Map<String, Value>, key: &str) -> Result<Option<u64>, Diagnostic> {
+    match optional_number(file, obj, key)? {
+        None => Ok(None),
+        Some(x) if x >= 0.0 && x.fract() == 0.0 && x < 2f64.powi(53) => Ok(Some(x as u64)),
+        Some(x) => {
+            Err(Diagnostic::error(file, format!("/{key}"), format!("\"{key}\" must be a whole number, found {x}"))
+                .with_hint("vLLM writes a count here; the file looks edited"))
+        }
+    }
+}
+
+/// `request_rate`: requests per second, or `"inf"` (vLLM's word for no limit: each client sends as soon as
+/// its last request ends).
+fn request_rate(file: &str, obj: &Map<String, Value>) -> Result<Option<RequestRate>, Diagnostic> {
+    let bad = |x: &Value| {
+        Diagnostic::error(
+            file,
+            "/request_rate",
+            format!("\"request_rate\" must be a positive number or \"inf\", found {x}"),
+        )
+        .with_hint("vLLM writes the --request-rate it ran with, \"inf\" when unbounded")
+    };
+    match obj.get("request_rate") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) if matches!(s.to_ascii_lowercase().as_str(), "inf" | "infinity") => {
+            Ok(Some(RequestRate::Unbounded(Unbounded::Inf)))
+        }
+        Some(x) => match finite(Some(x)) {
+            Some(r) if r > 0.0 => Ok(Some(RequestRate::PerSecond(r))),
+            _ => Err(bad(x)),
+        },
+    }
+}
+
+/// The `spec_decode_*` fields as one value; `None` when the result has none.
+fn spec_decode(file: &str, obj: &Map<String, Value>) -> Result<Option<SpecDecode>, Diagnostic> {
+    let n = |key: &str| optional_number(file, obj, key);
+    let key = "spec_decode_per_position_acceptance_rates";
+    let per_position = match obj.get(key) {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(xs)) => xs
+            .iter()
+            .enumerate()
+            .map(|(i, x)| {
+                finite(Some(x)).ok_or_else(|| {
+                    Diagnostic::error(
+                        file,
+                        format!("/{key}/{i}"),
+                        format!("a per-position acceptance rate must be a number, found {x}"),
+                    )
+                    .with_hint("vLLM writes one share per draft position")
+                })
+            })
+            .collect::<Result<_, _>>()?,
+        Some(x) => {
+            return Err(Diagnostic::error(
+                file,
+                format!("/{key}"),
+                format!("\"{key}\" must be a list of numbers, found {x}"),
+            )
+            .with_hint("vLLM writes one share per draft position"))
+        }
+    };
+    let sd = SpecDecode {
+        acceptance_rate: n("spec_decode_acceptance_rate")?,
+        acceptance_length: n("spec_decode_acceptance_length")?,
+        num_drafts: count(file, obj, "spec_decode_num_drafts")?,
+        draft_tokens: count(file, obj, "spec_decode_draft_tokens")?,
+        accepted_tokens: count(file, obj, "spec_decode_accepted_tokens")?,
+        per_position_acceptance_rates: per_position,
+    };
+    let empty = sd.acceptance_rate.is_none()
+        && sd.acceptance_length.is_none()
+        && sd.num_drafts.is_none()
+        && sd.draft_tokens.is_none()
+        && sd.accepted_tokens.is_none()
+        && sd.per_position_acceptance_rates.is_empty();
+    Ok((!empty).then_some(sd))
+}
+
+/// Whether a top-level key of a result holds a measurement (imported into its own field, or a statistic
+/// this importer does not keep) rather than the run's setup.
+fn is_measurement(key: &str) -> bool {
+    const MEASURED: [&str; 17] = [
+        "duration",
+        "completed",
+        "failed",
+        "total_input_tokens",
+        "total_output_tokens",
+        "request_throughput",
+        "request_goodput",
+        "output_throughput",
+        "total_token_throughput",
+        "max_output_tokens_per_s",
+        "max_concurrent_requests",
+        "max_concurrency",
+        "request_rate",
+        "rtfx",
+        "input_throughput",
+        "goodput",
+        "errors",
+    ];
+    let statistic = key.ends_with("_ms")
+        && (key.starts_with("mean_")
+            || key.starts_with("median_")
+            || key.starts_with("std_")
+            || (key.starts_with('p') && key[1..].starts_with(|c: char| c.is_ascii_digit())));
+    MEASURED.contains(&key) || statistic || key.starts_with("spec_decode_")
+}
+
+/// The run's setup and metadata: every top-level text, number or boolean that is not a measurement (`date`,
+/// `backend`, `endpoint_type`, `label`, `model_id`, `tokenizer_id`, `num_prompts`, `burstiness`, and the keys
+/// `--metadata KEY=VALUE` adds), as text; null values and per-request lists are left out.
+fn metadata(obj: &Map<String, Value>) -> BTreeMap<String, String> {
+    obj.iter()
+        .filter(|(k, _)| !is_measurement(k))
+        .filter_map(|(k, v)| match v {
+            Value::String(s) => Some((k.clone(), s.clone())),
+            Value::Number(_) | Value::Bool(_) => Some((k.clone(), v.to_string())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The verbatim fragments of `keys` in the result text, in file order, joined by ` … ` (what an ellipsis
+/// does in a quotation): each number a point states is in its quote, and each piece is in the file.
+fn quote_of(text: &str, keys: &[&str]) -> String {
+    let mut pieces: Vec<(usize, &str)> = keys
+        .iter()
+        .filter_map(|k| fragment(text, &[Step::Key(k)]))
+        .map(|f| (f.as_ptr() as usize - text.as_ptr() as usize, f))
+        .collect();
+    pieces.sort_by_key(|p| p.0);
+    pieces.dedup_by_key(|p| p.0);
+    pieces.iter().map(|p| p.1).collect::<Vec<_>>().join(" … ")
 }
