@@ -13,6 +13,7 @@
 pub mod claims;
 pub mod engine;
 pub mod fabric;
+pub mod frontier;
 pub mod protocol;
 pub mod settings;
 pub mod sweep;
@@ -20,6 +21,7 @@ pub mod sweep;
 pub use claims::{ClaimMarker, ClaimRow};
 pub use engine::EngineProfile;
 pub use fabric::FabricAnswer;
+pub use frontier::{FrontierAnswer, FrontierCurve, FrontierPoint, Headline, XAxis};
 pub use protocol::{ProtocolRow, Question, SensitivityRow};
 pub use settings::{Knob, Setting};
 pub use sweep::{Curve, ErrorBand, GainAnswer, PointRow, StatedKind, StatedRow, SweepAnswer, SweepQuery};
