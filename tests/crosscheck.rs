@@ -122,6 +122,12 @@ fn sim_core_scenario(c: &Case) -> Scenario {
         bits_per_weight: 16.0,
         draft_tokens: 0.0,
         draft_acceptance: 0.7,
+        attention_heads: None,
+        sliding_window: None,
+        sliding_window_layers: None,
+        sparse_top_k: None,
+        indexer_heads: None,
+        indexer_head_dim: None,
     };
     let model: ModelSpec = description.to_spec().expect("valid description");
     // Everything in HBM: the cross-check is about the roofline, not sim-core's weight spill.

@@ -47,6 +47,21 @@ pub struct ModelDescription {
     /// Per-token draft acceptance, 0..1. Default 0.7.
     #[serde(default = "seventy")]
     pub draft_acceptance: f64,
+    /// Query heads (attention FLOPs per position); absent: the `4 x hidden` shortcut.
+    #[serde(default)]
+    pub attention_heads: Option<f64>,
+    /// Sliding window (tokens) and the number of layers using it.
+    #[serde(default)]
+    pub sliding_window: Option<f64>,
+    #[serde(default)]
+    pub sliding_window_layers: Option<f64>,
+    /// Sparse attention: positions read per query, and the indexer's heads and head dimension.
+    #[serde(default)]
+    pub sparse_top_k: Option<f64>,
+    #[serde(default)]
+    pub indexer_heads: Option<f64>,
+    #[serde(default)]
+    pub indexer_head_dim: Option<f64>,
 }
 
 fn two() -> f64 {
@@ -82,21 +97,52 @@ impl ModelDescription {
         if self.experts_per_token > self.routed_experts {
             return Err("`experts_per_token` exceeds `routed_experts`".into());
         }
+        let window_layers = match (self.sliding_window, self.sliding_window_layers) {
+            (Some(w), Some(n)) if w > 0.0 && n > 0.0 => {
+                if n >= self.layers {
+                    return Err("`sliding_window_layers` must leave at least one full-attention layer".into());
+                }
+                n
+            }
+            _ => 0.0,
+        };
+        let full_layers = self.layers - window_layers;
+        let mut attention = crate::spec::AttentionSpec::dense(self.layers, self.hidden_size);
         let kv_per_token = match self.attention.as_str() {
             "gqa" => {
                 let (Some(h), Some(d)) = (self.kv_heads, self.head_dim) else {
                     return Err("gqa attention needs `kv_heads` and `head_dim`".into());
                 };
-                2.0 * self.layers * h * d * self.kv_bytes_per_element
+                if let Some(q) = self.attention_heads {
+                    attention.flops_per_position_layer = 4.0 * q * d;
+                    attention.prefill_flops_per_position_layer = 4.0 * q * d;
+                }
+                2.0 * full_layers * h * d * self.kv_bytes_per_element
             }
             "mla" => {
                 let (Some(r), Some(p)) = (self.kv_lora_rank, self.rope_dim) else {
                     return Err("mla attention needs `kv_lora_rank` and `rope_dim`".into());
                 };
-                self.layers * (r + p) * self.kv_bytes_per_element
+                if let Some(q) = self.attention_heads {
+                    attention.flops_per_position_layer = 2.0 * q * (2.0 * r + p);
+                    attention.prefill_flops_per_position_layer =
+                        2.0 * q * (crate::scenario::MLA_NOPE_HEAD_DIM + p + crate::scenario::MLA_V_HEAD_DIM);
+                }
+                full_layers * (r + p) * self.kv_bytes_per_element
             }
             other => return Err(format!("unknown attention `{other}`; use gqa or mla")),
         };
+        if window_layers > 0.0 {
+            attention.window = self.sliding_window.unwrap_or(f64::INFINITY);
+            attention.window_layers = window_layers;
+            attention.full_layers = full_layers;
+        }
+        if let Some(k) = self.sparse_top_k.filter(|k| *k > 0.0) {
+            attention.top_k = k;
+            let dim = self.indexer_head_dim.unwrap_or(0.0);
+            attention.indexer_flops_per_position_layer = 2.0 * self.indexer_heads.unwrap_or(0.0) * dim;
+            attention.indexer_bytes_per_position_layer = dim;
+        }
         let bytes = self.bits_per_weight / 8.0;
         let experts = if self.routed_experts > 0.0 {
             // Without a given expert count, the inactive parameters are all routed experts, plus the active
@@ -143,6 +189,8 @@ impl ModelDescription {
             } else {
                 0.0
             },
+            draft_expert_bytes: 0.0,
+            attention,
         })
     }
 
@@ -193,6 +241,13 @@ impl ModelDescription {
         let active =
             vocab * hidden + layers * attn_params + dense_layers * dense_mlp + moe_layers * (top_k + shared) * expert;
         let draft = num(&["num_nextn_predict_layers"]).unwrap_or(0.0);
+        // Sliding-window layers: `layer_types` lists them (GPT-OSS, Gemma); without it, a `sliding_window`
+        // alone does not say how many layers use it, so none are counted.
+        let window = num(&["sliding_window"]).filter(|w| *w > 0.0);
+        let window_layers = c
+            .get("layer_types")
+            .and_then(Value::as_array)
+            .map(|types| types.iter().filter(|t| t.as_str().is_some_and(|t| t.contains("sliding"))).count() as f64);
         Ok(ModelDescription {
             id: id.to_string(),
             name: c.get("_name_or_path").and_then(Value::as_str).map(str::to_string),
@@ -213,6 +268,12 @@ impl ModelDescription {
             // A config with MTP layers drafts one token per layer unless the engine is told otherwise.
             draft_tokens: draft,
             draft_acceptance: 0.7,
+            attention_heads: Some(heads),
+            sliding_window: window.filter(|_| window_layers.unwrap_or(0.0) > 0.0),
+            sliding_window_layers: window_layers.filter(|n| *n > 0.0 && window.is_some()),
+            sparse_top_k: num(&["index_topk"]),
+            indexer_heads: num(&["index_n_heads"]),
+            indexer_head_dim: num(&["index_head_dim"]),
         })
     }
 }

@@ -5,7 +5,7 @@ use crate::dataset::Dataset;
 use crate::diagnostic::Diagnostic;
 use serde::Serialize;
 
-pub use crate::spec::{HardwareSpec, LinkParams, ModelSpec, DEFAULT_INTRA_CALL_LATENCY_S};
+pub use crate::spec::{AttentionSpec, HardwareSpec, LinkParams, ModelSpec, DEFAULT_INTRA_CALL_LATENCY_S};
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Scenario {
@@ -69,7 +69,46 @@ pub fn model_spec(m: &ModelFile) -> ModelSpec {
         draft_tokens: si(&a.draft_tokens),
         draft_acceptance: si(&a.draft_acceptance) / 100.0,
         draft_pass_bytes: si(&a.draft_pass_bytes),
+        draft_expert_bytes: a.draft_routed_expert_bytes.as_ref().map(si).unwrap_or(0.0),
+        attention: attention_spec(a),
     }
+}
+
+/// MLA's per-head key (non-rotary part) and value dimensions in prefill, where the card does not say (assumed:
+/// DeepSeek-V3's config.json, `qk_nope_head_dim` 128 and `v_head_dim` 128, which later MLA models kept).
+pub const MLA_NOPE_HEAD_DIM: f64 = 128.0;
+pub const MLA_V_HEAD_DIM: f64 = 128.0;
+
+/// Attention geometry from a card: head dimensions where the card gives them, else the `4 x hidden` shortcut.
+fn attention_spec(a: &crate::dataset::schema::Architecture) -> AttentionSpec {
+    let opt = |q: &Option<Quantity>| q.as_ref().map(si);
+    let layers = si(&a.layers);
+    let hidden = si(&a.hidden_size);
+    let mut spec = AttentionSpec::dense(layers, hidden);
+    if let Some(heads) = opt(&a.attention_heads) {
+        // MLA in decode with absorbed weights: QK over the latent plus rope part, AV over the latent.
+        if let (Some(lora), Some(rope)) = (opt(&a.kv_lora_rank), opt(&a.rope_head_dim)) {
+            spec.flops_per_position_layer = 2.0 * heads * (2.0 * lora + rope);
+            spec.prefill_flops_per_position_layer = 2.0 * heads * (MLA_NOPE_HEAD_DIM + rope + MLA_V_HEAD_DIM);
+        } else if let Some(dim) = opt(&a.head_dim) {
+            spec.flops_per_position_layer = 4.0 * heads * dim;
+            spec.prefill_flops_per_position_layer = 4.0 * heads * dim;
+        }
+    }
+    if let (Some(window), Some(n)) = (opt(&a.sliding_window), opt(&a.sliding_window_layers)) {
+        spec.window = window;
+        spec.window_layers = n.min(layers - 1.0).max(0.0);
+        spec.full_layers = layers - spec.window_layers;
+    }
+    if let Some(top_k) = opt(&a.sparse_top_k) {
+        spec.top_k = top_k;
+        let heads = opt(&a.indexer_heads).unwrap_or(0.0);
+        let dim = opt(&a.indexer_head_dim).unwrap_or(0.0);
+        spec.indexer_flops_per_position_layer = 2.0 * heads * dim;
+        // FP8 indexer keys: one byte per dimension.
+        spec.indexer_bytes_per_position_layer = dim;
+    }
+    spec
 }
 
 /// Which spec an override key sets a field of.

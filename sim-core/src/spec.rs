@@ -70,4 +70,95 @@ pub struct ModelSpec {
     /// Per-token draft acceptance, 0..1 (prior; the fit may replace it).
     pub draft_acceptance: f64,
     pub draft_pass_bytes: f64,
+    /// Routed-expert bytes of the draft's own MoE layer (an MTP layer), read with the same distinct-expert
+    /// formula as the main pass at the draft's token count; 0 for a dense drafter (EAGLE3) or none.
+    pub draft_expert_bytes: f64,
+    /// How attention reads KV and spends FLOPs per cached position (per architecture).
+    pub attention: AttentionSpec,
+}
+
+/// Attention geometry summed into what one query token costs per cached position, per layer kind.
+///
+/// ```text
+///   full layers:    attend to every position (or to the top-k of them under sparse attention)
+///   window layers:  attend to the last `window` positions
+///   sparse indexer: scores every position on full layers, then attention reads only the top-k
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AttentionSpec {
+    /// Layers attending to the whole context (or its top-k).
+    pub full_layers: f64,
+    /// Layers with a sliding window.
+    pub window_layers: f64,
+    /// Sliding window, tokens (infinite when no layer has one).
+    pub window: f64,
+    /// Positions sparse attention reads per query on full layers (infinite for dense attention).
+    pub top_k: f64,
+    /// Attention FLOPs per query token per attended position per layer (QK and AV) while decoding.
+    pub flops_per_position_layer: f64,
+    /// The same in prefill: MLA prefills in its uncompressed form (per-head keys and values), which costs
+    /// fewer FLOPs per position than the absorbed form decode uses.
+    pub prefill_flops_per_position_layer: f64,
+    /// Sparse indexer FLOPs and key bytes per query token per position per full layer (0 without one).
+    pub indexer_flops_per_position_layer: f64,
+    pub indexer_bytes_per_position_layer: f64,
+}
+
+impl AttentionSpec {
+    /// The shortcut used when a card gives no head geometry: `4 x hidden` FLOPs per position per layer, every
+    /// layer full.
+    pub fn dense(layers: f64, hidden: f64) -> Self {
+        AttentionSpec {
+            full_layers: layers,
+            window_layers: 0.0,
+            window: f64::INFINITY,
+            top_k: f64::INFINITY,
+            flops_per_position_layer: 4.0 * hidden,
+            prefill_flops_per_position_layer: 4.0 * hidden,
+            indexer_flops_per_position_layer: 0.0,
+            indexer_bytes_per_position_layer: 0.0,
+        }
+    }
+
+    /// Positions one query attends to on each layer kind at context `ctx`: (full or top-k, window).
+    fn positions(&self, ctx: f64) -> (f64, f64) {
+        (ctx.min(self.top_k), ctx.min(self.window))
+    }
+
+    /// KV bytes one decoding sequence reads per step at context `ctx` (the verified draft tokens share the
+    /// read), given the KV bytes per position of one layer.
+    pub fn decode_kv_bytes(&self, kv_per_layer: f64, ctx: f64) -> f64 {
+        let (full, win) = self.positions(ctx);
+        kv_per_layer * (self.full_layers * full + self.window_layers * win)
+            + self.indexer_bytes_per_position_layer * self.full_layers * ctx
+    }
+
+    /// Attention FLOPs of one query token at context `ctx`.
+    pub fn query_flops(&self, ctx: f64) -> f64 {
+        let (full, win) = self.positions(ctx);
+        self.flops_per_position_layer * (self.full_layers * full + self.window_layers * win)
+            + self.indexer_flops_per_position_layer * self.full_layers * ctx
+    }
+
+    /// Attention FLOPs of a prefill chunk of `n` tokens following `offset` computed ones (causal: the i-th token
+    /// attends to offset + i positions; sums by the chunk's mean context, exact below the caps).
+    pub fn prefill_flops(&self, offset: f64, n: f64) -> f64 {
+        let ctx = offset + n / 2.0;
+        let (full, win) = self.positions(ctx);
+        n * (self.prefill_flops_per_position_layer * (self.full_layers * full + self.window_layers * win)
+            + self.indexer_flops_per_position_layer * self.full_layers * ctx)
+    }
+
+    /// KV bytes one sequence holds at context `ctx` (window layers keep only their window).
+    pub fn kv_storage_bytes(&self, kv_per_layer: f64, ctx: f64) -> f64 {
+        kv_per_layer * (self.full_layers * ctx + self.window_layers * ctx.min(self.window))
+    }
+}
+
+impl ModelSpec {
+    /// KV bytes per position of one layer: `kv_bytes_per_token` counts the full-attention layers (window layers
+    /// hold at most their window on top).
+    pub fn kv_per_layer(&self) -> f64 {
+        self.kv_bytes_per_token / self.attention.full_layers.max(1.0)
+    }
 }

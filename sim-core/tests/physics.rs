@@ -113,6 +113,12 @@ fn a_bf16_model_computes_at_the_bf16_rate() {
         bits_per_weight: 16.0,
         draft_tokens: 0.0,
         draft_acceptance: 0.0,
+        attention_heads: None,
+        sliding_window: None,
+        sliding_window_layers: None,
+        sparse_top_k: None,
+        indexer_heads: None,
+        indexer_head_dim: None,
     };
     let model = d.to_spec().expect("spec");
     assert_eq!(model.compute_bits, 16.0);

@@ -386,6 +386,36 @@ pub struct Architecture {
     pub kv_bytes_per_token: Quantity,
     /// `mla` (KV replicated under tensor parallel) or `gqa` (KV split across ranks).
     pub attention: String,
+    /// Query heads (config.json `num_attention_heads`); with `head_dim` (GQA) or `kv_lora_rank` and
+    /// `rope_head_dim` (MLA) it gives attention FLOPs per cached position. Absent: `4 x hidden` per layer.
+    #[serde(default)]
+    pub attention_heads: Option<Quantity>,
+    /// Per-head dimension of GQA attention (`head_dim`).
+    #[serde(default)]
+    pub head_dim: Option<Quantity>,
+    /// MLA latent and rotary dimensions (`kv_lora_rank`, `qk_rope_head_dim`).
+    #[serde(default)]
+    pub kv_lora_rank: Option<Quantity>,
+    #[serde(default)]
+    pub rope_head_dim: Option<Quantity>,
+    /// Sliding window (tokens) and how many layers use it (`sliding_window`, `layer_types`); the other layers
+    /// attend to the whole context and are the ones `kv_bytes_per_token` counts.
+    #[serde(default)]
+    pub sliding_window: Option<Quantity>,
+    #[serde(default)]
+    pub sliding_window_layers: Option<Quantity>,
+    /// Sparse attention (DeepSeek's DSA): positions read per query (`index_topk`) after an indexer with
+    /// `indexer_heads` x `indexer_head_dim` (FP8 keys) scores every position.
+    #[serde(default)]
+    pub sparse_top_k: Option<Quantity>,
+    #[serde(default)]
+    pub indexer_heads: Option<Quantity>,
+    #[serde(default)]
+    pub indexer_head_dim: Option<Quantity>,
+    /// Routed-expert bytes of the draft's MoE layer (MTP), read at the distinct-expert rate of the draft's own
+    /// token count; `draft_pass_bytes` is then the rest of a draft pass (attention, shared expert, LM head).
+    #[serde(default)]
+    pub draft_routed_expert_bytes: Option<Quantity>,
     /// Tables the engine pins in CPU memory (DeepSeek's Engram), read sparsely per token.
     #[serde(default)]
     pub pinned_cpu_bytes: Option<Quantity>,
@@ -1036,7 +1066,7 @@ pub struct FittedOn {
 }
 
 /// The coefficients an engine profile may give (`model::Coefficients::set_named`).
-pub const ENGINE_COEFFICIENTS: [&str; 10] = [
+pub const ENGINE_COEFFICIENTS: [&str; 12] = [
     "hbm_efficiency",
     "slow_efficiency",
     "compute_efficiency",
@@ -1047,6 +1077,8 @@ pub const ENGINE_COEFFICIENTS: [&str; 10] = [
     "hbm_reserve_fraction",
     "runtime_reserve_fraction",
     "prefill_chunk_tokens",
+    "kv_block_tokens",
+    "max_num_seqs",
 ];
 
 /// The engine profile scenarios without an `engine` use: vLLM as the GB300 report ran it.

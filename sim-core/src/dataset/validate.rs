@@ -357,9 +357,38 @@ impl Checker<'_> {
                 ("pinned_read_bytes_per_token", &a.pinned_read_bytes_per_token),
                 ("published_offload_bytes", &a.published_offload_bytes),
                 ("input_embedding_bytes", &a.input_embedding_bytes),
+                ("draft_routed_expert_bytes", &a.draft_routed_expert_bytes),
             ] {
                 if let Some(q) = q {
                     self.quantity(&file, &format!("/architecture/{name}"), q, Bytes, true);
+                }
+            }
+            for (name, q) in [
+                ("attention_heads", &a.attention_heads),
+                ("head_dim", &a.head_dim),
+                ("kv_lora_rank", &a.kv_lora_rank),
+                ("rope_head_dim", &a.rope_head_dim),
+                ("sliding_window", &a.sliding_window),
+                ("sliding_window_layers", &a.sliding_window_layers),
+                ("sparse_top_k", &a.sparse_top_k),
+                ("indexer_heads", &a.indexer_heads),
+                ("indexer_head_dim", &a.indexer_head_dim),
+            ] {
+                if let Some(q) = q {
+                    self.quantity(&file, &format!("/architecture/{name}"), q, Count, false);
+                }
+            }
+            if let Some(w) = &a.sliding_window_layers {
+                if w.value >= a.layers.value {
+                    self.err(
+                        &file,
+                        "/architecture/sliding_window_layers".into(),
+                        format!(
+                            "{} sliding-window layers of {} leave no full-attention layer",
+                            w.value, a.layers.value
+                        ),
+                        "kv_bytes_per_token counts the full-attention layers; at least one must remain",
+                    );
                 }
             }
             if a.routed_expert_bytes.si() > a.weight_bytes.si() {

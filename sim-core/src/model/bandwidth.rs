@@ -100,21 +100,28 @@ pub struct StepReads {
     pub slow_bytes: f64,
 }
 
-/// Weight, KV and pinned-table bytes a step with `tokens` tokens and `kv_tokens` of cached context reads.
-/// `spilled_routing_share` is how much routing the spilled experts get relative to uniform (1.0).
+/// Weight, KV and pinned-table bytes a step with `tokens` tokens reads; `kv_read_bytes` is what its decoding
+/// sequences' attention reads on this GPU. `spilled_routing_share` is how much routing the spilled experts get
+/// relative to uniform (1.0); routing mass is conserved, so the experts left in HBM get the rest.
 pub fn step_reads(
     model: &ModelSpec,
     p: &Placement,
     tokens: f64,
-    kv_tokens: f64,
+    kv_read_bytes: f64,
     spilled_routing_share: f64,
 ) -> StepReads {
-    let touched = expert_touch_fraction(model, tokens, 1.0);
-    let touched_spilled = expert_touch_fraction(model, tokens, spilled_routing_share);
+    let experts = p.expert_bytes_hbm + p.expert_bytes_spilled;
+    let spilled_share = if experts > 0.0 { p.expert_bytes_spilled / experts } else { 0.0 };
+    let s = spilled_routing_share.max(0.0);
+    // Shares of routing: s * f to the spilled fraction f, 1 - s * f to the rest (1 - f).
+    let hbm_share =
+        if spilled_share < 1.0 { ((1.0 - s * spilled_share) / (1.0 - spilled_share)).max(0.0) } else { 1.0 };
+    let touched = expert_touch_fraction(model, tokens, hbm_share);
+    let touched_spilled = expert_touch_fraction(model, tokens, s);
     // The input embedding sits with the dense weights but a step gathers one row per token, not the table.
     let streamed_dense = (p.dense_bytes_hbm - model.input_embedding_bytes / p.tp).max(0.0);
     StepReads {
-        hbm_bytes: streamed_dense + p.expert_bytes_hbm * touched + kv_tokens * p.kv_bytes_per_token,
+        hbm_bytes: streamed_dense + p.expert_bytes_hbm * touched + kv_read_bytes,
         slow_bytes: p.dense_bytes_spilled
             + p.expert_bytes_spilled * touched_spilled
             + tokens * model.pinned_read_bytes_per_token / p.tp,

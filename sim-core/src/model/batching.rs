@@ -1,18 +1,19 @@
-//! One engine step as a roofline with overheads, and a colocated engine under closed-loop concurrency.
+//! One engine step as a roofline with overheads: what a batch of decoding sequences and prompt chunks costs.
 //!
-//! Step time (seconds), for T tokens in the step (decode tokens x (draft + 1) plus any prefill chunk):
+//! Step time (seconds) for a step with n decoding sequences (each verifying `k` draft tokens plus one) and P
+//! prompt tokens, T = n * (k + 1) + P:
 //! ```text
 //!   t_mem     = hbm_bytes / (eta_hbm * B_hbm) + slow_bytes / (eta_slow * B_slow)     (serialised tiers)
-//!   t_compute = (2 * active_params * T + attention FLOPs) / tp / (eta_c * peak FLOPs)
-//!   t_comm    = (2 * layers + 2 + 4 * draft) * alpha * scale + 2 * layers * T * hidden * 2 B / all-reduce bw  (TP)
-//!   t_draft   = draft_tokens * (draft_pass_bytes / tp / (eta_hbm * B_hbm) + draft overhead)
-//!   t_step    = max(t_mem, t_compute) + t_comm + t_draft + step overhead + per-sequence overhead x seqs
+//!               hbm_bytes = dense + experts touched by T tokens + KV each sequence attends to (per architecture)
+//!   t_compute = (2 * active_params * T / peak at the weights' precision
+//!                + attention FLOPs at each sequence's context / BF16 peak) / tp / eta_c
+//!   t_comm    = (2 * layers + 2 + 4 * k) * alpha * scale + 2 * layers * T * hidden * 2 B / all-reduce bw  (TP)
+//!   t_draft   = k * ((draft bytes + draft experts touched by n tokens) / tp / (eta_hbm * B_hbm) + draft overhead)
+//!   t_step    = max(t_mem, t_compute) + t_comm + t_draft + step overhead + per-sequence overhead x n
 //! ```
-//! A colocated engine (one station, or TP2) in steady state with n resident sequences accepts `a` tokens per
-//! sequence per step, so requests finish at n*a/OSL per step and each brings ISL prefill tokens. Prefill
-//! arrives in chunks of at most C tokens: a fraction q of steps carries a chunk. Throughput is n*a/E[t_step].
+//! The closed loop that decides which sequences and chunks share a step is `serving`.
 
-use super::bandwidth::{step_reads, Placement};
+use super::bandwidth::{expert_touch_fraction, step_reads, Placement};
 use super::{Bottleneck, Coefficients};
 use crate::spec::{HardwareSpec, ModelSpec};
 
@@ -32,27 +33,31 @@ pub struct Engine<'a> {
     pub spilled_routing_share: f64,
 }
 
-/// The parts of one step's time.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct StepTime {
-    pub total_s: f64,
-    pub hbm_s: f64,
-    pub slow_s: f64,
-    pub compute_s: f64,
-    pub comm_s: f64,
-    pub overhead_s: f64,
+/// What one step carries: decoding sequences, prompt tokens, and the attention work at their contexts.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct StepLoad {
+    /// Sequences decoding in this step (each verifies its draft tokens plus one).
+    pub decode_seqs: f64,
+    /// Prompt tokens prefilled in this step.
+    pub prefill_tokens: f64,
+    /// KV bytes the decoding sequences read (whole model, before a tensor-parallel split).
+    pub kv_read_bytes: f64,
+    /// Attention FLOPs of every query token in the step at its own context (whole model).
+    pub attention_flops: f64,
 }
 
-impl StepTime {
-    pub fn bottleneck(&self) -> Bottleneck {
-        let parts = [
-            (self.hbm_s, Bottleneck::HbmBandwidth),
-            (self.slow_s, Bottleneck::SlowPathBandwidth),
-            (self.compute_s, Bottleneck::Compute),
-            (self.comm_s, Bottleneck::Link),
-            (self.overhead_s, Bottleneck::Overhead),
-        ];
-        parts.iter().fold((f64::MIN, Bottleneck::Overhead), |best, &(t, b)| if t > best.0 { (t, b) } else { best }).1
+impl StepLoad {
+    /// Adds `count` decoding sequences at context `ctx`, each verifying `per_seq` tokens.
+    pub fn add_decodes(&mut self, m: &ModelSpec, count: f64, ctx: f64, per_seq: f64) {
+        self.decode_seqs += count;
+        self.kv_read_bytes += count * m.attention.decode_kv_bytes(m.kv_per_layer(), ctx);
+        self.attention_flops += count * per_seq * m.attention.query_flops(ctx);
+    }
+
+    /// Adds `count` prompt chunks of `n` tokens each, following `offset` already computed tokens.
+    pub fn add_prefill(&mut self, m: &ModelSpec, count: f64, offset: f64, n: f64) {
+        self.prefill_tokens += count * n;
+        self.attention_flops += count * m.attention.prefill_flops(offset, n);
     }
 }
 
@@ -79,21 +84,24 @@ impl Engine<'_> {
         }
     }
 
-    /// Time of one step with `seqs` decoding sequences, `prefill` prompt tokens, and `kv_tokens` of context.
-    pub fn step(&self, seqs: f64, prefill: f64, kv_tokens: f64, prefill_ctx: f64) -> StepTime {
+    /// Time of one engine step carrying `load`.
+    pub fn step(&self, load: &StepLoad) -> StepTime {
         let m = self.model;
         let k = self.k;
         let tp = self.placement.tp;
-        let per_seq = if seqs > 0.0 { m.draft_tokens + 1.0 } else { 0.0 };
-        let tokens = seqs * per_seq + prefill;
-        let reads = step_reads(m, &self.placement, tokens, kv_tokens, self.spilled_routing_share);
+        let seqs = load.decode_seqs;
+        let tokens = seqs * (m.draft_tokens + 1.0) + load.prefill_tokens;
+        // GQA KV is split across tensor-parallel ranks; MLA's latent (and a sparse indexer's keys) is replicated.
+        let kv_read = if m.kv_split_under_tp { load.kv_read_bytes / tp } else { load.kv_read_bytes };
+        let reads = step_reads(m, &self.placement, tokens, kv_read, self.spilled_routing_share);
         let hbm_s = reads.hbm_bytes / (k.hbm_efficiency * self.hw.hbm_bytes_per_sec);
         let slow_s = reads.slow_bytes / (k.slow_efficiency * self.hw.slow_path_bytes_per_sec);
-        // Attention: ~4 * layers * hidden FLOPs per token per context position (QK^T and AV).
-        let attn =
-            4.0 * m.layers * m.hidden_size * (seqs * per_seq * kv_tokens / seqs.max(1.0) + prefill * prefill_ctx);
-        let compute_s = (2.0 * m.active_params * tokens + attn) / tp / (k.compute_efficiency * self.flops());
-        let comm_s = if tp > 1.0 {
+        // Weights multiply at their own precision; attention runs at BF16 (FlashAttention and FlashMLA kernels
+        // compute in BF16, dequantising an FP8 KV cache).
+        let compute_s = (2.0 * m.active_params * tokens / self.flops() + load.attention_flops / self.hw.flops_bf16)
+            / tp
+            / k.compute_efficiency;
+        let comm_s = if tp > 1.0 && tokens > 0.0 {
             // Per forward pass: two all-reduces per layer, one for the vocabulary-parallel embedding and one
             // gather of the LM head's logits; each draft pass is one more layer with its own embedding and head.
             let main_calls = 2.0 * m.layers + 2.0;
@@ -103,105 +111,61 @@ impl Engine<'_> {
         } else {
             0.0
         };
-        let draft_s = if seqs > 0.0 {
-            m.draft_tokens
-                * (m.draft_pass_bytes / tp / (k.hbm_efficiency * self.hw.hbm_bytes_per_sec) + k.draft_pass_overhead_s)
+        let draft_s = if seqs > 0.0 && m.draft_tokens > 0.0 {
+            // Each draft pass runs one token per sequence: its MoE layer touches experts by the same
+            // distinct-expert formula as the main pass, at that token count.
+            let touched = expert_touch_fraction(m, seqs, 1.0);
+            let bytes = m.draft_pass_bytes + m.draft_expert_bytes * touched;
+            m.draft_tokens * (bytes / tp / (k.hbm_efficiency * self.hw.hbm_bytes_per_sec) + k.draft_pass_overhead_s)
         } else {
             0.0
         };
-        let overhead_s = k.step_overhead_s + k.per_seq_overhead_s * seqs + draft_s;
+        let overhead_s = if tokens > 0.0 { k.step_overhead_s + k.per_seq_overhead_s * seqs + draft_s } else { 0.0 };
         let total_s = (hbm_s + slow_s).max(compute_s) + comm_s + overhead_s;
         StepTime { total_s, hbm_s, slow_s, compute_s, comm_s, overhead_s }
     }
 
+    /// KV bytes one sequence holds at context `ctx` on one GPU of this engine.
+    pub fn kv_bytes_at(&self, ctx: f64) -> f64 {
+        let m = self.model;
+        let whole = m.attention.kv_storage_bytes(m.kv_per_layer(), ctx);
+        if m.kv_split_under_tp {
+            whole / self.placement.tp
+        } else {
+            whole
+        }
+    }
+
     /// Most sequences of `isl + osl` tokens the KV pool holds at once.
     pub fn max_resident(&self, isl: f64, osl: f64) -> f64 {
-        (self.placement.kv_pool_bytes / (self.placement.kv_bytes_per_token * (isl + osl))).floor()
-    }
-
-    /// Time to prefill one prompt alone (chunk by chunk), seconds.
-    pub fn prefill_alone_s(&self, isl: f64) -> f64 {
-        let chunk = self.k.prefill_chunk_tokens.max(1.0);
-        let full = (isl / chunk).floor();
-        let rest = isl - full * chunk;
-        let mut t = 0.0;
-        if full > 0.0 {
-            t += full * self.step(0.0, chunk, 0.0, isl / 2.0).total_s;
+        let per_seq = self.kv_bytes_at(isl + osl);
+        if per_seq <= 0.0 {
+            return f64::INFINITY;
         }
-        if rest > 0.0 {
-            t += self.step(0.0, rest, 0.0, isl / 2.0).total_s;
-        }
-        t
+        (self.placement.kv_pool_bytes / per_seq).floor()
     }
 }
 
-/// Result of a colocated closed-loop sweep point.
-#[derive(Debug, Clone, Copy)]
-pub struct Colocated {
-    pub output_tok_s: f64,
-    pub mean_step_s: f64,
-    pub resident: f64,
-    pub max_resident: f64,
-    pub ttft_s: f64,
-    pub bottleneck: Bottleneck,
+/// The parts of one step's time.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StepTime {
+    pub total_s: f64,
+    pub hbm_s: f64,
+    pub slow_s: f64,
+    pub compute_s: f64,
+    pub comm_s: f64,
+    pub overhead_s: f64,
 }
 
-/// Steady state of a colocated engine with `c` closed-loop clients sending ISL/OSL requests.
-pub fn colocated(e: &Engine, c: f64, isl: f64, osl: f64) -> Colocated {
-    let max_res = e.max_resident(isl, osl);
-    let n = c.min(max_res).max(0.0);
-    if n < 1.0 || !e.placement.fits {
-        let b = if e.placement.fits { Bottleneck::KvCapacity } else { Bottleneck::DoesNotFit };
-        return Colocated {
-            output_tok_s: 0.0,
-            mean_step_s: f64::INFINITY,
-            resident: 0.0,
-            max_resident: max_res,
-            ttft_s: f64::INFINITY,
-            bottleneck: b,
-        };
-    }
-    let a = e.tokens_per_step();
-    let chunk = e.k.prefill_chunk_tokens.max(1.0);
-    // Beyond n* = C * OSL / (ISL * a) decoders, prompts arrive faster than C tokens per step can prefill them:
-    // the extra clients wait in the prefill queue instead of decoding.
-    let prefill_cap = chunk * osl / (isl * a);
-    let prefill_bound = n > prefill_cap;
-    let n = n.min(prefill_cap.max(1.0));
-    let kv_tokens = n * (isl + osl / 2.0);
-    // Prefill tokens needed per step in steady state, packed into steps of at most C tokens: below one
-    // prompt piece per step, a share q of steps carries a piece; up to C, every step carries the demand.
-    let prefill_per_step = isl * n * a / osl;
-    let plain = e.step(n, 0.0, kv_tokens, 0.0);
-    let piece = chunk.min(isl);
-    let (mean_step, with_chunk) = if prefill_per_step <= piece {
-        let q = prefill_per_step / piece;
-        let chunked = e.step(n, piece, kv_tokens, isl / 2.0);
-        (plain.total_s * (1.0 - q) + chunked.total_s * q, chunked)
-    } else {
-        let s = e.step(n, prefill_per_step, kv_tokens, isl / 2.0);
-        (s.total_s, s)
-    };
-    let output_per_step = n * a;
-    let output = output_per_step / mean_step;
-    // TTFT: the prompt's own chunks, each sharing a step with the decodes.
-    let ttft = (isl / chunk).ceil() * with_chunk.total_s;
-    let mut bottleneck = if prefill_bound {
-        Bottleneck::PrefillRate
-    } else if prefill_per_step > 0.5 * chunk {
-        with_chunk.bottleneck()
-    } else {
-        plain.bottleneck()
-    };
-    if c > max_res {
-        bottleneck = Bottleneck::KvCapacity;
-    }
-    Colocated {
-        output_tok_s: output,
-        mean_step_s: mean_step,
-        resident: n,
-        max_resident: max_res,
-        ttft_s: ttft,
-        bottleneck,
+impl StepTime {
+    pub fn bottleneck(&self) -> Bottleneck {
+        let parts = [
+            (self.hbm_s, Bottleneck::HbmBandwidth),
+            (self.slow_s, Bottleneck::SlowPathBandwidth),
+            (self.compute_s, Bottleneck::Compute),
+            (self.comm_s, Bottleneck::Link),
+            (self.overhead_s, Bottleneck::Overhead),
+        ];
+        parts.iter().fold((f64::MIN, Bottleneck::Overhead), |best, &(t, b)| if t > best.0 { (t, b) } else { best }).1
     }
 }

@@ -7,6 +7,7 @@ pub mod bandwidth;
 pub mod batching;
 pub mod fabric;
 pub mod modes;
+pub mod serving;
 
 use serde::{Deserialize, Serialize};
 
@@ -40,6 +41,11 @@ pub struct Coefficients {
     /// Prefill tokens one engine step takes at most (assumed 8192: vLLM's default max_num_batched_tokens
     /// for large models).
     pub prefill_chunk_tokens: f64,
+    /// Tokens per KV cache block (vLLM's default `--block-size` 16, reported elsewhere: DOMAIN.md 3c).
+    pub kv_block_tokens: f64,
+    /// Most requests running at once (assumed: vLLM's `--max-num-seqs`, 256 in its engine arguments' long-standing
+    /// default; no sweep here runs more clients).
+    pub max_num_seqs: f64,
     /// Per-model draft acceptance (fitted per model where its points allow), keyed by model id.
     pub acceptance: std::collections::BTreeMap<String, f64>,
     /// Per-model routing share of the experts that spill to CPU memory, relative to uniform routing (fitted per
@@ -61,6 +67,8 @@ impl Default for Coefficients {
             hbm_reserve_fraction: 34.0 / 252.0,
             runtime_reserve_fraction: 8.0 / 252.0,
             prefill_chunk_tokens: 8192.0,
+            kv_block_tokens: 16.0,
+            max_num_seqs: 256.0,
             acceptance: Default::default(),
             spilled_routing_share: Default::default(),
         }
@@ -135,6 +143,8 @@ impl Coefficients {
             "hbm_reserve_fraction" => &mut self.hbm_reserve_fraction,
             "runtime_reserve_fraction" => &mut self.runtime_reserve_fraction,
             "prefill_chunk_tokens" => &mut self.prefill_chunk_tokens,
+            "kv_block_tokens" => &mut self.kv_block_tokens,
+            "max_num_seqs" => &mut self.max_num_seqs,
             _ => return Err(format!("unknown engine coefficient `{name}`; known: {}", ENGINE_COEFFICIENTS.join(", "))),
         };
         if !v.is_finite() || v < 0.0 {
@@ -166,6 +176,8 @@ impl Coefficients {
                 "assumed: 8 GB of 252 for activations, CUDA graphs, runtime".into(),
             ),
             ("prefill_chunk_tokens".into(), self.prefill_chunk_tokens, "assumed: vLLM max_num_batched_tokens".into()),
+            ("kv_block_tokens".into(), self.kv_block_tokens, "reported elsewhere: vLLM's default --block-size".into()),
+            ("max_num_seqs".into(), self.max_num_seqs, "assumed: vLLM's default --max-num-seqs".into()),
         ];
         for (m, a) in &self.acceptance {
             rows.push((format!("acceptance[{m}]"), *a, fit("per model, prior from the model card")));
@@ -230,4 +242,10 @@ pub struct Prediction {
     pub bottleneck: Bottleneck,
     /// Tokens accepted per sequence per step (speculative decoding).
     pub tokens_per_step: f64,
+    /// Times a request was preempted (KV blocks ran out and it was recomputed), on average.
+    pub preemptions_per_request: f64,
+    /// Mean share of the KV block pool in use.
+    pub kv_utilization: f64,
+    /// Mean time a request waited before its prompt was first scheduled, seconds.
+    pub queue_s: f64,
 }

@@ -9,14 +9,13 @@
 //! ```
 //! DP2 assumes the router balances clients evenly (a round-robin or least-load router; a random "shuffle"
 //! router is uneven at small c, which the model does not capture) and nothing crosses the link.
-//! PD in a closed loop: each client's request spends R_p in prefill, t_x in transfer and R_d = OSL * t_dec / a
-//! decoding. With n_d sequences decoding, the decode rate is X = n_d * a / (OSL * t_dec(n_d)) and Little's law
-//! gives c = n_d + X * (R_p + t_x); the root in n_d is unique because X grows with n_d. The prefill machine
-//! caps X at its batched prompt rate.
+//! Every mode runs the step-level closed loop of `serving`; PD runs one prefill engine and one decode engine
+//! joined by the link (KV cache of ISL tokens per request, one way).
 
 use super::bandwidth::place;
-use super::batching::{colocated, Engine};
-use super::{Bottleneck, Coefficients, Prediction};
+use super::batching::Engine;
+use super::serving::{colocated, disaggregated, Measured};
+use super::{Coefficients, Prediction};
 use crate::scenario::Scenario;
 use crate::Mode;
 
@@ -50,6 +49,27 @@ pub fn engine<'a>(s: &'a Scenario, k: &'a Coefficients, span_machines: f64) -> E
     }
 }
 
+/// A prediction from a measured closed-loop run.
+fn prediction(mode: Mode, isl: u32, osl: u32, concurrency: u32, r: &Measured, a: f64) -> Prediction {
+    Prediction {
+        mode,
+        isl,
+        osl,
+        concurrency,
+        output_tok_s: r.output_tok_s,
+        ttft_s: r.ttft_s,
+        tpot_s: r.tpot_s,
+        step_s: r.mean_step_s,
+        resident_seqs: r.resident,
+        max_resident_seqs: r.max_resident,
+        bottleneck: r.bottleneck,
+        tokens_per_step: a,
+        preemptions_per_request: r.preemptions_per_request,
+        kv_utilization: r.kv_utilization,
+        queue_s: r.queue_s,
+    }
+}
+
 /// Predicts output throughput and latencies for one mode, workload and concurrency.
 pub fn predict(s: &Scenario, k: &Coefficients, mode: Mode, isl: u32, osl: u32, concurrency: u32) -> Prediction {
     let (fi, fo, c) = (f64::from(isl.max(1)), f64::from(osl.max(1)), f64::from(concurrency.max(1)));
@@ -57,23 +77,17 @@ pub fn predict(s: &Scenario, k: &Coefficients, mode: Mode, isl: u32, osl: u32, c
         Mode::Single | Mode::Tp2 => {
             let e = engine(s, k, if mode == Mode::Tp2 { 2.0 } else { 1.0 });
             let r = colocated(&e, c, fi, fo);
-            let a = e.tokens_per_step();
-            Prediction {
-                mode,
-                isl,
-                osl,
-                concurrency,
-                output_tok_s: r.output_tok_s,
-                ttft_s: r.ttft_s,
-                tpot_s: r.mean_step_s / a,
-                step_s: r.mean_step_s,
-                resident_seqs: r.resident,
-                max_resident_seqs: r.max_resident,
-                bottleneck: r.bottleneck,
-                tokens_per_step: a,
-            }
+            prediction(mode, isl, osl, concurrency, &r, e.tokens_per_step())
         }
-        Mode::Pd => pd(s, k, isl, osl, concurrency),
+        Mode::Pd => {
+            let pre = engine(s, k, 1.0);
+            let dec = engine(s, k, 1.0);
+            // KV hand-off: one way over the link.
+            let t_x = fi * s.model.kv_bytes_per_token / s.hardware.link.payload_bytes_per_sec()
+                + s.hardware.link.call_latency_s;
+            let r = disaggregated(&pre, &dec, t_x, c, fi, fo);
+            prediction(mode, isl, osl, concurrency, &r, dec.tokens_per_step())
+        }
         Mode::Dp2 => two_copies(s, k, isl, osl, concurrency),
     }
 }
@@ -104,82 +118,8 @@ fn two_copies(s: &Scenario, k: &Coefficients, isl: u32, osl: u32, concurrency: u
         // The busier copy sets the pace.
         bottleneck: a.bottleneck,
         tokens_per_step: a.tokens_per_step,
-    }
-}
-
-fn pd(s: &Scenario, k: &Coefficients, isl: u32, osl: u32, concurrency: u32) -> Prediction {
-    let (fi, fo, c) = (f64::from(isl.max(1)), f64::from(osl.max(1)), f64::from(concurrency.max(1)));
-    let pre = engine(s, k, 1.0);
-    let dec = engine(s, k, 1.0);
-    let a = dec.tokens_per_step();
-    let max_res = dec.max_resident(fi, fo);
-    let fail = |b: Bottleneck| Prediction {
-        mode: Mode::Pd,
-        isl,
-        osl,
-        concurrency,
-        output_tok_s: 0.0,
-        ttft_s: f64::INFINITY,
-        tpot_s: f64::INFINITY,
-        step_s: f64::INFINITY,
-        resident_seqs: 0.0,
-        max_resident_seqs: max_res,
-        bottleneck: b,
-        tokens_per_step: a,
-    };
-    if !dec.placement.fits {
-        return fail(Bottleneck::DoesNotFit);
-    }
-    if max_res < 1.0 {
-        return fail(Bottleneck::KvCapacity);
-    }
-    // Prefill side: one prompt alone, and the batched rate when prompts queue (full chunks back to back).
-    let r_p = pre.prefill_alone_s(fi);
-    let chunk = k.prefill_chunk_tokens.max(1.0);
-    let full_chunk_s = pre.step(0.0, chunk, 0.0, fi.min(chunk) / 2.0).total_s;
-    let prefill_rate = (chunk / fi) / full_chunk_s;
-    // KV hand-off: one way over the link, after the decode side reserved room for it.
-    let t_x =
-        fi * s.model.kv_bytes_per_token / s.hardware.link.payload_bytes_per_sec() + s.hardware.link.call_latency_s;
-    let decode_rate = |n: f64| {
-        let n_eff = n.max(1.0);
-        let t = dec.step(n_eff, 0.0, n_eff * (fi + fo / 2.0), 0.0).total_s;
-        (n * a / (fo * t), t)
-    };
-    let cap = c.min(max_res);
-    // Bisection on the number of decoding sequences n: c = n + X(n) * (R_p + t_x).
-    let (mut lo, mut hi) = (0.0_f64, cap);
-    for _ in 0..60 {
-        let mid = 0.5 * (lo + hi);
-        let (x, _) = decode_rate(mid);
-        if mid + x * (r_p + t_x) > c {
-            hi = mid;
-        } else {
-            lo = mid;
-        }
-    }
-    let n = 0.5 * (lo + hi);
-    let (x_dec, t_dec) = decode_rate(n);
-    let (x, bottleneck) = if x_dec > prefill_rate {
-        (prefill_rate, Bottleneck::PrefillRate)
-    } else if c > max_res && n >= cap - 1e-6 {
-        (x_dec, Bottleneck::KvCapacity)
-    } else {
-        (x_dec, dec.step(n.max(1.0), 0.0, n.max(1.0) * (fi + fo / 2.0), 0.0).bottleneck())
-    };
-    let _ = t_x;
-    Prediction {
-        mode: Mode::Pd,
-        isl,
-        osl,
-        concurrency,
-        output_tok_s: x * fo,
-        ttft_s: r_p + t_x,
-        tpot_s: t_dec / a,
-        step_s: t_dec,
-        resident_seqs: n,
-        max_resident_seqs: max_res,
-        bottleneck,
-        tokens_per_step: a,
+        preemptions_per_request: mean(a.preemptions_per_request, b.as_ref().map(|b| b.preemptions_per_request)),
+        kv_utilization: mean(a.kv_utilization, b.as_ref().map(|b| b.kv_utilization)),
+        queue_s: mean(a.queue_s, b.as_ref().map(|b| b.queue_s)),
     }
 }

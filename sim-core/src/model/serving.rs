@@ -1,0 +1,685 @@
+//! The serving engine's closed loop, step by step: a KV block pool, admission, chunked prefill under a token
+//! budget, preemption under KV pressure, and for PD a prefill machine handing KV caches to a decode machine.
+//!
+//! What one step does (vLLM V1's scheduler, DOMAIN.md 3c):
+//! ```text
+//!   1. running requests, oldest first: decodes take k+1 tokens of the budget, unfinished prompts a chunk;
+//!      a request that needs a KV block when none is free preempts the newest running request (its blocks
+//!      are freed, it goes back to the head of the queue and recomputes its prompt plus its output so far)
+//!   2. unless this step preempted: admit waiting requests while the budget and free blocks allow
+//!   3. the step's time is `Engine::step` of what was scheduled; decodes advance by `a` accepted tokens
+//!   4. a finished request frees its blocks, and its client sends the next request at once (closed loop)
+//! ```
+//! Requests are identical within a sweep point, so clients are pooled into at most `MAX_COHORTS` cohorts that
+//! move together (a cohort's prompts share the budget evenly); preemption and partial admission split a
+//! cohort, so KV pressure is resolved request by request. Throughput, TTFT and TPOT are measured over the two
+//! rounds of requests after a first round that fills the pipeline.
+
+use super::batching::{Engine, StepLoad};
+use super::Bottleneck;
+use std::collections::VecDeque;
+
+/// Clients are pooled into at most this many cohorts: enough that prompt arrivals spread over a round like
+/// independent clients', few enough that a sweep stays far below the page's redraw budget.
+pub const MAX_COHORTS: usize = 16;
+
+/// The smallest share of a request a cohort is split into when admitting or preempting under KV pressure: one
+/// whole request, as the engine does (a finer fluid multiplies cohorts and slows the loop without changing it).
+const MIN_PART: f64 = 1.0;
+
+/// Steps one sweep point may take before the measurement ends where it is (a guard, never reached in tests).
+const MAX_STEPS: usize = 200_000;
+
+/// Requests in flight that behave alike.
+#[derive(Debug, Clone, PartialEq)]
+struct Cohort {
+    /// Requests in the cohort.
+    size: f64,
+    /// When the client sent the request.
+    arrival_s: f64,
+    /// Tokens to prefill: the prompt, or the prompt plus the output so far when recomputing after preemption.
+    prompt: f64,
+    computed: f64,
+    generated: f64,
+    /// KV blocks each request holds.
+    blocks: f64,
+    first_token_s: Option<f64>,
+    /// When its prompt was first scheduled.
+    scheduled_s: Option<f64>,
+    preemptions: f64,
+}
+
+impl Cohort {
+    fn fresh(size: f64, arrival_s: f64, isl: f64) -> Self {
+        Cohort {
+            size,
+            arrival_s,
+            prompt: isl,
+            computed: 0.0,
+            generated: 0.0,
+            blocks: 0.0,
+            first_token_s: None,
+            scheduled_s: None,
+            preemptions: 0.0,
+        }
+    }
+
+    fn prefilling(&self) -> bool {
+        self.computed < self.prompt
+    }
+
+    /// Splits `n` requests off the front of this cohort.
+    fn split(&mut self, n: f64) -> Cohort {
+        let mut part = self.clone();
+        part.size = n;
+        self.size -= n;
+        part
+    }
+}
+
+/// What a machine does: both phases, prompts only (PD's prefill side) or decodes only (PD's decode side).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    Colocated,
+    PrefillOnly,
+    DecodeOnly,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Work {
+    Prefill { per: f64, offset: f64 },
+    Decode { ctx: f64 },
+}
+
+/// One engine with its queues and KV pool.
+struct Machine<'e, 'a> {
+    e: &'e Engine<'a>,
+    role: Role,
+    running: VecDeque<Cohort>,
+    waiting: VecDeque<Cohort>,
+    total_blocks: f64,
+    free_blocks: f64,
+    /// Tokens one KV block holds.
+    block_tokens: f64,
+    /// Accepted tokens per decoding sequence per step, and tokens each verifies.
+    accepted: f64,
+    verify: f64,
+    /// Prompt tokens of every request in the sweep point.
+    isl: f64,
+    clock_s: f64,
+    /// Busy time per bottleneck and in all, for the measured window.
+    busy: [f64; 5],
+}
+
+/// What one step finished.
+#[derive(Default)]
+struct StepOut {
+    /// Requests that produced their last token.
+    done: Vec<Cohort>,
+    /// Requests whose prompt is computed (PD's prefill side hands these over).
+    prefilled: Vec<Cohort>,
+    preempted: f64,
+}
+
+impl<'e, 'a> Machine<'e, 'a> {
+    fn new(e: &'e Engine<'a>, role: Role, isl: f64) -> Self {
+        let block_tokens = e.k.kv_block_tokens.max(1.0);
+        let block_bytes = e.kv_bytes_at(block_tokens);
+        let total_blocks = if block_bytes > 0.0 { e.placement.kv_pool_bytes / block_bytes } else { f64::INFINITY };
+        Machine {
+            e,
+            role,
+            running: VecDeque::new(),
+            waiting: VecDeque::new(),
+            total_blocks,
+            free_blocks: total_blocks,
+            block_tokens,
+            accepted: e.tokens_per_step(),
+            verify: e.model.draft_tokens.max(0.0) + 1.0,
+            isl,
+            clock_s: 0.0,
+            busy: [0.0; 5],
+        }
+    }
+
+    fn blocks_for(&self, tokens: f64) -> f64 {
+        if self.total_blocks.is_infinite() {
+            return 0.0;
+        }
+        // Window layers hold at most their window: count the pool in full-attention-equivalent tokens.
+        let bytes = self.e.kv_bytes_at(tokens);
+        let per_block = self.e.kv_bytes_at(self.block_tokens);
+        if tokens <= 0.0 {
+            0.0
+        } else {
+            // A request's last block is half full on average (the fluid form of rounding up).
+            bytes / per_block + 0.5
+        }
+    }
+
+    fn seqs(&self) -> f64 {
+        self.running.iter().map(|c| c.size).sum()
+    }
+
+    /// Preempts up to `need` blocks' worth of requests from the newest running cohort; returns the requests
+    /// preempted. The victim keeps its output and recomputes prompt plus output later.
+    fn preempt_newest(&mut self, need: f64, isl: f64) -> f64 {
+        let Some(back) = self.running.back_mut() else { return 0.0 };
+        let per = back.blocks.max(1.0);
+        let n = (need / per).clamp(MIN_PART.min(back.size), back.size);
+        let mut victim = if n < back.size { back.split(n) } else { self.running.pop_back().expect("back exists") };
+        self.free_blocks += victim.size * victim.blocks;
+        victim.blocks = 0.0;
+        victim.computed = 0.0;
+        victim.prompt = isl + victim.generated;
+        victim.preemptions += 1.0;
+        self.waiting.push_front(victim);
+        n
+    }
+
+    /// Runs several decode-only steps at once when nothing can change between them: every running request is
+    /// decoding, none finishes, no block runs out, nothing new can be admitted, and no step would pass
+    /// `horizon_s` (a hand-off arriving). Each step is timed at the jump's mean context. Returns (time of one
+    /// step, steps, bottleneck slot) or `None` when fewer than two steps can be jumped.
+    fn jump(&mut self, osl: f64, horizon_s: f64) -> Option<(f64, f64, usize)> {
+        if self.running.is_empty() || self.running.iter().any(Cohort::prefilling) {
+            return None;
+        }
+        if let Some(w) = self.waiting.front() {
+            let per = (w.prompt - w.computed).min(self.e.k.prefill_chunk_tokens.max(1.0) / w.size);
+            if w.arrival_s <= self.clock_s && self.blocks_for(w.computed + per) <= self.free_blocks {
+                return None;
+            }
+        }
+        let a = self.accepted;
+        let until_done =
+            self.running.iter().map(|c| ((osl - c.generated) / a).ceil()).fold(f64::INFINITY, f64::min) - 1.0;
+        let blocks_after = |j: f64| -> f64 {
+            self.running
+                .iter()
+                .map(|c| {
+                    c.size * (self.blocks_for(self.isl + c.generated + (j - 1.0) * a + self.verify) - c.blocks).max(0.0)
+                })
+                .sum()
+        };
+        let mut j = until_done.min(4096.0);
+        if j < 2.0 {
+            return None;
+        }
+        if blocks_after(j) > self.free_blocks {
+            let (mut lo, mut hi) = (1.0, j);
+            while hi - lo > 1.0 {
+                let mid = ((lo + hi) / 2.0).floor();
+                if blocks_after(mid) <= self.free_blocks {
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+            }
+            j = lo;
+        }
+        let m = self.e.model;
+        let mut load = StepLoad::default();
+        for c in &self.running {
+            load.add_decodes(m, c.size, self.isl + c.generated + (j - 1.0) / 2.0 * a, self.verify);
+        }
+        let t = self.e.step(&load);
+        if horizon_s.is_finite() {
+            j = j.min(((horizon_s - self.clock_s) / t.total_s).floor());
+        }
+        if j < 2.0 {
+            return None;
+        }
+        let mut used = 0.0;
+        for c in self.running.iter_mut() {
+            c.generated += j * a;
+            c.first_token_s.get_or_insert(self.clock_s + t.total_s);
+        }
+        for i in 0..self.running.len() {
+            let c = &self.running[i];
+            let held = self.blocks_for(self.isl + c.generated - a + self.verify).max(c.blocks);
+            used += c.size * (held - c.blocks);
+            self.running[i].blocks = held;
+        }
+        self.free_blocks -= used;
+        self.clock_s += j * t.total_s;
+        Some((t.total_s, j, bottleneck_slot(t.bottleneck())))
+    }
+
+    /// Plans and runs one step at `clock_s`; `None` when there is nothing to run.
+    fn step(&mut self, isl: f64, osl: f64, max_seqs: f64, record: bool) -> Option<(f64, StepOut)> {
+        let m = self.e.model;
+        let mut budget = self.e.k.prefill_chunk_tokens.max(1.0);
+        let mut out = StepOut::default();
+        let mut plan: Vec<(usize, Work)> = Vec::new();
+        let mut i = 0;
+        while i < self.running.len() {
+            let c = &self.running[i];
+            let (work, per_req, ctx_after) = if c.prefilling() {
+                let per = (c.prompt - c.computed).min(budget / c.size);
+                (Work::Prefill { per, offset: c.computed }, per, c.computed + per)
+            } else {
+                let ctx = self.isl + c.generated;
+                (Work::Decode { ctx }, self.verify, ctx + self.verify)
+            };
+            if budget < per_req * c.size * (1.0 - 1e-9) && matches!(work, Work::Decode { .. }) || per_req <= 0.0 {
+                i += 1;
+                continue;
+            }
+            let need_each = (self.blocks_for(ctx_after) - c.blocks).max(0.0);
+            let mut need = need_each * c.size;
+            let mut self_preempted = false;
+            while need > self.free_blocks {
+                let last = self.running.len() - 1;
+                let n = self.preempt_newest(need - self.free_blocks, isl);
+                out.preempted += n;
+                if last == i {
+                    // This cohort preempted (part of) itself.
+                    if self.running.len() <= i {
+                        self_preempted = true;
+                        break;
+                    }
+                    need = need_each * self.running[i].size;
+                }
+            }
+            if self_preempted {
+                break;
+            }
+            let c = &mut self.running[i];
+            self.free_blocks -= need;
+            c.blocks += need_each;
+            budget -= per_req * c.size;
+            plan.push((i, work));
+            i += 1;
+        }
+        // PD's decode side admits only requests it preempted itself (recomputed locally, as vLLM does).
+        if out.preempted == 0.0 {
+            let mut seqs = self.seqs();
+            while budget > 1e-9 && seqs < max_seqs {
+                let Some(w) = self.waiting.front() else { break };
+                if w.arrival_s > self.clock_s {
+                    break;
+                }
+                let per = (w.prompt - w.computed).min(budget / w.size);
+                let need_each = self.blocks_for(w.computed + per);
+                let fit = if need_each > 0.0 { self.free_blocks / need_each } else { w.size };
+                let n = w.size.min(fit).min(max_seqs - seqs);
+                if n < MIN_PART && n < w.size {
+                    break; // Head-of-line: the oldest waiting request waits for blocks.
+                }
+                let mut c = if n < w.size {
+                    self.waiting.front_mut().expect("front exists").split(n)
+                } else {
+                    self.waiting.pop_front().expect("front exists")
+                };
+                let per = (c.prompt - c.computed).min(budget / c.size);
+                self.free_blocks -= need_each * c.size;
+                c.blocks = need_each;
+                c.scheduled_s.get_or_insert(self.clock_s);
+                budget -= per * c.size;
+                seqs += c.size;
+                plan.push((self.running.len(), Work::Prefill { per, offset: c.computed }));
+                self.running.push_back(c);
+            }
+        }
+        if plan.is_empty() {
+            return None;
+        }
+        let mut load = StepLoad::default();
+        for &(i, work) in &plan {
+            let c = &self.running[i];
+            match work {
+                Work::Prefill { per, offset } => load.add_prefill(m, c.size, offset, per),
+                Work::Decode { ctx } => load.add_decodes(m, c.size, ctx, self.verify),
+            }
+        }
+        let t = self.e.step(&load);
+        let now = self.clock_s + t.total_s;
+        if record {
+            self.busy[bottleneck_slot(t.bottleneck())] += t.total_s;
+        }
+        let mut finished = Vec::new();
+        for &(i, work) in &plan {
+            let c = &mut self.running[i];
+            match work {
+                Work::Prefill { per, .. } => {
+                    c.computed += per;
+                    if !c.prefilling() {
+                        if self.role == Role::PrefillOnly {
+                            finished.push(i);
+                        } else {
+                            // The step that completes a prompt samples its next token.
+                            c.generated += 1.0;
+                            c.first_token_s.get_or_insert(now);
+                        }
+                    }
+                }
+                Work::Decode { .. } => {
+                    c.generated += self.accepted;
+                    c.first_token_s.get_or_insert(now);
+                }
+            }
+            if self.role != Role::PrefillOnly && c.generated >= osl {
+                finished.push(i);
+            }
+        }
+        finished.sort_unstable();
+        finished.dedup();
+        for &i in finished.iter().rev() {
+            let c = self.running.remove(i).expect("planned index");
+            self.free_blocks += c.size * c.blocks;
+            if self.role == Role::PrefillOnly {
+                out.prefilled.push(c);
+            } else {
+                out.done.push(c);
+            }
+        }
+        self.clock_s = now;
+        Some((t.total_s, out))
+    }
+}
+
+/// A sweep point measured by running the closed loop.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Measured {
+    pub output_tok_s: f64,
+    pub ttft_s: f64,
+    pub tpot_s: f64,
+    pub mean_step_s: f64,
+    /// Mean decoding sequences per step, and the KV pool's limit at ISL + OSL tokens each.
+    pub resident: f64,
+    pub max_resident: f64,
+    pub preemptions_per_request: f64,
+    /// Mean share of KV blocks in use (decode side in PD).
+    pub kv_utilization: f64,
+    /// Mean time a request waited before its prompt was first scheduled.
+    pub queue_s: f64,
+    pub bottleneck: Bottleneck,
+    /// Requests completed in the measured window (and in all): every admitted request completes.
+    pub completed: f64,
+    pub completed_total: f64,
+}
+
+/// Request statistics over the measured window.
+#[derive(Default)]
+struct Tally {
+    completed: f64,
+    completed_total: f64,
+    window_start_s: f64,
+    ttft: f64,
+    tpot: f64,
+    preemptions: f64,
+    queue: f64,
+    resident_time: f64,
+    kv_time: f64,
+    steps: f64,
+    step_time: f64,
+}
+
+impl Tally {
+    fn warming(&self, warm: f64) -> bool {
+        self.completed_total < warm - 1e-9
+    }
+
+    fn finish(&mut self, done: &[Cohort], now: f64, osl: f64, warm: f64) {
+        for c in done {
+            if self.warming(warm) {
+                // Warm-up: the window opens once every client has finished a request.
+                self.completed_total += c.size;
+                self.window_start_s = now;
+                continue;
+            }
+            self.completed_total += c.size;
+            let first = c.first_token_s.unwrap_or(now);
+            self.completed += c.size;
+            self.ttft += c.size * (first - c.arrival_s);
+            self.tpot += c.size * (now - first) / (osl - 1.0).max(1.0);
+            self.preemptions += c.size * c.preemptions;
+            self.queue += c.size * (c.scheduled_s.unwrap_or(c.arrival_s) - c.arrival_s);
+        }
+    }
+
+    fn measured(&self, now: f64, osl: f64, max_resident: f64, bottleneck: Bottleneck) -> Measured {
+        let span = now - self.window_start_s;
+        let n = self.completed.max(1e-12);
+        let window = span.max(1e-12);
+        Measured {
+            output_tok_s: if span > 0.0 { self.completed * osl / span } else { 0.0 },
+            ttft_s: self.ttft / n,
+            tpot_s: self.tpot / n,
+            mean_step_s: if self.steps > 0.0 { self.step_time / self.steps } else { f64::INFINITY },
+            resident: self.resident_time / window,
+            max_resident,
+            preemptions_per_request: self.preemptions / n,
+            kv_utilization: self.kv_time / window,
+            queue_s: self.queue / n,
+            bottleneck,
+            completed: self.completed,
+            completed_total: self.completed_total,
+        }
+    }
+}
+
+/// Where a step's time is booked in `Machine::busy`.
+fn bottleneck_slot(b: Bottleneck) -> usize {
+    match b {
+        Bottleneck::HbmBandwidth => 0,
+        Bottleneck::SlowPathBandwidth => 1,
+        Bottleneck::Compute => 2,
+        Bottleneck::Link => 3,
+        _ => 4,
+    }
+}
+
+fn dominant(busy: &[f64; 5]) -> Bottleneck {
+    const ORDER: [Bottleneck; 5] = [
+        Bottleneck::HbmBandwidth,
+        Bottleneck::SlowPathBandwidth,
+        Bottleneck::Compute,
+        Bottleneck::Link,
+        Bottleneck::Overhead,
+    ];
+    let (i, _) = busy.iter().enumerate().fold((4, f64::MIN), |b, (i, &t)| if t > b.1 { (i, t) } else { b });
+    ORDER[i]
+}
+
+/// Queues new requests; requests already waiting untouched merge with them (at their mean arrival time), so
+/// the number of cohorts stays bounded under KV pressure.
+fn enqueue_fresh(waiting: &mut VecDeque<Cohort>, c: Cohort) {
+    if let Some(back) = waiting.back_mut() {
+        if back.scheduled_s.is_none() && back.generated == 0.0 && back.preemptions == 0.0 {
+            let total = back.size + c.size;
+            back.arrival_s = (back.arrival_s * back.size + c.arrival_s * c.size) / total;
+            back.size = total;
+            return;
+        }
+    }
+    waiting.push_back(c);
+}
+
+/// The initial load: `c` clients pooled into at most `MAX_COHORTS` cohorts, all sending at t = 0.
+fn initial_cohorts(c: f64, isl: f64) -> VecDeque<Cohort> {
+    let groups = (c as usize).clamp(1, MAX_COHORTS);
+    (0..groups).map(|_| Cohort::fresh(c / groups as f64, 0.0, isl)).collect()
+}
+
+/// A measurement that cannot start: the model does not fit, or one request's KV exceeds the pool.
+fn failed(b: Bottleneck, max_resident: f64) -> Measured {
+    Measured {
+        output_tok_s: 0.0,
+        ttft_s: f64::INFINITY,
+        tpot_s: f64::INFINITY,
+        mean_step_s: f64::INFINITY,
+        resident: 0.0,
+        max_resident,
+        preemptions_per_request: 0.0,
+        kv_utilization: 0.0,
+        queue_s: 0.0,
+        bottleneck: b,
+        completed: 0.0,
+        completed_total: 0.0,
+    }
+}
+
+/// Runs `c` closed-loop clients sending ISL/OSL requests to one engine (one machine, or TP across machines).
+pub fn colocated(e: &Engine, c: f64, isl: f64, osl: f64) -> Measured {
+    let max_res = e.max_resident(isl, osl);
+    if !e.placement.fits {
+        return failed(Bottleneck::DoesNotFit, max_res);
+    }
+    if max_res < 1.0 {
+        return failed(Bottleneck::KvCapacity, max_res);
+    }
+    let c = c.max(1.0).round();
+    let mut mach = Machine::new(e, Role::Colocated, isl);
+    mach.waiting = initial_cohorts(c, isl);
+    let max_seqs = e.k.max_num_seqs.max(1.0);
+    let warm = c;
+    let measure = 2.0 * c;
+    let mut tally = Tally::default();
+    for _ in 0..MAX_STEPS {
+        let warming = tally.warming(warm);
+        if let Some((dt, j, slot)) = mach.jump(osl, f64::INFINITY) {
+            if !warming {
+                mach.busy[slot] += j * dt;
+                let decoding: f64 = mach.running.iter().map(|c| c.size).sum();
+                tally.steps += j;
+                tally.step_time += j * dt;
+                tally.resident_time += j * dt * decoding;
+                tally.kv_time += j * dt * (1.0 - mach.free_blocks / mach.total_blocks).clamp(0.0, 1.0);
+            }
+            continue;
+        }
+        let Some((dt, out)) = mach.step(isl, osl, max_seqs, !warming) else { break };
+        if !warming {
+            tally.steps += 1.0;
+            tally.step_time += dt;
+            tally.resident_time += dt * mach.running.iter().filter(|c| !c.prefilling()).map(|c| c.size).sum::<f64>();
+            tally.kv_time += dt * (1.0 - mach.free_blocks / mach.total_blocks).clamp(0.0, 1.0);
+        }
+        tally.finish(&out.done, mach.clock_s, osl, warm);
+        // Each finished client sends its next request at once; those finishing together arrive together.
+        let returning: f64 = out.done.iter().map(|c| c.size).sum();
+        if returning > 0.0 {
+            enqueue_fresh(&mut mach.waiting, Cohort::fresh(returning, mach.clock_s, isl));
+        }
+        if tally.completed >= measure - 1e-9 {
+            break;
+        }
+    }
+    let mut bottleneck = dominant(&mach.busy);
+    if tally.preemptions > 0.0 || c > max_res {
+        bottleneck = Bottleneck::KvCapacity;
+    }
+    tally.measured(mach.clock_s, osl, max_res, bottleneck)
+}
+
+/// PD: one engine prefills and ships each KV cache over the link to the other, which only decodes. The decode
+/// side reserves a request's blocks before its transfer starts; transfers share the link one at a time.
+pub fn disaggregated(pre: &Engine, dec: &Engine, transfer_s_per_request: f64, c: f64, isl: f64, osl: f64) -> Measured {
+    let max_res = dec.max_resident(isl, osl);
+    if !dec.placement.fits || !pre.placement.fits {
+        return failed(Bottleneck::DoesNotFit, max_res);
+    }
+    if max_res < 1.0 {
+        return failed(Bottleneck::KvCapacity, max_res);
+    }
+    let c = c.max(1.0).round();
+    let mut p = Machine::new(pre, Role::PrefillOnly, isl);
+    let mut d = Machine::new(dec, Role::DecodeOnly, isl);
+    p.waiting = initial_cohorts(c, isl);
+    let max_seqs = dec.k.max_num_seqs.max(1.0);
+    let (warm, measure) = (c, 2.0 * c);
+    let mut tally = Tally::default();
+    // Prefilled requests waiting for decode-side blocks, and transfers in flight (arrival time, cohort).
+    let mut handoff: VecDeque<(f64, Cohort)> = VecDeque::new();
+    let mut in_flight: VecDeque<(f64, Cohort)> = VecDeque::new();
+    let mut link_free_s = 0.0_f64;
+    let mut p_busy = 0.0;
+    let mut d_busy = 0.0;
+    for _ in 0..MAX_STEPS {
+        // Reserve decode-side blocks for prefilled requests, oldest first, and start their transfers.
+        while let Some((ready, _)) = handoff.front() {
+            let ready = *ready;
+            let need_each = d.blocks_for(isl + d.verify);
+            let size = handoff[0].1.size;
+            let fit = if need_each > 0.0 { d.free_blocks / need_each } else { size };
+            let n = size.min(fit).min(max_seqs - d.seqs() - in_flight.iter().map(|f| f.1.size).sum::<f64>());
+            if n < MIN_PART && n < size {
+                break;
+            }
+            let mut cohort =
+                if n < size { handoff[0].1.split(n) } else { handoff.pop_front().expect("front exists").1 };
+            d.free_blocks -= need_each * cohort.size;
+            cohort.blocks = need_each;
+            let start = ready.max(link_free_s);
+            link_free_s = start + cohort.size * transfer_s_per_request;
+            in_flight.push_back((link_free_s, cohort));
+        }
+        let warming = tally.warming(warm);
+        let p_ready = p.waiting.front().map(|w| w.arrival_s.max(p.clock_s));
+        let p_next = if p.running.is_empty() { p_ready } else { Some(p.clock_s) };
+        let d_next =
+            if d.running.is_empty() { in_flight.front().map(|(t, _)| t.max(d.clock_s)) } else { Some(d.clock_s) };
+        let run_p = match (p_next, d_next) {
+            (Some(tp), Some(td)) => tp <= td,
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (None, None) => break,
+        };
+        if run_p {
+            p.clock_s = p_next.expect("p has work");
+            let Some((dt, out)) = p.step(isl, osl, f64::INFINITY, !warming) else {
+                // Work is queued but not yet admissible: wait for the decode side.
+                p.clock_s = d_next.unwrap_or(p.clock_s).max(p.clock_s + 1e-9);
+                continue;
+            };
+            if !warming {
+                p_busy += dt;
+            }
+            for c in out.prefilled {
+                handoff.push_back((p.clock_s, c));
+            }
+        } else {
+            d.clock_s = d_next.expect("d has work");
+            while in_flight.front().is_some_and(|(t, _)| *t <= d.clock_s) {
+                let (_, c) = in_flight.pop_front().expect("front exists");
+                d.running.push_back(c);
+            }
+            // The decode side must not run ahead of hand-offs still to come: stop at the next arrival, and at
+            // the prefill side's clock while it has prompts in hand.
+            let prefill_busy = if p.running.is_empty() && p_ready.is_none() { f64::INFINITY } else { p.clock_s };
+            let horizon = in_flight.front().map_or(f64::INFINITY, |(t, _)| *t).min(prefill_busy);
+            if let Some((dt, j, slot)) = d.jump(osl, horizon) {
+                if !warming {
+                    d.busy[slot] += j * dt;
+                    d_busy += j * dt;
+                    tally.steps += j;
+                    tally.step_time += j * dt;
+                    tally.resident_time += j * dt * d.seqs();
+                    tally.kv_time += j * dt * (1.0 - d.free_blocks / d.total_blocks).clamp(0.0, 1.0);
+                }
+                continue;
+            }
+            let Some((dt, out)) = d.step(isl, osl, max_seqs, !warming) else { continue };
+            if !warming {
+                d_busy += dt;
+                tally.steps += 1.0;
+                tally.step_time += dt;
+                tally.resident_time += dt * d.seqs();
+                tally.kv_time += dt * (1.0 - d.free_blocks / d.total_blocks).clamp(0.0, 1.0);
+            }
+            tally.finish(&out.done, d.clock_s, osl, warm);
+            let returning: f64 = out.done.iter().map(|c| c.size).sum();
+            if returning > 0.0 {
+                enqueue_fresh(&mut p.waiting, Cohort::fresh(returning, d.clock_s, isl));
+            }
+            if tally.completed >= measure - 1e-9 {
+                break;
+            }
+        }
+    }
+    let bottleneck = if p_busy > d_busy { Bottleneck::PrefillRate } else { dominant(&d.busy) };
+    let bottleneck = if c > max_res { Bottleneck::KvCapacity } else { bottleneck };
+    tally.measured(d.clock_s, osl, max_res, bottleneck)
+}
