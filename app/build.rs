@@ -1,4 +1,5 @@
-//! Generates the list of bundled dataset files: every `.json` under ../data, embedded with `include_str!`.
+//! Generates the list of bundled dataset files (every `.json` under ../data, embedded with `include_str!`) and
+//! records the commit the page is built from.
 
 use std::path::{Path, PathBuf};
 
@@ -34,6 +35,21 @@ fn main() {
         src.push_str(&format!("    ({rel:?}, include_str!({:?})),\n", p.display().to_string()));
     }
     src.push_str("];\n");
+    // The commit the page is built from, for the metadata download's model version (`unknown` without git).
+    let commit = std::process::Command::new("git")
+        .args(["rev-parse", "--short", "HEAD"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_else(|| "unknown".into());
+    println!("cargo:rustc-env=TWOTOWER_COMMIT={commit}");
+    for f in ["../.git/HEAD", "../.git/logs/HEAD"] {
+        let p = Path::new(env!("CARGO_MANIFEST_DIR")).join(f);
+        if p.exists() {
+            println!("cargo:rerun-if-changed={}", p.display());
+        }
+    }
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("bundle.rs");
     std::fs::write(out, src).unwrap();
 }

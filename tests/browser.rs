@@ -24,6 +24,9 @@ const MINIMAX_LONG: &str = "?model=minimax-m3&workload=8192-1024";
 /// The planner from a URL: GLM-5.3 Flash on a DGX Spark, 8192/1024, 1..128 streams.
 const PLAN_SPARK: &str = "?view=plan&hw=dgx-spark&model=glm-5.3-flash&isl=8192&osl=1024&cmax=128";
 
+/// The frontier view of the NIM sweep (Llama-3.3-70B on one machine of two H100s): its points state TTFT and ITL.
+const NIM_FRONTIER: &str = "?view=frontier&model=nim-llama-3.3-70b-instruct-h100x2";
+
 /// Everything the page downloads stays within its gzipped budget (no browser needed).
 #[test]
 fn bundle_within_size_budget() {
@@ -568,6 +571,8 @@ fn accessible_names_roles_and_keyboard() {
             ("", "explorer"),
             ("?view=gain", "gain"),
             ("?view=fabric", "fabric"),
+            (NIM_FRONTIER, "frontier"),
+            ("?view=compare&model=glm-5.2&vs=plan", "compare"),
             (PLAN_SPARK, "plan"),
             ("?view=plan&src=hf", "plan (config.json)"),
             ("?view=plan&src=form", "plan (form)"),
@@ -807,5 +812,117 @@ fn bad_pastes_show_a_message_and_keep_the_page() {
             assert_still_works(c, what).await;
             set_value(c, "#plan-src", "hf", "change").await;
         }
+    });
+}
+
+/// The frontier view: throughput per GPU against tok/s per user with the frontier marked, a headline marked as
+/// interpolated (or as a predicted point), latencies in the table and the tooltips, the frontier-only toggle and
+/// the TTFT axis going into the URL and redrawing with fewer points.
+#[test]
+fn frontier_view_headline_latencies_and_toggle() {
+    browser_test("frontier_view_headline_latencies_and_toggle", |p| async move {
+        let c = &p.c;
+        let d0 = p.open(NIM_FRONTIER, "frontier view").await;
+        assert_chart_drawn(c, "frontier view").await;
+        let head = text_of(c, "frontier-headline").await;
+        assert!(
+            head.contains("output tok/s per GPU at")
+                && (head.contains("interpolated") || head.contains("predicted at")),
+            "headline: {head}"
+        );
+        println!("frontier headline: {head}");
+        // Published NIM points state their TTFT: no dash in that column for them.
+        let ttft = js(
+            c,
+            "return Array.from(document.querySelectorAll('#frontier-table tbody tr')) \
+             .filter(r => r.cells[0].innerText === 'published').map(r => r.cells[7].innerText);",
+        )
+        .await;
+        let ttft: Vec<&str> = ttft.as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+        assert!(!ttft.is_empty() && ttft.iter().all(|t| *t != "-"), "published TTFT cells: {ttft:?}");
+        let hits = hit_points(c).await;
+        let rows = js(c, "return document.querySelectorAll('#frontier-table tbody tr').length").await;
+        assert_eq!(json!(hits.len()), rows, "one hit point per table row");
+        let tip = tooltip_at(c, hits[hits.len() - 1].0, hits[hits.len() - 1].1, "frontier tooltip").await;
+        c.release_actions().await.unwrap();
+        assert!(tip.contains("tok/s per GPU") && tip.contains("TTFT") && tip.contains("TPOT"), "tooltip: {tip}");
+        js(c, "document.getElementById('frontier-only').click(); return 1;").await;
+        let d1 = wait_draws_above(c, d0, "frontier only").await;
+        assert_url_has(c, "front=1").await;
+        let only = hit_points(c).await;
+        assert!(!only.is_empty() && only.len() < hits.len(), "frontier only: {} of {} points", only.len(), hits.len());
+        let marked = js(c, "return Array.from(document.querySelectorAll('#frontier-table tbody tr')).every(r => r.classList.contains('on-frontier'))").await;
+        assert_eq!(marked, json!(true), "frontier only lists points off the frontier");
+        set_value(c, "#x-axis", "ttft", "change").await;
+        wait_draws_above(c, d1, "TTFT axis").await;
+        assert_url_has(c, "x=ttft").await;
+        let label = js(c, "return document.getElementById('chart').getAttribute('aria-label')").await;
+        assert!(label.as_str().unwrap().contains("time to first token"), "chart label: {label}");
+        set_value(c, "#at", "30", "change").await;
+        assert_url_has(c, "at=30").await;
+        assert_no_errors(c, "frontier").await;
+    });
+}
+
+/// The compare view: one dataset against another on the same axes (a side column in the table, both in the
+/// chart's description), then against the planner's model and hardware, all in a shareable URL.
+#[test]
+fn compare_view_datasets_and_planner() {
+    browser_test("compare_view_datasets_and_planner", |p| async move {
+        let c = &p.c;
+        let d0 = p.open("?view=compare&model=glm-5.2&vs=glm-5.3", "compare view").await;
+        assert_chart_drawn(c, "compare view").await;
+        let sides = js(
+            c,
+            "return Array.from(new Set(Array.from(document.querySelectorAll('#frontier-table tbody tr')) \
+             .map(r => r.cells[0].innerText)));",
+        )
+        .await;
+        assert_eq!(sides, json!(["glm-5.2", "glm-5.3"]), "sides in the table");
+        let label = js(c, "return document.getElementById('chart').getAttribute('aria-label')").await;
+        assert!(label.as_str().unwrap().contains(" and glm-5.3 ("), "chart label: {label}");
+        set_value(c, "#vs", "plan", "change").await;
+        wait_draws_above(c, d0, "compare against the planner").await;
+        assert_url_has(c, "vs=plan").await;
+        let head = text_of(c, "frontier-headline").await;
+        assert!(head.contains("planner (gb300-station)"), "headline: {head}");
+        assert_no_errors(c, "compare").await;
+    });
+}
+
+/// The downloads of exactly the current view: SVG of the chart, CSV of the frontier's points (with latencies),
+/// and the JSON metadata naming the sources, the model version, the engine profile and its coefficients.
+#[test]
+fn exports_svg_csv_of_the_view_and_json_metadata() {
+    browser_test("exports_svg_csv_of_the_view_and_json_metadata", |p| async move {
+        let c = &p.c;
+        p.open(&format!("{NIM_FRONTIER}&front=1"), "frontier only").await;
+        let export = |id: &'static str| async move {
+            js(c, &format!("window.__lastExport = null; document.getElementById('{id}').click(); return 1;")).await;
+            wait_for(c, "const e = window.__lastExport; return e && [e.kind, e.href, e.text];", id).await
+        };
+        let svg = export("export-svg").await;
+        assert_eq!(svg[0], json!("svg"));
+        let text = svg[2].as_str().unwrap();
+        assert!(text.starts_with("<svg") && text.contains("Pareto frontier"), "SVG: {}", &text[..text.len().min(300)]);
+        let csv = export("export-csv").await;
+        let text = csv[2].as_str().unwrap();
+        assert!(text
+            .starts_with("side,kind,mode,concurrency,output_tok_s,gpus,tok_s_per_gpu,tok_s_per_user,ttft_s,tpot_s,"));
+        // Frontier only: every point row of the CSV is on the frontier, as on the chart.
+        let rows = js(c, "return document.querySelectorAll('#frontier-table tbody tr').length").await.as_u64().unwrap();
+        let points: Vec<&str> = text.lines().skip(1).filter(|l| !l.contains(",headline")).collect();
+        assert_eq!(points.len() as u64, rows, "CSV rows against the table: {text}");
+        assert!(points.iter().all(|l| l.contains(",true,false,")), "{text}");
+        let meta = export("export-json").await;
+        let v: serde_json::Value = serde_json::from_str(meta[2].as_str().unwrap()).expect("metadata is JSON");
+        assert!(v["model_version"].as_str().unwrap().starts_with("sim-core "), "{v}");
+        let by = &v["predicted_by"][0];
+        assert!(by["engine_profile"].as_str().is_some_and(|e| !e.is_empty()), "{v}");
+        let k = by["coefficients"].as_array().expect("coefficients listed");
+        assert!(!k.is_empty() && k.iter().all(|c| c["basis"].is_string()), "{v}");
+        assert!(v["sources"].as_array().is_some_and(|s| !s.is_empty()), "{v}");
+        assert_eq!(v["chart"], json!("frontier"));
+        assert_no_errors(c, "exports").await;
     });
 }

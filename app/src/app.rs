@@ -6,8 +6,14 @@ use crate::data::{self, Bundle};
 use crate::state::{UrlState, View};
 use crate::views::plan::{PlanControls, PlanTables, Verdict};
 use crate::views::{
-    accuracy::AccuracyView, chart::Chart, controls::Controls, explorer::ExplorerTable, export::Export,
-    fabric::FabricTable, gain::GainTable,
+    accuracy::AccuracyView,
+    chart::Chart,
+    controls::Controls,
+    explorer::ExplorerTable,
+    export::Export,
+    fabric::FabricTable,
+    frontier::{FrontierControls, FrontierTable},
+    gain::GainTable,
 };
 use leptos::leptos_dom::helpers::{request_animation_frame, set_timeout};
 use leptos::prelude::*;
@@ -163,16 +169,21 @@ fn App() -> impl IntoView {
             <aside>{move || match view_m.get() {
                 View::Plan => view! { <PlanControls bundle=b2.clone() st=st plan=plan calibration=calibration /> }.into_any(),
                 View::Accuracy => view! { <AccuracyAside /> }.into_any(),
+                View::Frontier | View::Compare => view! {
+                    <FrontierControls bundle=b2.clone() st=st />
+                    <Controls bundle=b2.clone() st=st />
+                }.into_any(),
                 _ => view! { <Controls bundle=b2.clone() st=st /> }.into_any(),
             }}</aside>
             <section class="main">
                 {move || (view_m.get() == View::Plan).then(|| view! { <Verdict plan=plan calibration=calibration /> })}
                 <div class:hidden=move || !chart_shown.get()>
                     <Chart spec=spec model=model embed=false rows=rows visible=chart_shown />
-                    <Export spec=spec st=st />
+                    <Export spec=spec st=st bundle=bundle.clone() />
                 </div>
                 {move || match view_m.get() {
                     View::Explorer => view! { <ExplorerTable sweep=sweep /> }.into_any(),
+                    View::Frontier | View::Compare => view! { <FrontierTable spec=spec /> }.into_any(),
                     View::Gain => view! { <GainTable spec=spec bundle=b.clone() st=st /> }.into_any(),
                     View::Fabric => view! { <FabricTable rows=b.ws.fabric(&[]).map(|a| a.rows).unwrap_or_default() /> }.into_any(),
                     View::Plan => view! { <PlanTables plan=plan /> }.into_any(),
@@ -204,7 +215,7 @@ fn chart_spec(
     plan: Memo<Result<Plan, String>>,
     answer: Memo<Result<SweepAnswer, String>>,
 ) -> Memo<ChartSpec> {
-    let (b2, b3) = (b.clone(), b);
+    let (b2, b3, b4) = (b.clone(), b.clone(), b);
     let sweep = Memo::new(move |_| {
         answer.with(|a| match a {
             Ok(a) => compute::sweep_chart(a),
@@ -213,6 +224,9 @@ fn chart_spec(
     });
     let gain = Memo::new(move |_| st.with(|s| compute::gain(&b2, s)));
     let fabric = Memo::new(move |_| st.with(|s| compute::fabric(&b3, s)));
+    let frontier = Memo::new(move |_| {
+        st.with(|s| matches!(s.view, View::Frontier | View::Compare).then(|| crate::frontier::chart(&b4, s)))
+    });
     let planned = Memo::new(move |_| {
         let name = st.with(|s| s.plan.hardware.clone());
         plan.with(|p| compute::plan_chart(p, &name))
@@ -220,6 +234,7 @@ fn chart_spec(
     Memo::new(move |_| match st.with(|s| s.view) {
         // The accuracy view hides the chart; keep the throughput chart so nothing is computed for it.
         View::Explorer | View::Accuracy => ChartSpec::Sweep(sweep.get()),
+        View::Frontier | View::Compare => ChartSpec::Frontier(frontier.get().unwrap_or_default()),
         View::Gain => ChartSpec::Gain(gain.get()),
         View::Fabric => ChartSpec::Fabric(fabric.get()),
         View::Plan => ChartSpec::Plan(planned.get()),

@@ -192,6 +192,12 @@ pub fn form_description(st: &UrlState) -> ModelDescription {
         bits_per_weight: p.bits,
         draft_tokens: v(pf::DRAFT),
         draft_acceptance: v(pf::ACCEPT) / 100.0,
+        attention_heads: None,
+        sliding_window: None,
+        sliding_window_layers: None,
+        sparse_top_k: None,
+        indexer_heads: None,
+        indexer_head_dim: None,
     }
 }
 

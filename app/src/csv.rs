@@ -1,11 +1,12 @@
 //! CSV of the data behind the current chart, for the export button.
 
-use crate::charts::{ChartSpec, FabricChartData, GainChartData, PlanChartData, SweepChartData};
+use crate::charts::{ChartSpec, FabricChartData, FrontierChartData, GainChartData, PlanChartData, SweepChartData};
 
 /// The data of any chart as CSV, and a file name stem (csv depends on charts, never the other way round).
 pub fn of(spec: &ChartSpec) -> (String, &'static str) {
     match spec {
         ChartSpec::Sweep(d) => (sweep(d), "throughput"),
+        ChartSpec::Frontier(d) => (frontier(d), "frontier"),
         ChartSpec::Gain(d) => (gain(d), "gain"),
         ChartSpec::Fabric(d) => (fabric(d), "fabric"),
         ChartSpec::Plan(d) => (plan(d), "plan"),
@@ -87,6 +88,52 @@ pub fn plan(d: &PlanChartData) -> String {
             r.gain,
             field(&r.bound)
         ));
+    }
+    out
+}
+
+/// Every point the frontier chart draws (so exactly the view: its axis, frontier-only or not), then the
+/// headline of each side. Latencies are empty where neither the model nor the source gives them.
+pub fn frontier(d: &FrontierChartData) -> String {
+    let mut out = String::from(
+        "side,kind,mode,concurrency,output_tok_s,gpus,tok_s_per_gpu,tok_s_per_user,ttft_s,tpot_s,itl_s,e2e_s,\
+         e2e_basis,on_frontier,flagged,source\n",
+    );
+    let opt = |v: Option<f64>| v.map(|x| format!("{x:.4}")).unwrap_or_default();
+    for (side, predicted, p) in d.drawn() {
+        out.push_str(&format!(
+            "{},{},{},{},{:.2},{},{:.3},{:.3},{},{},{},{:.3},{},{},{},{}\n",
+            field(&d.sides[side].0),
+            if predicted { "predicted" } else { "published" },
+            p.mode.name(),
+            p.concurrency,
+            p.output_tok_s,
+            p.gpus,
+            p.tok_s_per_gpu,
+            p.tok_s_per_user,
+            opt(p.ttft_s),
+            opt(p.tpot_s),
+            opt(p.itl_s),
+            p.e2e_s,
+            if p.e2e_stated { "stated" } else { "little's law" },
+            p.on_frontier,
+            p.flagged,
+            field(&p.source)
+        ));
+    }
+    for (label, a) in &d.sides {
+        if let Some(h) = &a.headline {
+            out.push_str(&format!(
+                "{},headline{},{},{}-{},,,{:.3},{},,,,,,,,\n",
+                field(label),
+                if h.interpolated { " (interpolated)" } else { "" },
+                h.mode.name(),
+                h.between.0,
+                h.between.1,
+                h.tok_s_per_gpu,
+                h.tok_s_per_user
+            ));
+        }
     }
     out
 }

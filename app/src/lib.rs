@@ -1,10 +1,13 @@
-//! twotower browser explorer. Pure modules (data, state, compute, charts, csv) build natively for tests;
+//! twotower browser explorer. Pure modules (data, state, compute, frontier, charts, csv) build natively for tests;
 //! the page (app and views) only builds for wasm32.
 
 pub mod charts;
 pub mod compute;
 pub mod csv;
 pub mod data;
+pub mod frontier;
+pub mod html;
+pub mod meta;
 pub mod state;
 
 #[cfg(target_arch = "wasm32")]

@@ -1,11 +1,14 @@
 //! Page state as it lives in the URL query string: parsing (with warnings for nonsense) and writing back.
 
 use sim_core::explore::settings::{HARDWARE, WHAT_IF};
+use sim_core::explore::XAxis;
 
 /// Which chart the page shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum View {
     Explorer,
+    Frontier,
+    Compare,
     Gain,
     Fabric,
     Plan,
@@ -13,11 +16,14 @@ pub enum View {
 }
 
 impl View {
-    pub const ALL: [View; 5] = [View::Explorer, View::Gain, View::Fabric, View::Plan, View::Accuracy];
+    pub const ALL: [View; 7] =
+        [View::Explorer, View::Frontier, View::Compare, View::Gain, View::Fabric, View::Plan, View::Accuracy];
 
     pub fn name(self) -> &'static str {
         match self {
             View::Explorer => "explorer",
+            View::Frontier => "frontier",
+            View::Compare => "compare",
             View::Gain => "gain",
             View::Fabric => "fabric",
             View::Plan => "plan",
@@ -28,6 +34,8 @@ impl View {
     pub fn label(self) -> &'static str {
         match self {
             View::Explorer => "Throughput",
+            View::Frontier => "Frontier",
+            View::Compare => "Compare",
             View::Gain => "Gain of the pair",
             View::Fabric => "Fabric",
             View::Plan => "Planner",
@@ -57,7 +65,34 @@ pub struct UrlState {
     pub whatif: [Option<f64>; 5],
     pub embed: bool,
     pub plan: PlanState,
+    pub frontier: FrontierState,
 }
+
+/// The frontier and compare views' choices.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FrontierState {
+    /// What the x axis shows (`x=`).
+    pub axis: XAxis,
+    /// Only the Pareto frontier (`front=1`), not every curve and point.
+    pub only: bool,
+    /// The tok/s per user the headline is read at (`at=`); `None` is a round value mid-range.
+    pub at: Option<f64>,
+    /// The compare view's other side (`vs=`): a dataset's scenario id, or `VS_PLAN` for the planner's model
+    /// and hardware; `None` is the first dataset other than the model's.
+    pub vs: Option<String>,
+}
+
+impl Default for FrontierState {
+    fn default() -> Self {
+        FrontierState { axis: XAxis::Interactivity, only: false, at: None, vs: None }
+    }
+}
+
+/// `vs=plan`: compare against the planner's model on the planner's hardware (predicted only).
+pub const VS_PLAN: &str = "plan";
+
+/// Headline targets a link may ask for, in tok/s per user.
+pub const AT_RANGE: (f64, f64) = (0.01, 100_000.0);
 
 /// Where the planner's model comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -254,12 +289,17 @@ impl UrlState {
             whatif: [None; 5],
             embed: false,
             plan: PlanState::default(),
+            frontier: FrontierState::default(),
         }
     }
 
     /// Like `parse`, also checking the planner's hardware id against the bundled presets.
     pub fn parse_with(query: &str, models: &[String], hardware: &[String]) -> (Self, Vec<String>) {
         let (mut s, mut warn) = Self::parse(query, models);
+        if let Some(vs) = s.frontier.vs.clone().filter(|v| v != VS_PLAN && !models.contains(v)) {
+            warn.push(format!("unknown comparison `{vs}`; use a model id or {VS_PLAN} (known: {})", models.join(", ")));
+            s.frontier.vs = None;
+        }
         if !hardware.contains(&s.plan.hardware) {
             warn.push(format!(
                 "unknown hardware `{}`; showing {DEFAULT_HARDWARE} (known: {})",
@@ -294,6 +334,19 @@ impl UrlState {
                     None => warn.push(format!("workload `{v}` is not <input tokens>-<output tokens>, e.g. 8192-1024")),
                 },
                 "embed" => s.embed = v == "1" || v == "true",
+                "x" => match XAxis::parse(&v) {
+                    Some(a) => s.frontier.axis = a,
+                    None => warn.push(format!("unknown x axis `{v}`; use interactivity, ttft or e2e")),
+                },
+                "front" => s.frontier.only = v == "1" || v == "true",
+                "at" => match v.parse::<f64>() {
+                    Ok(x) if x >= AT_RANGE.0 && x <= AT_RANGE.1 => s.frontier.at = Some(x),
+                    _ => warn.push(format!(
+                        "at=`{v}` is not a tok/s per user between {} and {}; reading the headline mid-range",
+                        AT_RANGE.0, AT_RANGE.1
+                    )),
+                },
+                "vs" => s.frontier.vs = Some(v),
                 "hw" => s.plan.hardware = v,
                 "src" => match ModelSource::ALL.into_iter().find(|x| x.name() == v) {
                     Some(x) => s.plan.source = x,
@@ -380,6 +433,19 @@ impl UrlState {
         }
         if p.measurements_in_url() {
             parts.push(format!("meas={}", encode(p.measurements.trim())));
+        }
+        let fr = &self.frontier;
+        if fr.axis != XAxis::Interactivity {
+            parts.push(format!("x={}", fr.axis.name()));
+        }
+        if fr.only {
+            parts.push("front=1".into());
+        }
+        if let Some(at) = fr.at {
+            parts.push(format!("at={at}"));
+        }
+        if let Some(vs) = &fr.vs {
+            parts.push(format!("vs={}", encode(vs)));
         }
         if self.embed {
             parts.push("embed=1".into());
@@ -485,6 +551,21 @@ mod tests {
         let (s, w) = UrlState::parse("model=nope&gpu_mem=abc&hbm=1e9&view=x&%zz=%", &models());
         assert_eq!(s, UrlState::defaults(&models()));
         assert_eq!(w.len(), 5, "{w:?}");
+    }
+
+    #[test]
+    fn frontier_round_trip_and_nonsense() {
+        let q = "?view=compare&model=glm-5.2&x=ttft&front=1&at=12.5&vs=minimax-m3";
+        let (s, w) = UrlState::parse_with(q, &models(), &["gb300-station".to_string()]);
+        assert!(w.is_empty(), "{w:?}");
+        assert_eq!(
+            (s.view, s.frontier.axis, s.frontier.only, s.frontier.at, s.frontier.vs.as_deref()),
+            (View::Compare, XAxis::Ttft, true, Some(12.5), Some("minimax-m3"))
+        );
+        assert_eq!(UrlState::parse_with(&s.to_query(), &models(), &["gb300-station".to_string()]).0, s);
+        let (s, w) = UrlState::parse_with("view=frontier&x=tpot&at=-3&vs=nope", &models(), &["gb300-station".into()]);
+        assert_eq!((s.view, s.frontier.clone()), (View::Frontier, FrontierState::default()));
+        assert_eq!(w.len(), 3, "{w:?}");
     }
 
     #[test]

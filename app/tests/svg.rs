@@ -537,3 +537,77 @@ fn predictions_name_their_engine_profile() {
     let plan = compute::plan(&b, &UrlState::parse("view=plan", &models).0).expect("plan");
     assert!(plan.engine.contains("vllm-gb300-report"), "{}", plan.engine);
 }
+
+#[test]
+fn frontier_normalises_per_gpu_marks_the_frontier_and_reads_the_headline() {
+    let b = data::load();
+    let models = b.model_ids();
+    // The NIM sweep: Llama-3.3-70B on one machine of two H100s, TTFT and ITL stated per point.
+    let (st, w) = UrlState::parse("view=frontier&model=nim-llama-3.3-70b-instruct-h100x2", &models);
+    assert!(w.is_empty(), "{w:?}");
+    let d = twotower_app::frontier::chart(&b, &st);
+    assert_eq!(d.sides.len(), 1, "{}", d.title);
+    let a = &d.sides[0].1;
+    assert_eq!(a.gpus_per_machine, 2.0);
+    for p in a.predicted().chain(&a.measured) {
+        assert_eq!(p.gpus, f64::from(p.mode.machines()) * 2.0, "{p:?}");
+        assert!((p.tok_s_per_gpu * p.gpus - p.output_tok_s).abs() < 1e-9);
+    }
+    assert!(!a.measured.is_empty() && a.measured.iter().all(|p| p.ttft_s.is_some()), "{:?}", a.measured);
+    assert!(a.predicted().any(|p| p.on_frontier) && a.measured.iter().any(|p| p.on_frontier));
+    let h = a.headline.as_ref().expect("a headline mid-range");
+    assert_eq!(h.tok_s_per_user, a.target);
+    let svg = render(|root| charts::draw_frontier(root, &d).map(|_| ()));
+    assert!(svg.contains("Pareto frontier") && svg.contains("tok/s per user"), "{svg}");
+    let text = csv::frontier(&d);
+    assert!(text.starts_with("side,kind,mode,concurrency,output_tok_s,gpus,tok_s_per_gpu,tok_s_per_user,ttft_s,"));
+    assert_eq!(text.lines().count(), 1 + d.drawn().len() + 1, "{text}");
+    assert!(text.contains(",headline (interpolated),") || text.contains(",headline,"));
+    // Frontier only keeps the frontier's points; a TTFT axis drops nothing here (every NIM point states TTFT).
+    let (only, _) = UrlState::parse("view=frontier&model=nim-llama-3.3-70b-instruct-h100x2&front=1&x=ttft", &models);
+    let o = twotower_app::frontier::chart(&b, &only);
+    assert!(o.drawn().iter().all(|(_, _, p)| p.on_frontier));
+    assert!(o.drawn().len() < d.drawn().len());
+    assert_eq!(o.sides[0].1.measured_without_x, 0);
+}
+
+#[test]
+fn compare_puts_two_datasets_or_the_planner_on_the_same_axes() {
+    let b = data::load();
+    let models = b.model_ids();
+    let (st, w) = UrlState::parse("view=compare&model=glm-5.2&vs=kubis-gpt-oss-120b-dgx-spark&x=e2e", &models);
+    assert!(w.is_empty(), "{w:?}");
+    let d = twotower_app::frontier::chart(&b, &st);
+    let labels: Vec<&str> = d.sides.iter().map(|(l, _)| l.as_str()).collect();
+    assert_eq!(labels, ["glm-5.2", "kubis-gpt-oss-120b-dgx-spark"], "{}", d.title);
+    // The report's points state no end-to-end latency: Little's law gives it.
+    assert!(d.sides[0].1.measured.iter().all(|p| !p.e2e_stated));
+    let svg = render(|root| charts::draw_frontier(root, &d).map(|_| ()));
+    assert!(svg.contains("kubis-gpt-oss-120b-dgx-spark: single predicted"), "{svg}");
+    let (plan, _) = UrlState::parse("view=compare&model=glm-5.3-flash&vs=plan&hw=dgx-spark", &models);
+    let p = twotower_app::frontier::chart(&b, &plan);
+    assert_eq!(p.sides.len(), 2, "{}", p.title);
+    assert!(p.sides[1].0.contains("dgx-spark") && p.sides[1].1.measured.is_empty());
+}
+
+#[test]
+fn metadata_names_sources_model_version_engine_and_coefficients() {
+    let b = data::load();
+    let models = b.model_ids();
+    let (st, _) = UrlState::parse("view=compare&model=glm-5.2&vs=plan&hbm=9", &models);
+    let spec = charts::ChartSpec::Frontier(twotower_app::frontier::chart(&b, &st));
+    let text = twotower_app::meta::metadata(&b, &st, &spec);
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+    assert_eq!(v["chart"], "frontier");
+    assert!(v["model_version"].as_str().unwrap().starts_with("sim-core "));
+    let sides = v["predicted_by"].as_array().unwrap();
+    assert_eq!(sides.len(), 2, "{text}");
+    assert_eq!(sides[0]["what_if"][0]["knob"], "hbm");
+    for s in sides {
+        assert!(s["engine_profile"].as_str().is_some_and(|e| !e.is_empty()), "{text}");
+        let k = s["coefficients"].as_array().unwrap();
+        assert!(!k.is_empty() && k.iter().all(|c| c["basis"].is_string() && c["name"].is_string()), "{text}");
+    }
+    assert!(v["sources"].as_array().is_some_and(|s| !s.is_empty()), "{text}");
+    assert_eq!(twotower_app::meta::jstr("a\"b\\c\nd\u{1}"), "\"a\\\"b\\\\c\\nd\\u0001\"");
+}

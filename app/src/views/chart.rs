@@ -3,7 +3,7 @@
 //! describes itself to screen readers (role=img, a summary, the table under it), and shows a tooltip for the
 //! published point under the mouse.
 
-use crate::charts::{ChartSpec, HitPoints};
+use crate::charts::{fmt_sig, ChartSpec, HitPoints};
 use crate::compute::{PointRow, StatedKind, StatedRow};
 use leptos::prelude::*;
 use plotters::prelude::IntoDrawingArea;
@@ -29,6 +29,47 @@ enum TipBody {
     Point { row: Option<PointRow>, mode: String, concurrency: f64, measured: f64 },
     /// A range or a value without a stated concurrency.
     Stated(StatedRow),
+    /// A point of the frontier chart: a heading and its lines (per GPU, per user, latencies, source).
+    Frontier { head: String, lines: Vec<String> },
+}
+
+/// The tooltip of the frontier chart's `i`th drawn point.
+fn frontier_tip(d: &crate::charts::FrontierChartData, i: usize) -> Option<TipBody> {
+    let drawn = d.drawn();
+    let (side, predicted, p) = *drawn.get(i)?;
+    let who = if d.sides.len() > 1 { format!("{}: ", d.sides[side].0) } else { String::new() };
+    let kind = if predicted { "predicted" } else { "published" };
+    let ms = |v: Option<f64>| v.map(|s| format!("{} ms", fmt_sig(s * 1e3)));
+    let mut lines = vec![
+        format!(
+            "{} tok/s per GPU ({} tok/s on {} GPUs), {} tok/s per user",
+            fmt_sig(p.tok_s_per_gpu),
+            fmt_sig(p.output_tok_s),
+            p.gpus,
+            fmt_sig(p.tok_s_per_user)
+        ),
+        format!(
+            "TTFT {}, TPOT {}{}, end-to-end {} s{}",
+            ms(p.ttft_s).unwrap_or_else(|| "not stated".into()),
+            ms(p.tpot_s).unwrap_or_else(|| "not stated".into()),
+            ms(p.itl_s).map(|i| format!(" (ITL {i})")).unwrap_or_default(),
+            fmt_sig(p.e2e_s),
+            if p.e2e_stated { "" } else { " (Little's law)" }
+        ),
+    ];
+    if let Some(x) = p.preemptions_per_request {
+        lines.push(format!("{} preemptions per request", fmt_sig(x)));
+    }
+    if p.on_frontier {
+        lines.push("on the Pareto frontier".into());
+    }
+    if p.flagged {
+        lines.push("flagged: shown, never on the frontier".into());
+    }
+    if !p.source.is_empty() {
+        lines.push(format!("{} \u{201c}{}\u{201d}", p.source, p.quote));
+    }
+    Some(TipBody::Frontier { head: format!("{who}{} {kind} at {} requests", p.mode.name(), p.concurrency), lines })
 }
 
 /// Watches the chart's container and bumps `resized` when its size differs from the last draw's; disconnects
@@ -62,6 +103,18 @@ pub fn summary(spec: &ChartSpec, embed: bool) -> String {
     let names =
         |p: &[(sim_core::Mode, Vec<(u32, f64)>)]| p.iter().map(|(m, _)| m.name()).collect::<Vec<_>>().join(", ");
     let body = match spec {
+        ChartSpec::Frontier(d) => format!(
+            "Frontier chart, {}: output tokens per second per GPU against {} for {}; {} points, {} on the Pareto frontier",
+            d.title,
+            d.axis.label(),
+            d.sides
+                .iter()
+                .map(|(l, a)| format!("{l} ({})", a.curves.iter().map(|c| c.mode.name()).collect::<Vec<_>>().join(", ")))
+                .collect::<Vec<_>>()
+                .join(" and "),
+            d.drawn().len(),
+            d.drawn().iter().filter(|(_, _, p)| p.on_frontier).count()
+        ),
         ChartSpec::Sweep(d) => format!(
             "Throughput chart, {}: output tokens per second against concurrent requests; predicted curves for {} with \
              error bands, and {} published points",
@@ -105,6 +158,7 @@ pub fn summary(spec: &ChartSpec, embed: bool) -> String {
 fn described_by(spec: &ChartSpec) -> Option<&'static str> {
     match spec {
         ChartSpec::Sweep(_) => Some("points-table"),
+        ChartSpec::Frontier(_) => Some("frontier-headline frontier-table"),
         ChartSpec::Gain(_) => Some("gain-published gain-predicted"),
         ChartSpec::Fabric(_) => Some("fabric-table"),
         ChartSpec::Plan(d) => (!d.rows.is_empty()).then_some("plan-table"),
@@ -241,6 +295,7 @@ pub fn Chart(
                         body: TipBody::Stated(r),
                     }),
                 },
+                ChartSpec::Frontier(d) => frontier_tip(d, i).map(|body| Tip { x, y, body }),
                 _ => None,
             })
         });
@@ -275,6 +330,11 @@ pub fn Chart(
                         " (" {format!("{:+.1}%", r.error_pct)} ")"</div>
                     {r.flagged.map(|f| view! { <div class="tip-flag">"Flagged: " {f}</div> })}
                     <div class="tip-quote"><span class="src">{r.source}</span>" \u{201c}"{r.quote}"\u{201d}"</div>
+                }
+                .into_any(),
+                TipBody::Frontier { head, lines } => view! {
+                    <div class="tip-head">{head}</div>
+                    {lines.into_iter().map(|l| view! { <div>{l}</div> }).collect_view()}
                 }
                 .into_any(),
                 TipBody::Point { row: None, mode, concurrency, measured } => {

@@ -1,4 +1,5 @@
-//! PNG and CSV downloads of the current chart.
+//! Downloads of the current view: the chart as PNG (the canvas) and SVG (drawn again into an SVG string), its
+//! data as CSV, and a JSON metadata file (sources, model version, engine profile and coefficients).
 
 use crate::charts::ChartSpec;
 use crate::state::UrlState;
@@ -30,20 +31,32 @@ fn png(name: &str) -> Option<()> {
     click(&href, name)
 }
 
-fn csv(text: &str, name: &str) -> Option<()> {
+/// Saves `text` as a file of MIME type `mime`; `kind` names it for the browser test.
+fn save(kind: &str, mime: &str, text: &str, name: &str) -> Option<()> {
     let parts = js_sys::Array::of1(&JsValue::from_str(text));
     let opts = BlobPropertyBag::new();
-    opts.set_type("text/csv");
+    opts.set_type(mime);
     let blob = Blob::new_with_str_sequence_and_options(&parts, &opts).ok()?;
     let url = Url::create_object_url_with_blob(&blob).ok()?;
-    record("csv", &url, text);
+    record(kind, &url, text);
     click(&url, name);
     let _ = Url::revoke_object_url(&url);
     Some(())
 }
 
+/// The chart drawn into SVG at the canvas's CSS size.
+fn svg(spec: &ChartSpec) -> Option<String> {
+    let canvas: HtmlCanvasElement = document().get_element_by_id("chart")?.dyn_into().ok()?;
+    let size = (canvas.client_width().max(200) as u32, canvas.client_height().max(150) as u32);
+    spec.to_svg(size).ok()
+}
+
 #[component]
-pub fn Export(spec: Memo<ChartSpec>, st: RwSignal<UrlState>) -> impl IntoView {
+pub fn Export(
+    spec: Memo<ChartSpec>,
+    st: RwSignal<UrlState>,
+    bundle: std::sync::Arc<crate::data::Bundle>,
+) -> impl IntoView {
     let stem = move || {
         let (stem, model) = (spec.with(|s| crate::csv::of(s).1), st.with(|s| s.model.clone()));
         match stem {
@@ -61,7 +74,16 @@ pub fn Export(spec: Memo<ChartSpec>, st: RwSignal<UrlState>) -> impl IntoView {
     view! {
         <div class="export">
             <button id="export-png" aria-label="Download the chart as PNG" on:click=move |_| { png(&format!("{}.png", stem())); }>"PNG"</button>
-            <button id="export-csv" aria-label="Download the chart's data as CSV" on:click=move |_| { csv(&spec.with(|s| crate::csv::of(s).0), &format!("{}.csv", stem())); }>"CSV"</button>
+            <button id="export-svg" aria-label="Download the chart as SVG" on:click=move |_| {
+                if let Some(text) = spec.with(svg) {
+                    save("svg", "image/svg+xml", &text, &format!("{}.svg", stem()));
+                }
+            }>"SVG"</button>
+            <button id="export-csv" aria-label="Download the chart's data as CSV" on:click=move |_| { save("csv", "text/csv", &spec.with(|s| crate::csv::of(s).0), &format!("{}.csv", stem())); }>"CSV"</button>
+            <button id="export-json" aria-label="Download the chart's metadata as JSON (sources, model version, coefficients)" on:click=move |_| {
+                let text = spec.with(|sp| st.with(|s| crate::meta::metadata(&bundle, s, sp)));
+                save("json", "application/json", &text, &format!("{}.json", stem()));
+            }>"JSON"</button>
             <a class="embed-link" href=move || format!("{}&embed=1", st.with(UrlState::to_query)) target="_blank">"embed link"</a>
         </div>
     }

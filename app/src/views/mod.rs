@@ -6,5 +6,6 @@ pub mod controls;
 pub mod explorer;
 pub mod export;
 pub mod fabric;
+pub mod frontier;
 pub mod gain;
 pub mod plan;

@@ -91,8 +91,9 @@ pub struct FrontierPoint {
     /// Where a measured point comes from (empty for predictions).
     pub source: String,
     pub quote: String,
-    /// Preemptions per request, when the model predicts them.
+    /// Preemptions per request and the share of the KV cache in use, when the model predicts them.
     pub preemptions_per_request: Option<f64>,
+    pub kv_utilization: Option<f64>,
 }
 
 impl FrontierPoint {
@@ -240,6 +241,7 @@ pub fn normalised(mode: Mode, concurrency: u32, osl: u32, output_tok_s: f64, gpu
         source: String::new(),
         quote: String::new(),
         preemptions_per_request: None,
+        kv_utilization: None,
     }
 }
 
@@ -248,6 +250,8 @@ pub fn predicted_point(p: &Prediction, gpus: f64) -> FrontierPoint {
     FrontierPoint {
         ttft_s: Some(p.ttft_s).filter(|v| v.is_finite()),
         tpot_s: Some(p.tpot_s).filter(|v| v.is_finite()),
+        preemptions_per_request: Some(p.preemptions_per_request).filter(|v| v.is_finite()),
+        kv_utilization: Some(p.kv_utilization).filter(|v| v.is_finite()),
         ..normalised(p.mode, p.concurrency, p.osl, p.output_tok_s, gpus)
     }
 }
