@@ -1,4 +1,5 @@
-//! Generates the list of bundled dataset files (every `.json` under ../data, embedded with `include_str!`) and
+//! Generates the list of bundled dataset files (every `.json` under ../data, embedded with `include_str!`,
+//! except the JSON Schemas in data/schema/, which describe the files and are no part of the dataset) and
 //! records the commit the page is built from.
 
 use std::path::{Path, PathBuf};
@@ -9,6 +10,9 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, PathBuf)>) {
     for e in entries.flatten() {
         let p = e.path();
         if p.is_dir() {
+            if dir == root && p.file_name().is_some_and(|n| n == "schema") {
+                continue;
+            }
             walk(root, &p, out);
         } else if p.extension().is_some_and(|x| x == "json") {
             let rel = p.strip_prefix(root).unwrap_or(&p).to_string_lossy().replace('\\', "/");

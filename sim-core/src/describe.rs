@@ -10,6 +10,7 @@ use serde_json::Value;
 
 /// A model in the few numbers the simulator needs. Missing optional fields take the defaults shown.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ModelDescription {
     pub id: String,

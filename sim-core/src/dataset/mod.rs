@@ -1,5 +1,7 @@
 //! Loading datasets: text in, typed files plus diagnostics out. No IO here; callers hand in the file texts.
 
+#[cfg(feature = "schema")]
+pub mod json_schema;
 pub mod schema;
 pub mod validate;
 
@@ -147,8 +149,6 @@ pub struct Dataset {
     pub models: BTreeMap<String, ModelFile>,
     /// Sweep files keyed by their path.
     pub sweeps: BTreeMap<String, SweepFile>,
-    /// Conditions of sweep files, keyed by the sweep's path (files without any have none).
-    pub extensions: BTreeMap<String, SweepExtensions>,
     /// Claims with the path of the file they came from.
     pub claims: Vec<(String, Claim)>,
     pub scenarios: BTreeMap<String, ScenarioFile>,
@@ -255,11 +255,11 @@ fn load_one(ds: &mut Dataset, f: &SourceText, diags: &mut Vec<Diagnostic>) {
         return;
     };
     match obj.get("schema_version").and_then(Value::as_u64) {
-        Some(v) if v == u64::from(SCHEMA_VERSION) => {}
+        Some(v) if (u64::from(MIN_SCHEMA_VERSION)..=u64::from(SCHEMA_VERSION)).contains(&v) => {}
         Some(v) => {
             diags.push(located(
                 Diagnostic::error(file, "/schema_version", format!("unsupported schema_version {v}"))
-                    .with_hint(format!("this build reads schema_version {SCHEMA_VERSION}")),
+                    .with_hint(format!("this build reads schema_version {MIN_SCHEMA_VERSION} to {SCHEMA_VERSION}")),
             ));
             return;
         }
@@ -272,6 +272,22 @@ fn load_one(ds: &mut Dataset, f: &SourceText, diags: &mut Vec<Diagnostic>) {
         }
     }
     let kind = obj.get("kind").and_then(Value::as_str).unwrap_or("").to_string();
+    // `$schema` names the file's JSON Schema for editors and other tools (`data/schema/<kind>.json`); it is
+    // no field of the Rust types, so it is checked here and taken off before typing.
+    if let Some(s) = obj.get("$schema") {
+        let names_kind = s.as_str().is_some_and(|s| s.rsplit(['/', '\\']).next() == Some(&format!("{kind}.json")));
+        if !names_kind && !kind.is_empty() {
+            diags.push(located(
+                Diagnostic::error(file, "/$schema", format!("`$schema` must name the {kind} schema, found {s}"))
+                    .with_hint(format!("write \"$schema\": \"../schema/{kind}.json\" (relative to this file)")),
+            ));
+            return;
+        }
+    }
+    let mut value = value;
+    if let Some(obj) = value.as_object_mut() {
+        obj.remove("$schema");
+    }
     let mut errs = Vec::new();
     match kind.as_str() {
         "sources" => {
@@ -303,19 +319,15 @@ fn load_one(ds: &mut Dataset, f: &SourceText, diags: &mut Vec<Diagnostic>) {
             }
         }
         "sweep" => {
-            let (core, ext) = split_sweep_extensions(file, &value, &mut errs);
-            if let Some(series) = core.get("series").and_then(Value::as_array) {
+            if let Some(series) = value.get("series").and_then(Value::as_array) {
                 for i in 0..series.len() {
-                    elements::<PointRecord>(file, &core, &format!("/series/{i}/points"), &mut errs);
+                    elements::<PointRecord>(file, &value, &format!("/series/{i}/points"), &mut errs);
                 }
             }
             if errs.is_empty() {
-                if let Some(x) = typed::<SweepFile>(file, &core, &mut errs) {
+                if let Some(x) = typed::<SweepFile>(file, &value, &mut errs) {
                     ds.sources.extend(x.sources.iter().cloned());
                     ds.sweeps.insert(file.to_string(), x);
-                    if ext != SweepExtensions::default() {
-                        ds.extensions.insert(file.to_string(), ext);
-                    }
                 }
             }
         }
@@ -352,18 +364,6 @@ fn load_one(ds: &mut Dataset, f: &SourceText, diags: &mut Vec<Diagnostic>) {
     }
     diags.extend(errs.into_iter().map(located));
     ds.raw.insert(file.to_string(), value);
-}
-
-/// Splits a sweep file's `conditions` off (typed apart from `SweepFile`): returns the file without them and
-/// the typed extensions. A malformed extension is a diagnostic at its own pointer.
-fn split_sweep_extensions(file: &str, value: &Value, errs: &mut Vec<Diagnostic>) -> (Value, SweepExtensions) {
-    let mut core = value.clone();
-    let mut ext = SweepExtensions::default();
-    let Some(obj) = core.as_object_mut() else { return (core, ext) };
-    if let Some(c) = obj.remove("conditions") {
-        ext.conditions = typed_at::<Conditions>(file, &c, "/conditions", errs);
-    }
-    (core, ext)
 }
 
 fn register(ds: &mut Dataset, diags: &mut Vec<Diagnostic>, kind: &str, id: &str, file: &str) {

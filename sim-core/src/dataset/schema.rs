@@ -1,17 +1,26 @@
-//! The dataset schema (version 1) as Rust types: the normative form of `data/SCHEMA.md`.
+//! The dataset schema (version 2) as Rust types: the normative form of `data/SCHEMA.md`.
 //!
 //! Every struct denies unknown fields so a typo in a data file is an error, not a silently ignored value.
+//! With the `schema` feature the types also derive `schemars::JsonSchema`: `json_schema` turns them into the
+//! JSON Schemas shipped in `data/schema/`, which each file names by `"$schema"`.
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-pub const SCHEMA_VERSION: u32 = 1;
+/// The version this build writes. Version 2 names its JSON Schema in `"$schema"` (relative to the file:
+/// `"../schema/sweep.json"`) and folds a sweep's `conditions` into `SweepFile`; a version 1 file reads as it
+/// is (it has no `$schema`, and everything else version 2 added is optional).
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// The oldest version this build reads.
+pub const MIN_SCHEMA_VERSION: u32 = 1;
 
 /// The dataset of the GB300 report: sweeps without a `dataset` belong to it, and the fits are made on it.
 pub const REPORT_DATASET: &str = "gb300-report";
 
 /// Where a published value comes from: a seed file id and a verbatim quote from it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct From {
     pub source: String,
@@ -20,6 +29,7 @@ pub struct From {
 
 /// How a parameter came to be: the honesty label every model input carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Basis {
     Published,
@@ -43,6 +53,7 @@ impl Basis {
 
 /// A number with a unit and its provenance.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Quantity {
     pub value: f64,
@@ -99,6 +110,7 @@ pub struct Envelope {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct SourcesFile {
     pub schema_version: u32,
@@ -107,6 +119,7 @@ pub struct SourcesFile {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Source {
     pub id: String,
@@ -139,6 +152,7 @@ pub const ROLE_EXTERNAL: &str = "external";
 
 /// One machine: GPU memory tier, CPU memory tier and the path between them, compute, NIC.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct HardwareFile {
     pub schema_version: u32,
@@ -177,6 +191,7 @@ pub struct HardwareFile {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct LinkSpec {
     pub rails: Quantity,
@@ -190,6 +205,7 @@ pub struct LinkSpec {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct FabricFile {
     pub schema_version: u32,
@@ -207,6 +223,7 @@ pub struct FabricFile {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct FabricLink {
     pub rails: u32,
@@ -219,6 +236,7 @@ pub struct FabricLink {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Collective {
     AllReduce,
@@ -258,6 +276,7 @@ impl Collective {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct NcclRow {
     pub collective: Collective,
@@ -273,6 +292,7 @@ pub struct NcclRow {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct RdmaRow {
     pub test: String,
@@ -296,6 +316,7 @@ pub struct RdmaRow {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Expectation {
     pub what: String,
@@ -306,6 +327,7 @@ pub struct Expectation {
 
 /// Cluster modes of the report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
     /// One machine (all its GPUs as one engine).
@@ -355,6 +377,7 @@ impl Mode {
 
 /// A model card: architecture facts (each with its basis) and the configuration the report ran.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ModelFile {
     pub schema_version: u32,
@@ -369,6 +392,7 @@ pub struct ModelFile {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Architecture {
     /// Bytes of the weights as the engine loads them.
@@ -437,6 +461,7 @@ pub struct Architecture {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ReportConfig {
     pub cluster_mode: Mode,
@@ -447,6 +472,7 @@ pub struct ReportConfig {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct SweepFile {
     pub schema_version: u32,
@@ -463,12 +489,16 @@ pub struct SweepFile {
     /// named after the model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scenario: Option<String>,
+    /// How the publication measured (required for a dataset other than the report's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conditions: Option<Conditions>,
     pub series: Vec<Series>,
     #[serde(default)]
     pub totals: Vec<Total>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Series {
     pub mode: Mode,
@@ -485,6 +515,7 @@ pub struct Series {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Flag {
     /// The text calls the point a dip or reports it "as collected".
@@ -517,6 +548,7 @@ impl Flag {
 /// latencies in milliseconds (mean, median, 99th percentile), the request rate, the peak of requests in
 /// flight, speculative decoding counters and the run's metadata.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct PointRecord {
     pub concurrency: f64,
@@ -638,6 +670,7 @@ impl PointRecord {
 /// in the point's object: `{"concurrency": 1, "output_tok_s": 51.67, "ttft_ms": 406.77, "itl_ms": 18.58,
 /// "from": {...}}`. Unprefixed keys are means; `median_` and `p99_` are the run's median and 99th percentile.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PointLatency {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ttft_ms: Option<f64>,
@@ -708,6 +741,7 @@ impl PointLatency {
 
 /// How fast a benchmark sent requests: `{"request_rate": 4.0}` requests per second, or `"inf"` for no limit.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(untagged)]
 pub enum RequestRate {
     PerSecond(f64),
@@ -716,6 +750,7 @@ pub enum RequestRate {
 
 /// The word vLLM writes for an unbounded request rate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Unbounded {
     Inf,
@@ -745,6 +780,7 @@ impl RequestRate {
 /// (`model::batching`), so p is the root of that expression equal to the acceptance length
 /// ([`SpecDecode::per_token_acceptance`]); under that geometric model position i is accepted with p^(i+1).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct SpecDecode {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -817,8 +853,9 @@ pub fn per_token_acceptance(tokens_per_step: f64, k: f64) -> Option<f64> {
 
 /// How a publication ran its measurements: the serving software and its settings, the benchmark and the load.
 /// Structured so an engine profile can be chosen from it later; free text only where the source is free text.
-/// Written as `"conditions"` at the top of a sweep file (split off by the loader).
+/// Written as `"conditions"` at the top of a sweep file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Conditions {
     /// Serving engine: `vLLM`, `NVIDIA NIM`, ...
@@ -871,13 +908,8 @@ impl Conditions {
     pub const LOADS: [&'static str; 2] = ["closed_loop", "open_loop"];
 }
 
-/// What a sweep file carries beyond `SweepFile`: its conditions.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct SweepExtensions {
-    pub conditions: Option<Conditions>,
-}
-
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct RangeRecord {
     pub concurrency_min: f64,
@@ -890,6 +922,7 @@ pub struct RangeRecord {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Unplaced {
     pub output_tok_s: Vec<f64>,
@@ -909,6 +942,7 @@ pub struct Unplaced {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Total {
     pub mode: Mode,
@@ -922,6 +956,7 @@ pub struct Total {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ClaimsFile {
     pub schema_version: u32,
@@ -930,6 +965,7 @@ pub struct ClaimsFile {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ClaimKind {
     Ratio,
@@ -950,6 +986,7 @@ impl ClaimKind {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Claim {
     pub id: String,
@@ -974,6 +1011,7 @@ pub struct Claim {
 
 /// A claim operand: a published point, a number elsewhere in the dataset, or a constant with a reason.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(untagged)]
 pub enum Operand {
     Point(PointKey),
@@ -983,6 +1021,7 @@ pub enum Operand {
 
 /// Identifies one published point.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct PointKey {
     pub model: String,
@@ -994,6 +1033,7 @@ pub struct PointKey {
 
 /// Accuracy thresholds the model check in `validate` enforces.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct AccuracyFile {
     pub schema_version: u32,
@@ -1015,6 +1055,7 @@ pub const PROTOCOL_QUESTIONS: [&str; 3] = ["fitted", "pair_from_one", "leave_one
 
 /// One frozen target of the accuracy protocol.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ProtocolTarget {
     /// A dataset id, or `*` for every dataset.
@@ -1033,6 +1074,7 @@ pub struct ProtocolTarget {
 /// profile. Either fitted on a dataset (the engine build those points were measured with) or given as fixed
 /// values, each with its basis (the ideal roofline profile).
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct EngineFile {
     pub schema_version: u32,
@@ -1054,6 +1096,7 @@ pub struct EngineFile {
 
 /// The points an engine profile is fitted on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct FittedOn {
     pub dataset: String,
@@ -1086,6 +1129,7 @@ pub const DEFAULT_ENGINE: &str = "vllm-gb300-report";
 
 /// Simulator input: which machine, link and model, which workloads, and overrides.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ScenarioFile {
     pub schema_version: u32,
@@ -1115,6 +1159,7 @@ pub struct ScenarioFile {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(untagged)]
 pub enum Reference<T> {
     Id(String),
@@ -1122,6 +1167,7 @@ pub enum Reference<T> {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(untagged)]
 pub enum ModelRef {
     Id(String),
@@ -1130,6 +1176,7 @@ pub enum ModelRef {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Workload {
     pub isl: u32,

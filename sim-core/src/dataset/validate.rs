@@ -715,7 +715,7 @@ impl Checker<'_> {
                 }
             }
         }
-        let Some(c) = self.ds.extensions.get(file).and_then(|e| e.conditions.as_ref()) else {
+        let Some(c) = self.ds.sweeps.get(file).and_then(|s| s.conditions.as_ref()) else {
             if dataset != REPORT_DATASET {
                 self.err(
                     file,

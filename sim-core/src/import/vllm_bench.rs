@@ -252,6 +252,7 @@ pub fn vllm_bench(inputs: &[Input], opts: &VllmOptions) -> Result<SweepFile, Dia
         dataset: None,
         model,
         scenario: None,
+        conditions: None,
         series: out,
         totals: Vec::new(),
     })

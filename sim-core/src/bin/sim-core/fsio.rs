@@ -13,6 +13,9 @@ pub const MAX_DATASET_FILE_BYTES: u64 = 1 << 20;
 
 /// Reads every `.json` file under `dir` (recursively, sorted) with paths relative to `dir`; a file over
 /// [`MAX_DATASET_FILE_BYTES`] is an error naming it and the limit.
+/// The folder of a dataset directory that holds the JSON Schemas (`sim-core schema` writes it).
+pub const SCHEMA_DIR: &str = "schema";
+
 pub fn load_dir(dir: &Path) -> Result<Vec<SourceText>, String> {
     let meta = std::fs::metadata(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     if !meta.is_dir() {
@@ -30,6 +33,10 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<SourceText>) -> Result<(), String
         let entry = entry.map_err(|e| format!("{}: {e}", dir.display()))?;
         let path = entry.path();
         if path.is_dir() {
+            // `schema/` at the root holds the JSON Schemas the files name by `$schema`, not dataset files.
+            if dir == root && path.file_name().is_some_and(|n| n == SCHEMA_DIR) {
+                continue;
+            }
             walk(root, &path, out)?;
         } else if path.extension().is_some_and(|x| x == "json") {
             let size = entry.metadata().map_err(|e| format!("{}: {e}", path.display()))?.len();

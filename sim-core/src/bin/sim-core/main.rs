@@ -131,6 +131,9 @@ enum Command {
         #[arg(long, default_value_t = 16.0)]
         bits: f64,
     },
+    /// Write the JSON Schema of every kind of dataset file (sweep.json, model.json, ...) into a directory:
+    /// what `data/schema/` ships and each data file names by "$schema".
+    Schema { dir: PathBuf },
     /// Turn measurement files (nccl-tests output, vLLM benchmark results) into a dataset file `validate` accepts.
     Import {
         #[command(subcommand)]
@@ -356,6 +359,15 @@ fn run(cmd: Command, out: &mut Out) -> Result<ExitCode, CliError> {
                 .map_err(|e| CliError::Usage(format!("{}: {e}", config.display())))?;
             d.to_spec().map_err(|e| CliError::Usage(format!("{}: {e}", config.display())))?;
             out.line(&render::json(&serde_json::json!({ "describe": d })));
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Schema { dir } => {
+            std::fs::create_dir_all(&dir).map_err(|e| CliError::Usage(format!("{}: {e}", dir.display())))?;
+            for (name, text) in dataset::json_schema::schema_files() {
+                let path = dir.join(name);
+                std::fs::write(&path, text).map_err(|e| CliError::Usage(format!("{}: {e}", path.display())))?;
+                out.line(&path.display().to_string());
+            }
             Ok(ExitCode::SUCCESS)
         }
         Command::Import { what } => match import::run(what) {

@@ -1,0 +1,319 @@
+//! The JSON Schemas of the dataset files: the shipped `data/schema/*.json` are what the types generate, every
+//! data file names its schema by `$schema` and satisfies it, the schemas reject what the loader rejects, and
+//! version 1 files (no `$schema`) still load.
+
+#[path = "../src/bin/sim-core/fsio.rs"]
+#[allow(dead_code)] // each test uses part of it
+mod fsio;
+
+use serde_json::{json, Value};
+use sim_core::dataset::json_schema::{reference, schema_files, schema_for_kind, KINDS};
+use sim_core::dataset::{load, validate, SourceText};
+use sim_core::Diagnostic;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn data() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../data")
+}
+
+fn shipped() -> Vec<SourceText> {
+    fsio::load_dir(&data()).expect("data/ is readable")
+}
+
+/// Every schema error of `instance` against the schema of `kind`, as `pointer: message` lines.
+fn schema_errors(kind: &str, instance: &Value) -> Vec<String> {
+    let schema = schema_for_kind(kind).unwrap_or_else(|| panic!("no schema for kind {kind}"));
+    let mut errors = Vec::new();
+    Check { root: &schema }.value(&schema, instance, "", &mut errors);
+    errors
+}
+
+/// A JSON Schema 2020-12 validator for the keywords the generated schemas use (a dependency such as the
+/// `jsonschema` crate would switch serde_json to exact float parsing in test builds only, so the CLI the tests
+/// run would print some numbers differently from the one users run). A keyword it does not know fails the
+/// test instead of passing unchecked.
+struct Check<'a> {
+    root: &'a Value,
+}
+
+/// Keywords that describe and do not constrain.
+const ANNOTATIONS: [&str; 9] =
+    ["$schema", "$id", "$defs", "title", "description", "default", "format", "examples", "deprecated"];
+
+impl Check<'_> {
+    fn value(&self, schema: &Value, v: &Value, at: &str, errors: &mut Vec<String>) {
+        let obj = match schema {
+            Value::Bool(true) => return,
+            Value::Bool(false) => return errors.push(format!("{at}: nothing is allowed here")),
+            Value::Object(o) => o,
+            other => panic!("not a schema: {other}"),
+        };
+        for (key, rule) in obj {
+            match key.as_str() {
+                k if ANNOTATIONS.contains(&k) => {}
+                "$ref" => {
+                    let target = rule.as_str().and_then(|r| r.strip_prefix('#')).expect("local $ref");
+                    let resolved = self.root.pointer(target).unwrap_or_else(|| panic!("$ref {target} resolves"));
+                    self.value(resolved, v, at, errors);
+                }
+                "type" => {
+                    let types: Vec<&str> = match rule {
+                        Value::String(t) => vec![t.as_str()],
+                        Value::Array(ts) => ts.iter().filter_map(Value::as_str).collect(),
+                        _ => panic!("type {rule}"),
+                    };
+                    if !types.iter().any(|t| is_type(v, t)) {
+                        errors.push(format!("{at}: {v} is not of type {rule}"));
+                    }
+                }
+                "enum" => {
+                    if !rule.as_array().expect("enum list").iter().any(|x| same(x, v)) {
+                        errors.push(format!("{at}: {v} is not one of {rule}"));
+                    }
+                }
+                "const" => {
+                    if !same(rule, v) {
+                        errors.push(format!("{at}: {v} is not {rule}"));
+                    }
+                }
+                "minimum" | "maximum" => {
+                    if let (Some(x), Some(bound)) = (v.as_f64(), rule.as_f64()) {
+                        if (key == "minimum" && x < bound) || (key == "maximum" && x > bound) {
+                            errors.push(format!("{at}: {x} is outside the {key} {bound}"));
+                        }
+                    }
+                }
+                "pattern" => {
+                    if let Some(text) = v.as_str() {
+                        let re = regex::Regex::new(rule.as_str().expect("pattern")).expect("pattern compiles");
+                        if !re.is_match(text) {
+                            errors.push(format!("{at}: {text:?} does not match {rule}"));
+                        }
+                    }
+                }
+                "required" => {
+                    if let Some(o) = v.as_object() {
+                        for name in rule.as_array().expect("required list").iter().filter_map(Value::as_str) {
+                            if !o.contains_key(name) {
+                                errors.push(format!("{at}: missing required property `{name}`"));
+                            }
+                        }
+                    }
+                }
+                "properties" => {
+                    if let Some(o) = v.as_object() {
+                        for (name, sub) in rule.as_object().expect("properties") {
+                            if let Some(x) = o.get(name) {
+                                self.value(sub, x, &format!("{at}/{name}"), errors);
+                            }
+                        }
+                    }
+                }
+                "additionalProperties" => {
+                    if let Some(o) = v.as_object() {
+                        let declared = obj.get("properties").and_then(Value::as_object);
+                        for (name, x) in o {
+                            if !declared.is_some_and(|d| d.contains_key(name)) {
+                                let before = errors.len();
+                                self.value(rule, x, &format!("{at}/{name}"), errors);
+                                if errors.len() > before && rule == &Value::Bool(false) {
+                                    errors.truncate(before);
+                                    errors.push(format!("{at}: unknown property `{name}`"));
+                                }
+                            }
+                        }
+                    }
+                }
+                "items" => {
+                    if let Some(xs) = v.as_array() {
+                        for (i, x) in xs.iter().enumerate() {
+                            self.value(rule, x, &format!("{at}/{i}"), errors);
+                        }
+                    }
+                }
+                "anyOf" | "oneOf" => {
+                    let matching = rule
+                        .as_array()
+                        .expect("alternatives")
+                        .iter()
+                        .filter(|alt| {
+                            let mut e = Vec::new();
+                            self.value(alt, v, at, &mut e);
+                            e.is_empty()
+                        })
+                        .count();
+                    if matching == 0 || (key == "oneOf" && matching > 1) {
+                        errors.push(format!("{at}: {v} matches {matching} of the {key} alternatives"));
+                    }
+                }
+                "allOf" => {
+                    for alt in rule.as_array().expect("allOf list") {
+                        self.value(alt, v, at, errors);
+                    }
+                }
+                other => panic!("the schema uses `{other}`, which this check does not know: teach it"),
+            }
+        }
+    }
+}
+
+fn is_type(v: &Value, t: &str) -> bool {
+    match t {
+        "null" => v.is_null(),
+        "boolean" => v.is_boolean(),
+        "string" => v.is_string(),
+        "array" => v.is_array(),
+        "object" => v.is_object(),
+        "number" => v.is_number(),
+        "integer" => v.as_f64().is_some_and(|x| x.fract() == 0.0),
+        _ => panic!("type {t}"),
+    }
+}
+
+/// JSON equality with 1 and 1.0 the same number, as JSON Schema compares.
+fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        _ => a == b,
+    }
+}
+
+/// Every error `load` and `validate::check` report for the shipped data with `path` replaced by `text`.
+fn load_errors(files: &[SourceText]) -> Vec<Diagnostic> {
+    let (ds, mut diags) = load(files);
+    diags.extend(validate::check(&ds, None));
+    diags.into_iter().filter(Diagnostic::is_error).collect()
+}
+
+#[test]
+fn shipped_schemas_are_what_the_types_generate() {
+    let generated = schema_files();
+    assert_eq!(generated.len(), KINDS.len());
+    let dir = data().join(fsio::SCHEMA_DIR);
+    for (name, text) in &generated {
+        let shipped = std::fs::read_to_string(dir.join(name)).unwrap_or_default();
+        assert!(
+            &shipped == text,
+            "data/schema/{name} differs from the schema the types generate: run `cargo run -p sim-core -- schema data/schema`"
+        );
+    }
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .expect("data/schema")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    let mut expected: Vec<String> = generated.iter().map(|(n, _)| n.clone()).collect();
+    expected.sort();
+    assert_eq!(names, expected, "data/schema holds exactly one schema per kind");
+
+    // The CLI writes the same files.
+    let out = std::env::temp_dir().join(format!("sim-core-schema-{}", std::process::id()));
+    let run = Command::new(env!("CARGO_BIN_EXE_sim-core")).arg("schema").arg(&out).output().expect("run");
+    assert_eq!(run.status.code(), Some(0), "{}", String::from_utf8_lossy(&run.stderr));
+    for (name, text) in &generated {
+        assert_eq!(&std::fs::read_to_string(out.join(name)).expect("written"), text, "{name}");
+    }
+    std::fs::remove_dir_all(&out).ok();
+}
+
+#[test]
+fn every_data_file_names_its_schema_and_satisfies_it() {
+    let files = shipped();
+    assert!(files.len() > 40, "the dataset is there");
+    let mut problems = Vec::new();
+    for f in &files {
+        let v: Value = serde_json::from_str(&f.text).expect("json");
+        let kind = v["kind"].as_str().expect("kind");
+        let at_root = !f.path.contains('/');
+        let want = reference(kind, at_root);
+        if v["$schema"] != json!(want) {
+            problems.push(format!("{}: \"$schema\" is {}, expected \"{want}\"", f.path, v["$schema"]));
+            continue;
+        }
+        // The reference resolves, relative to the file, to the shipped schema of its kind.
+        let dir = Path::new(&f.path).parent().map(|p| data().join(p)).unwrap_or_else(data);
+        let schema_path = dir.join(&want);
+        let schema: Value = serde_json::from_str(&std::fs::read_to_string(&schema_path).unwrap_or_default())
+            .unwrap_or_else(|e| panic!("{}: {} does not resolve: {e}", f.path, schema_path.display()));
+        assert_eq!(Some(schema), schema_for_kind(kind), "{}", f.path);
+        problems.extend(schema_errors(kind, &v).into_iter().map(|e| format!("{}: {e}", f.path)));
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// A sweep file of the shipped data, as JSON.
+fn sweep() -> (String, Value) {
+    let f =
+        shipped().into_iter().find(|f| f.path == "sweeps/nim-llama-3.3-70b-instruct-h100x2.json").expect("NIM sweep");
+    (f.path, serde_json::from_str(&f.text).expect("json"))
+}
+
+/// One change to a file's JSON.
+type Edit = Box<dyn Fn(&mut Value)>;
+
+#[test]
+fn the_schemas_reject_what_the_loader_rejects() {
+    let (path, good) = sweep();
+    assert!(schema_errors("sweep", &good).is_empty());
+    let cases: Vec<(&str, Edit)> = vec![
+        ("a misspelt point field", Box::new(|v| v["series"][0]["points"][0]["output_tok_per_s"] = json!(1))),
+        ("a number written as text", Box::new(|v| v["series"][0]["points"][0]["output_tok_s"] = json!("51.67"))),
+        ("an unknown mode", Box::new(|v| v["series"][0]["mode"] = json!("tp4"))),
+        ("an unknown flag", Box::new(|v| v["series"][0]["points"][0]["flags"] = json!(["kv_capped"]))),
+        (
+            "a request rate that is neither a number nor inf",
+            Box::new(|v| v["series"][0]["points"][0]["request_rate"] = json!("fast")),
+        ),
+        (
+            "an unknown spec_decode counter",
+            Box::new(|v| v["series"][0]["points"][0]["spec_decode"] = json!({"acceptance": 0.7})),
+        ),
+        ("a misspelt condition", Box::new(|v| v["conditions"]["engin"] = json!("vLLM"))),
+        ("a future schema_version", Box::new(|v| v["schema_version"] = json!(3))),
+        ("another kind", Box::new(|v| v["kind"] = json!("model"))),
+    ];
+    for (what, edit) in cases {
+        let mut v = good.clone();
+        edit(&mut v);
+        assert!(!schema_errors("sweep", &v).is_empty(), "the schema accepts {what}");
+        let mut files = shipped();
+        let f = files.iter_mut().find(|f| f.path == path).expect("the sweep");
+        f.text = serde_json::to_string_pretty(&v).expect("json");
+        assert!(!load_errors(&files).is_empty(), "the loader accepts {what}");
+    }
+    // What both accept: an unbounded request rate, a count of requests in flight, spec-decode counters.
+    let mut v = good.clone();
+    v["series"][0]["points"][0]["request_rate"] = json!("inf");
+    v["series"][0]["points"][0]["spec_decode"] = json!({"num_drafts": 10, "accepted_tokens": 15});
+    assert_eq!(schema_errors("sweep", &v), Vec::<String>::new());
+
+    // `$schema` naming another kind's schema: the loader refuses it, naming the field.
+    let mut files = shipped();
+    let f = files.iter_mut().find(|f| f.path == path).expect("the sweep");
+    f.text = f.text.replace("\"../schema/sweep.json\"", "\"../schema/model.json\"");
+    let errs = load_errors(&files);
+    assert!(errs.iter().any(|e| e.file == path && e.pointer == "/$schema"), "{errs:?}");
+}
+
+#[test]
+fn version_1_files_still_load() {
+    // Every shipped file as version 1 wrote it: no `$schema`, schema_version 1.
+    let files: Vec<SourceText> = shipped()
+        .into_iter()
+        .map(|f| {
+            let mut v: Value = serde_json::from_str(&f.text).expect("json");
+            let obj = v.as_object_mut().expect("object");
+            assert!(obj.remove("$schema").is_some(), "{} names its schema", f.path);
+            obj.insert("schema_version".into(), json!(1));
+            SourceText { path: f.path, text: serde_json::to_string_pretty(&v).expect("json") }
+        })
+        .collect();
+    let errs = load_errors(&files);
+    assert!(errs.is_empty(), "{}", errs.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"));
+    for f in &files {
+        let v: Value = serde_json::from_str(&f.text).expect("json");
+        let kind = v["kind"].as_str().expect("kind");
+        assert_eq!(schema_errors(kind, &v), Vec::<String>::new(), "{} as version 1", f.path);
+    }
+}
