@@ -420,3 +420,89 @@ fn path_to_pointer(path: &serde_path_to_error::Path) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::schema::{per_token_acceptance, SpecDecode};
+    use super::{measured_acceptance, MeasuredPoint};
+
+    /// Tokens per step with k drafts at per-token acceptance p: 1 + p + ... + p^k (what `model::batching` uses).
+    fn length(p: f64, k: i32) -> f64 {
+        (0..=k).map(|i| p.powi(i)).sum()
+    }
+
+    #[test]
+    fn acceptance_length_converts_to_the_per_token_probability() {
+        for k in [1, 3, 5] {
+            for p in [0.0, 0.3, 0.6, 0.9, 0.99] {
+                let got = per_token_acceptance(length(p, k), f64::from(k)).expect("in range");
+                assert!((got - p).abs() < 1e-6, "k {k}, p {p}: {got}");
+            }
+        }
+        // vLLM's acceptance rate is not p: 2 of 3 drafts accepted on average is a length of 3, p = 0.81.
+        let p = per_token_acceptance(3.0, 3.0).expect("in range");
+        assert!((length(p, 3) - 3.0).abs() < 1e-9 && (p - 0.8105).abs() < 1e-3, "{p}");
+        // What the geometric model cannot produce, and nonsense, give nothing.
+        assert_eq!(per_token_acceptance(0.9, 3.0), None);
+        assert_eq!(per_token_acceptance(4.5, 3.0), None);
+        assert_eq!(per_token_acceptance(2.0, 0.0), None);
+        assert_eq!(per_token_acceptance(f64::NAN, 3.0), None);
+        assert_eq!(per_token_acceptance(2.0, f64::INFINITY), None);
+    }
+
+    fn point(sd: Option<SpecDecode>) -> MeasuredPoint {
+        MeasuredPoint {
+            dataset: "d".into(),
+            scenario: "s".into(),
+            model: "m".into(),
+            mode: crate::Mode::Single,
+            isl: 1,
+            osl: 1,
+            concurrency: 1,
+            output_tok_s: 1.0,
+            flags: Vec::new(),
+            source: "x".into(),
+            quote: "x".into(),
+            note: None,
+            file: "f".into(),
+            pointer: "/p".into(),
+            latency: Default::default(),
+            spec_decode: sd,
+        }
+    }
+
+    fn counters(drafts: u64, accepted: u64) -> SpecDecode {
+        SpecDecode {
+            acceptance_rate: None,
+            acceptance_length: None,
+            num_drafts: Some(drafts),
+            draft_tokens: Some(3 * drafts),
+            accepted_tokens: Some(accepted),
+            per_position_acceptance_rates: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn runs_pool_their_counters_step_by_step() {
+        // 100 steps gaining 2 tokens each and 300 gaining 3: 1 + (100 + 600) / 400 = 2.75 tokens per step.
+        let m = measured_acceptance(&[point(Some(counters(100, 100))), point(None), point(Some(counters(300, 600)))])
+            .expect("measured");
+        assert_eq!((m.tokens_per_step, m.draft_length, m.points), (2.75, 3.0, 2));
+        assert!((length(m.per_token, 3) - 2.75).abs() < 1e-9);
+        // Without counters, the median of the stated lengths (here with the draft length from the positions).
+        let stated = |l: f64| SpecDecode {
+            acceptance_length: Some(l),
+            per_position_acceptance_rates: vec![0.8, 0.6, 0.4],
+            ..counters(1, 1)
+        };
+        let no_counts = |l| SpecDecode { num_drafts: None, draft_tokens: None, accepted_tokens: None, ..stated(l) };
+        let m = measured_acceptance(&[
+            point(Some(no_counts(2.0))),
+            point(Some(no_counts(2.5))),
+            point(Some(no_counts(2.9))),
+        ])
+        .expect("measured");
+        assert_eq!((m.tokens_per_step, m.draft_length), (2.5, 3.0));
+        assert_eq!(measured_acceptance(&[point(None)]), None);
+    }
+}
