@@ -1109,12 +1109,13 @@ pub struct FittedOn {
 }
 
 /// The coefficients an engine profile may give (`model::Coefficients::set_named`).
-pub const ENGINE_COEFFICIENTS: [&str; 12] = [
+pub const ENGINE_COEFFICIENTS: [&str; 13] = [
     "hbm_efficiency",
     "slow_efficiency",
     "compute_efficiency",
     "step_overhead_s",
     "per_seq_overhead_s",
+    "spec_per_seq_overhead_s",
     "draft_pass_overhead_s",
     "tp_latency_scale",
     "hbm_reserve_fraction",

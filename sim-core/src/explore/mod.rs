@@ -82,6 +82,8 @@ pub struct CalibratedScenario {
 
 /// Where the planner's model comes from.
 #[derive(Debug, Clone)]
+// Built once per planner query and moved into the scenario: the size of a description costs nothing here.
+#[allow(clippy::large_enum_variant)]
 pub enum ModelChoice {
     /// The model of a report scenario, by model id.
     Report(String),

@@ -9,7 +9,8 @@
 //!                + attention FLOPs at each sequence's context / BF16 peak) / tp / eta_c
 //!   t_comm    = (2 * layers + 2 + 4 * k) * alpha * scale + 2 * layers * T * hidden * 2 B / all-reduce bw  (TP)
 //!   t_draft   = k * ((draft bytes + draft experts touched by n tokens) / tp / (eta_hbm * B_hbm) + draft overhead)
-//!   t_step    = max(t_mem, t_compute) + t_comm + t_draft + step overhead + per-sequence overhead x n
+//!   t_step    = max(t_mem, t_compute) + t_comm + t_draft + step overhead + (per-sequence overhead
+//!               + speculative-decoding overhead when the model drafts) x n
 //! ```
 //! The closed loop that decides which sequences and chunks share a step is `serving`.
 
@@ -120,7 +121,11 @@ impl Engine<'_> {
         } else {
             0.0
         };
-        let overhead_s = if tokens > 0.0 { k.step_overhead_s + k.per_seq_overhead_s * seqs + draft_s } else { 0.0 };
+        // Speculative decoding adds per-sequence bookkeeping around the drafter (proposal inputs, rejection
+        // sampling, lookahead slots) that vLLM reports dominating large-batch steps (vllm#15029).
+        let spec_s = if m.draft_tokens > 0.0 { k.spec_per_seq_overhead_s * seqs } else { 0.0 };
+        let overhead_s =
+            if tokens > 0.0 { k.step_overhead_s + k.per_seq_overhead_s * seqs + spec_s + draft_s } else { 0.0 };
         let total_s = (hbm_s + slow_s).max(compute_s) + comm_s + overhead_s;
         StepTime { total_s, hbm_s, slow_s, compute_s, comm_s, overhead_s }
     }

@@ -8,6 +8,7 @@ pub mod batching;
 pub mod fabric;
 pub mod modes;
 pub mod serving;
+pub mod steady;
 
 use serde::{Deserialize, Serialize};
 
@@ -27,6 +28,9 @@ pub struct Coefficients {
     pub step_overhead_s: f64,
     /// Added cost per sequence in a step (fitted; prior 50 us).
     pub per_seq_overhead_s: f64,
+    /// Added cost per sequence in a step of a model that drafts: the speculative-decoding bookkeeping around
+    /// the drafter (fitted; prior 100 us; vllm#15029, vllm-ascend#16638 report it dominating large batches).
+    pub spec_per_seq_overhead_s: f64,
     /// Fixed cost of one draft forward pass besides its weight reads (fitted; prior 1 ms).
     pub draft_pass_overhead_s: f64,
     /// Multiplier on the link's per-call collective latency inside an engine step (fitted on pair points
@@ -62,6 +66,7 @@ impl Default for Coefficients {
             compute_efficiency: 0.35,
             step_overhead_s: 4e-3,
             per_seq_overhead_s: 50e-6,
+            spec_per_seq_overhead_s: 100e-6,
             draft_pass_overhead_s: 1e-3,
             tp_latency_scale: 1.0,
             hbm_reserve_fraction: 34.0 / 252.0,
@@ -96,6 +101,7 @@ impl Coefficients {
             ("compute_efficiency", self.compute_efficiency),
             ("step_overhead_s", self.step_overhead_s),
             ("per_seq_overhead_s", self.per_seq_overhead_s),
+            ("spec_per_seq_overhead_s", self.spec_per_seq_overhead_s),
             ("draft_pass_overhead_s", self.draft_pass_overhead_s),
             ("tp_latency_scale", self.tp_latency_scale),
         ]
@@ -117,6 +123,7 @@ impl Coefficients {
                 "compute_efficiency" => self.compute_efficiency = *v,
                 "step_overhead_s" => self.step_overhead_s = *v,
                 "per_seq_overhead_s" => self.per_seq_overhead_s = *v,
+                "spec_per_seq_overhead_s" => self.spec_per_seq_overhead_s = *v,
                 "draft_pass_overhead_s" => self.draft_pass_overhead_s = *v,
                 "tp_latency_scale" => self.tp_latency_scale = *v,
                 "acceptance" => {
@@ -138,6 +145,7 @@ impl Coefficients {
             "compute_efficiency" => &mut self.compute_efficiency,
             "step_overhead_s" => &mut self.step_overhead_s,
             "per_seq_overhead_s" => &mut self.per_seq_overhead_s,
+            "spec_per_seq_overhead_s" => &mut self.spec_per_seq_overhead_s,
             "draft_pass_overhead_s" => &mut self.draft_pass_overhead_s,
             "tp_latency_scale" => &mut self.tp_latency_scale,
             "hbm_reserve_fraction" => &mut self.hbm_reserve_fraction,
@@ -163,6 +171,11 @@ impl Coefficients {
             ("compute_efficiency".into(), self.compute_efficiency, fit("prior 0.35")),
             ("step_overhead_s".into(), self.step_overhead_s, fit("prior 4 ms")),
             ("per_seq_overhead_s".into(), self.per_seq_overhead_s, fit("prior 50 us")),
+            (
+                "spec_per_seq_overhead_s".into(),
+                self.spec_per_seq_overhead_s,
+                fit("prior 100 us; only models that draft"),
+            ),
             ("draft_pass_overhead_s".into(), self.draft_pass_overhead_s, fit("prior 1 ms")),
             ("tp_latency_scale".into(), self.tp_latency_scale, fit("1.0 when no pair point is fitted")),
             (

@@ -21,7 +21,7 @@ use std::collections::VecDeque;
 
 /// Clients are pooled into at most this many cohorts: enough that prompt arrivals spread over a round like
 /// independent clients', few enough that a sweep stays far below the page's redraw budget.
-pub const MAX_COHORTS: usize = 16;
+pub const MAX_COHORTS: usize = 32;
 
 /// The smallest share of a request a cohort is split into when admitting or preempting under KV pressure: one
 /// whole request, as the engine does (a finer fluid multiplies cohorts and slows the loop without changing it).
