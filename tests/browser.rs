@@ -14,9 +14,11 @@ use fantoccini::Locator;
 use serde_json::{json, Value};
 use std::time::Instant;
 
-/// The measured size (474 KiB gzipped in 2026-11, after issue 11's cuts) rounded up a little: a change that adds
-/// more than a few KiB to the bundle has to say so here.
-const BUDGET_GZIP_BYTES: u64 = 480 * 1024;
+/// The measured size rounded up a little: a change that adds more than a few KiB to the bundle has to say so
+/// here. 543 KiB gzipped (555,543 bytes) in 2026-11 after issue 11's page work: the step-level model added 28 KiB,
+/// the frontier and compare views, the SVG and JSON downloads 45 KiB, and the cuts took 11 KiB back (one drawing
+/// backend type for canvas and SVG, the big tables as escaped markup). Was 476 KiB; the 350 KB aim is missed.
+const BUDGET_GZIP_BYTES: u64 = 545 * 1024;
 
 /// The default page's throughput chart for one model and the 8192/1024 workload (index 1 of the workload picker).
 const MINIMAX_LONG: &str = "?model=minimax-m3&workload=8192-1024";
@@ -571,8 +573,6 @@ fn accessible_names_roles_and_keyboard() {
             ("", "explorer"),
             ("?view=gain", "gain"),
             ("?view=fabric", "fabric"),
-            (NIM_FRONTIER, "frontier"),
-            ("?view=compare&model=glm-5.2&vs=plan", "compare"),
             (PLAN_SPARK, "plan"),
             ("?view=plan&src=hf", "plan (config.json)"),
             ("?view=plan&src=form", "plan (form)"),
@@ -860,6 +860,9 @@ fn frontier_view_headline_latencies_and_toggle() {
         assert!(label.as_str().unwrap().contains("time to first token"), "chart label: {label}");
         set_value(c, "#at", "30", "change").await;
         assert_url_has(c, "at=30").await;
+        // Every control labelled, the chart described (checked here rather than in the all-views test, which
+        // has no time left for two more page loads).
+        assert_eq!(js(c, A11Y_PROBLEMS).await, json!([]), "accessibility problems on the frontier view");
         assert_no_errors(c, "frontier").await;
     });
 }
@@ -886,6 +889,7 @@ fn compare_view_datasets_and_planner() {
         assert_url_has(c, "vs=plan").await;
         let head = text_of(c, "frontier-headline").await;
         assert!(head.contains("planner (gb300-station)"), "headline: {head}");
+        assert_eq!(js(c, A11Y_PROBLEMS).await, json!([]), "accessibility problems on the compare view");
         assert_no_errors(c, "compare").await;
     });
 }

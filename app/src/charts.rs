@@ -1031,13 +1031,6 @@ impl ChartSpec {
         }
     }
 
-    /// The chart as an SVG document `size` pixels wide and high (the SVG download).
-    pub fn to_svg(&self, size: (u32, u32)) -> Result<String, String> {
-        let mut out = String::new();
-        self.draw(SVGBackend::with_string(&mut out, size).into_drawing_area())?;
-        Ok(out)
-    }
-
     /// Height in pixels of the legend strip under the plot when the chart is drawn `width` pixels wide: the page
     /// adds it to the plot's height so the legend never takes room from the data.
     pub fn legend_height(&self, width: u32) -> u32 {

@@ -97,12 +97,12 @@ pub fn plan(d: &PlanChartData) -> String {
 pub fn frontier(d: &FrontierChartData) -> String {
     let mut out = String::from(
         "side,kind,mode,concurrency,output_tok_s,gpus,tok_s_per_gpu,tok_s_per_user,ttft_s,tpot_s,itl_s,e2e_s,\
-         e2e_basis,on_frontier,flagged,source\n",
+         e2e_basis,on_frontier,flagged,preemptions_per_request,kv_utilization,source\n",
     );
     let opt = |v: Option<f64>| v.map(|x| format!("{x:.4}")).unwrap_or_default();
     for (side, predicted, p) in d.drawn() {
         out.push_str(&format!(
-            "{},{},{},{},{:.2},{},{:.3},{:.3},{},{},{},{:.3},{},{},{},{}\n",
+            "{},{},{},{},{:.2},{},{:.3},{:.3},{},{},{},{:.3},{},{},{},{},{},{}\n",
             field(&d.sides[side].0),
             if predicted { "predicted" } else { "published" },
             p.mode.name(),
@@ -118,13 +118,15 @@ pub fn frontier(d: &FrontierChartData) -> String {
             if p.e2e_stated { "stated" } else { "little's law" },
             p.on_frontier,
             p.flagged,
+            opt(p.preemptions_per_request),
+            opt(p.kv_utilization),
             field(&p.source)
         ));
     }
     for (label, a) in &d.sides {
         if let Some(h) = &a.headline {
             out.push_str(&format!(
-                "{},headline{},{},{}-{},,,{:.3},{},,,,,,,,\n",
+                "{},headline{},{},{}-{},,,{:.3},{},,,,,,,,,,\n",
                 field(label),
                 if h.interpolated { " (interpolated)" } else { "" },
                 h.mode.name(),

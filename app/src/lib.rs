@@ -9,6 +9,7 @@ pub mod frontier;
 pub mod html;
 pub mod meta;
 pub mod state;
+pub mod tables;
 
 #[cfg(target_arch = "wasm32")]
 mod app;

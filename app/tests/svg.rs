@@ -330,6 +330,10 @@ fn planner_plans_presets_forms_and_configs() {
     assert_eq!(chart.predicted.len(), sim_core::Mode::ALL.len());
     assert_eq!(chart.rows.len(), 9 * sim_core::Mode::ALL.len());
     assert!(csv::plan(&chart).starts_with("mode,concurrency,output_tok_s,ttft_s,tpot_ms,gain_over_single,bound\n"));
+    // The table's markup: a row per mode and concurrency, each concurrency's group opened once.
+    let table = twotower_app::tables::plan_table(&pa);
+    assert_eq!(table.matches("<tr").count(), 1 + 9 * sim_core::Mode::ALL.len());
+    assert_eq!(table.matches("rowspan=\"4\"").count(), 9);
     let svg = render(|root| charts::draw_plan(root, &chart));
     assert!(svg.contains("<polyline"));
     // The form (DeepSeek-V3-shaped defaults) plans; a hardware override changes the numbers.
@@ -610,4 +614,19 @@ fn metadata_names_sources_model_version_engine_and_coefficients() {
     }
     assert!(v["sources"].as_array().is_some_and(|s| !s.is_empty()), "{text}");
     assert_eq!(twotower_app::meta::jstr("a\"b\\c\nd\u{1}"), "\"a\\\"b\\\\c\\nd\\u0001\"");
+}
+
+#[test]
+fn points_table_markup_lists_every_point_and_stated_value_escaped() {
+    let b = data::load();
+    let models = b.model_ids();
+    let (st, _) = UrlState::parse("model=glm-5.3&workload=8192-1024", &models);
+    let (_, rows, stated) = compute::sweep_all(&b, &st);
+    let html = twotower_app::tables::points_table(&rows, &stated);
+    assert_eq!(html.matches("<tr").count(), 1 + rows.len() + stated.len(), "{html}");
+    assert_eq!(html.matches("<tr class=\"stated\">").count(), stated.len());
+    assert!(!stated.is_empty() && html.contains("range 32-256"), "{html}");
+    assert_eq!(html.contains("class=\"stated-note\""), stated.iter().any(|r| r.note.is_some()));
+    // Quotes go in as text: no raw angle bracket or quote from the data reaches the markup.
+    assert!(rows.iter().all(|r| html.contains(&twotower_app::html::escape(&r.quote))));
 }

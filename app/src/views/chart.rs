@@ -57,8 +57,8 @@ fn frontier_tip(d: &crate::charts::FrontierChartData, i: usize) -> Option<TipBod
             if p.e2e_stated { "" } else { " (Little's law)" }
         ),
     ];
-    if let Some(x) = p.preemptions_per_request {
-        lines.push(format!("{} preemptions per request", fmt_sig(x)));
+    if let (Some(x), Some(kv)) = (p.preemptions_per_request, p.kv_utilization) {
+        lines.push(format!("{} preemptions per request, KV cache {:.0}% in use", fmt_sig(x), kv * 100.0));
     }
     if p.on_frontier {
         lines.push("on the Pareto frontier".into());
@@ -240,7 +240,11 @@ pub fn Chart(
         }
         let result = spec.with(|s| {
             let backend = CanvasBackend::with_canvas_object(c).ok_or("canvas has no 2d context")?;
-            s.draw_mapped(backend.into_drawing_area().shrink((0, 0), (width as u32, height as u32)))
+            s.draw_mapped(
+                super::backend::Either::Canvas(backend)
+                    .into_drawing_area()
+                    .shrink((0, 0), (width as u32, height as u32)),
+            )
         });
         match result {
             Ok(h) => {

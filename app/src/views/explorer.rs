@@ -56,36 +56,6 @@ pub fn ExplorerTable(sweep: Memo<Result<SweepAnswer, String>>) -> impl IntoView 
                 </div>
             })
         }}
-        <table class="points" id="points-table">
-            <caption>"Published points against the prediction (with the what-if values applied)"</caption>
-            <thead><tr><th>"mode"</th><th>"concurrency"</th><th>"measured tok/s"</th><th>"predicted tok/s"</th><th>"error"</th><th>"source"</th></tr></thead>
-            <tbody>
-                {move || rows.get().into_iter().map(|r| view! {
-                    <tr class:flagged=r.flagged.is_some()>
-                        <td>{r.mode.name()}</td>
-                        <td class="num">{r.concurrency}</td>
-                        <td class="num">{format!("{:.0}", r.measured)}</td>
-                        <td class="num">{format!("{:.0}", r.predicted)}</td>
-                        <td class="num">{format!("{:+.1}%", r.error_pct)}</td>
-                        <td class="quote"><span class="src">{r.source}</span>" \u{201c}"{r.quote}"\u{201d}"</td>
-                    </tr>
-                }).collect_view()}
-                {move || stated.get().into_iter().map(|r| {
-                    let predicted = r.predicted_text();
-                    let error = r.error_text();
-                    view! {
-                        <tr class="stated">
-                            <td>{r.mode.name()}</td>
-                            <td>{r.concurrency}</td>
-                            <td class="num">{r.measured}</td>
-                            <td class="num">{predicted}</td>
-                            <td class="num">{error}</td>
-                            <td class="quote"><span class="src">{r.source}</span>" \u{201c}"{r.quote}"\u{201d}"
-                                {r.note.map(|n| view! { <span class="stated-note">" (" {n} ")"</span> })}</td>
-                        </tr>
-                    }
-                }).collect_view()}
-            </tbody>
-        </table>
+        <div class="points-wrap" inner_html=move || rows.with(|r| stated.with(|s| crate::tables::points_table(r, s)))></div>
     }
 }

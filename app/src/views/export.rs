@@ -48,7 +48,12 @@ fn save(kind: &str, mime: &str, text: &str, name: &str) -> Option<()> {
 fn svg(spec: &ChartSpec) -> Option<String> {
     let canvas: HtmlCanvasElement = document().get_element_by_id("chart")?.dyn_into().ok()?;
     let size = (canvas.client_width().max(200) as u32, canvas.client_height().max(150) as u32);
-    spec.to_svg(size).ok()
+    let mut out = String::new();
+    {
+        let backend = super::backend::Either::Svg(plotters::prelude::SVGBackend::with_string(&mut out, size));
+        spec.draw(plotters::prelude::IntoDrawingArea::into_drawing_area(backend)).ok()?;
+    }
+    Some(out)
 }
 
 #[component]

@@ -1,6 +1,7 @@
 //! Page components: the chart canvas, the controls, export buttons, and the table under each view.
 
 pub mod accuracy;
+pub mod backend;
 pub mod chart;
 pub mod controls;
 pub mod explorer;

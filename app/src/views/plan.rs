@@ -261,14 +261,6 @@ pub fn Verdict(
 }
 
 /// A number with `digits` decimals, or a dash where the mode does not run.
-fn num(x: f64, digits: usize) -> String {
-    if x.is_finite() {
-        format!("{x:.digits$}")
-    } else {
-        "-".into()
-    }
-}
-
 fn gb(x: f64) -> String {
     format!("{:.1}", x / 1e9)
 }
@@ -293,42 +285,13 @@ fn placement_row(label: &'static str, p: &Placement) -> impl IntoView {
 pub fn PlanTables(plan: Memo<Result<Plan, String>>) -> impl IntoView {
     move || {
         let Ok(p) = plan.get() else { return ().into_any() };
-        let rows = p.rows.iter().map(|r| {
-            let best = r.best;
-            let n = r.modes.len().to_string();
-            r.modes
-                .iter()
-                .enumerate()
-                .map(|(j, pr)| {
-                    let g = r.gain_of(pr.mode);
-                    let gain = if g.is_finite() { format!("{g:.2}x") } else { "-".into() };
-                    let first = j == 0;
-                    view! {
-                        <tr class:best=(pr.mode == best && pr.output_tok_s > 0.0) class:group-start=first>
-                            {first.then(|| view! { <td class="num" rowspan=n.clone()>{r.concurrency}</td> })}
-                            <td>{pr.mode.name()}</td>
-                            <td class="num">{format!("{:.0}", pr.output_tok_s)}</td>
-                            <td class="num">{num(pr.ttft_s, 2)}</td>
-                            <td class="num">{num(pr.tpot_s * 1e3, 1)}</td>
-                            <td class="num">{gain}</td>
-                            <td>{pr.bottleneck.name()}</td>
-                        </tr>
-                    }
-                })
-                .collect_view()
-        });
-        let rows = rows.collect_view();
         let one =
             p.placements.iter().find(|x| x.mode == Mode::Single).map(|x| placement_row("one machine", &x.placement));
         let two =
             p.placements.iter().find(|x| x.mode == Mode::Tp2).map(|x| placement_row("two machines, TP2", &x.placement));
         view! {
             <p class="legend-text">"Lines: sim-core predictions for this model, machine and workload (thickest: the recommended mode; PD dashed, so it shows where it runs on top of another mode). Markers: single circle, TP2 triangle, PD square. Gain is each mode's throughput over one machine's at the same concurrency; the bound is what limits that mode there. The best mode per concurrency is highlighted."</p>
-            <table class="points plan-table" id="plan-table">
-                <caption>"Predicted per concurrency"</caption>
-                <thead><tr><th>"concurrency"</th><th>"mode"</th><th>"output tok/s"</th><th>"TTFT s"</th><th>"TPOT ms"</th><th>"gain"</th><th>"bound"</th></tr></thead>
-                <tbody>{rows}</tbody>
-            </table>
+            <div class="plan-table-wrap" inner_html=crate::tables::plan_table(&p)></div>
             <table class="points" id="plan-placement">
                 <caption>"Where the weights live, per GPU"</caption>
                 <thead><tr><th>"setup"</th><th>"GPUs per engine"</th><th>"weights GB"</th><th>"in HBM GB"</th><th>"spilled GB"</th><th>"KV pool GB"</th><th>"KV pool, k tokens"</th><th>"fits"</th></tr></thead>
