@@ -15,10 +15,11 @@ use serde_json::{json, Value};
 use std::time::Instant;
 
 /// The measured size rounded up a little: a change that adds more than a few KiB to the bundle has to say so
-/// here. 543 KiB gzipped (555,543 bytes) in 2026-11 after issue 11's page work: the step-level model added 28 KiB,
-/// the frontier and compare views, the SVG and JSON downloads 45 KiB, and the cuts took 11 KiB back (one drawing
-/// backend type for canvas and SVG, the big tables as escaped markup). Was 476 KiB; the 350 KB aim is missed.
-const BUDGET_GZIP_BYTES: u64 = 545 * 1024;
+/// here. 545 KiB gzipped (558,229 bytes) in 2026-11 after issue 11's page work: the step-level model added about
+/// 28 KiB, the frontier and compare views, the SVG and JSON downloads and the latency columns about 50 KiB, and the
+/// cuts took about 11 KiB back (one drawing backend type for canvas and SVG, the big tables as escaped markup).
+/// Was 476 KiB; the 350 KB aim is missed.
+const BUDGET_GZIP_BYTES: u64 = 550 * 1024;
 
 /// The default page's throughput chart for one model and the 8192/1024 workload (index 1 of the workload picker).
 const MINIMAX_LONG: &str = "?model=minimax-m3&workload=8192-1024";
@@ -863,6 +864,17 @@ fn frontier_view_headline_latencies_and_toggle() {
         // Every control labelled, the chart described (checked here rather than in the all-views test, which
         // has no time left for two more page loads).
         assert_eq!(js(c, A11Y_PROBLEMS).await, json!([]), "accessibility problems on the frontier view");
+        // The throughput view's table shows the same stated TTFT beside the model's.
+        click_tab(c, "explorer").await;
+        let ttft = wait_for(
+            c,
+            "const r = Array.from(document.querySelectorAll('#points-table tbody tr:not(.stated)')); \
+             return r.length > 0 && r.map(x => x.cells[5].innerText);",
+            "throughput table with latencies",
+        )
+        .await;
+        let ttft: Vec<&str> = ttft.as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+        assert!(ttft.iter().all(|t| !t.starts_with('-') && t.contains(" / ")), "TTFT stated / predicted: {ttft:?}");
         assert_no_errors(c, "frontier").await;
     });
 }

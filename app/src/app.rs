@@ -182,7 +182,7 @@ fn App() -> impl IntoView {
                     <Export spec=spec st=st bundle=bundle.clone() />
                 </div>
                 {move || match view_m.get() {
-                    View::Explorer => view! { <ExplorerTable sweep=sweep /> }.into_any(),
+                    View::Explorer => view! { <ExplorerTable sweep=sweep spec=spec /> }.into_any(),
                     View::Frontier | View::Compare => view! { <FrontierTable spec=spec /> }.into_any(),
                     View::Gain => view! { <GainTable spec=spec bundle=b.clone() st=st /> }.into_any(),
                     View::Fabric => view! { <FabricTable rows=b.ws.fabric(&[]).map(|a| a.rows).unwrap_or_default() /> }.into_any(),
@@ -215,10 +215,13 @@ fn chart_spec(
     plan: Memo<Result<Plan, String>>,
     answer: Memo<Result<SweepAnswer, String>>,
 ) -> Memo<ChartSpec> {
-    let (b2, b3, b4) = (b.clone(), b.clone(), b);
+    let (b2, b3, b4, b5) = (b.clone(), b.clone(), b.clone(), b);
     let sweep = Memo::new(move |_| {
         answer.with(|a| match a {
-            Ok(a) => compute::sweep_chart(a),
+            Ok(a) => crate::charts::SweepChartData {
+                latencies: st.with(|s| compute::point_latencies(&b5, s)),
+                ..compute::sweep_chart(a)
+            },
             Err(e) => crate::charts::SweepChartData { title: e.clone(), ..Default::default() },
         })
     });

@@ -3,7 +3,7 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
-use sim_core::explore::{FrontierAnswer, FrontierPoint, XAxis};
+use sim_core::explore::{FrontierAnswer, FrontierPoint, PointLatencies, XAxis};
 use sim_core::Mode;
 
 /// Okabe-Ito colour-blind-safe palette.
@@ -60,6 +60,8 @@ pub struct SweepChartData {
     pub ranges: Vec<RangeMarker>,
     /// Values the text gives without a concurrency, placed at the likely reading: never points.
     pub unplaced: Vec<UnplacedMarker>,
+    /// The published points' stated TTFT and TPOT beside the model's (the table and the CSV; not drawn).
+    pub latencies: Vec<PointLatencies>,
 }
 
 /// A published range: a translucent rectangle over its concurrency and throughput bounds.

@@ -18,7 +18,7 @@ use sim_core::plan::Plan;
 use sim_core::Mode;
 
 pub use sim_core::explore::sweep::{explain_flags, MIN_MODE_POINTS};
-pub use sim_core::explore::{ClaimRow, PointRow, StatedKind, StatedRow, CONCURRENCY};
+pub use sim_core::explore::{ClaimRow, PointLatencies, PointRow, StatedKind, StatedRow, CONCURRENCY};
 /// How the planner's coefficients were calibrated on the team's own single-machine measurements.
 pub use sim_core::fit::TeamCalibration as Calibrated;
 
@@ -89,6 +89,13 @@ pub fn sweep_chart(a: &SweepAnswer) -> SweepChartData {
     data
 }
 
+/// The stated and predicted TTFT and TPOT of the state's published points.
+pub fn point_latencies(b: &Bundle, st: &UrlState) -> Vec<PointLatencies> {
+    let (isl, osl) = workload(b, st);
+    b.ws.point_latencies(&SweepQuery { model: &st.model, isl, osl, settings: &what_if_settings(st) })
+        .unwrap_or_default()
+}
+
 /// The throughput chart and its table for the state.
 pub fn sweep(b: &Bundle, st: &UrlState) -> (SweepChartData, Vec<PointRow>) {
     let (data, rows, _) = sweep_all(b, st);
@@ -99,7 +106,10 @@ pub fn sweep(b: &Bundle, st: &UrlState) -> (SweepChartData, Vec<PointRow>) {
 /// concurrency). An unknown model gives an empty chart titled with the problem.
 pub fn sweep_all(b: &Bundle, st: &UrlState) -> (SweepChartData, Vec<PointRow>, Vec<StatedRow>) {
     match sweep_answer(b, st) {
-        Ok(a) => (sweep_chart(&a), a.points, a.stated),
+        Ok(a) => {
+            let data = SweepChartData { latencies: point_latencies(b, st), ..sweep_chart(&a) };
+            (data, a.points, a.stated)
+        }
         Err(e) => (SweepChartData { title: e, ..Default::default() }, Vec::new(), Vec::new()),
     }
 }

@@ -23,22 +23,44 @@ fn field(s: &str) -> String {
 
 /// kind,mode,concurrency,value rows: predicted curve points then published points.
 pub fn sweep(d: &SweepChartData) -> String {
-    let mut out = String::from("kind,mode,concurrency,output_tok_s,flagged\n");
+    let mut out = String::from(
+        "kind,mode,concurrency,output_tok_s,flagged,stated_ttft_s,stated_tpot_s,predicted_ttft_s,predicted_tpot_s\n",
+    );
     for (m, pts) in &d.predicted {
         for (c, y) in pts {
-            out.push_str(&format!("predicted,{},{c},{y:.2},\n", m.name()));
+            out.push_str(&format!("predicted,{},{c},{y:.2},,,,,\n", m.name()));
         }
     }
+    let opt = |v: Option<f64>| v.map(|x| format!("{x:.4}")).unwrap_or_default();
     for p in &d.measured {
-        out.push_str(&format!("published,{},{},{},{}\n", p.mode.name(), p.x, p.y, p.hollow));
+        let l = d.latencies.iter().find(|l| l.mode == p.mode && f64::from(l.concurrency) == p.x);
+        let lat = l.map(|l| {
+            let stated_tpot = l.measured_tpot_s.or(l.measured_itl_s);
+            [opt(l.measured_ttft_s), opt(stated_tpot), opt(l.predicted_ttft_s), opt(l.predicted_tpot_s)].join(",")
+        });
+        out.push_str(&format!(
+            "published,{},{},{},{},{}\n",
+            p.mode.name(),
+            p.x,
+            p.y,
+            p.hollow,
+            lat.unwrap_or_else(|| ",,,".into())
+        ));
     }
     // Not points: a range as min-max bounds, an unplaced value at its likely (not stated) concurrency.
     for r in &d.ranges {
-        out.push_str(&format!("published_range,{},{}-{},{}-{},\n", r.mode.name(), r.x_min, r.x_max, r.y_min, r.y_max));
+        out.push_str(&format!(
+            "published_range,{},{}-{},{}-{},,,,,\n",
+            r.mode.name(),
+            r.x_min,
+            r.x_max,
+            r.y_min,
+            r.y_max
+        ));
     }
     for u in &d.unplaced {
         out.push_str(&format!(
-            "published_unplaced,{},{},{},concurrency not stated (likely reading)\n",
+            "published_unplaced,{},{},{},concurrency not stated (likely reading),,,,\n",
             u.mode.name(),
             u.x,
             u.y

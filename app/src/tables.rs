@@ -1,16 +1,21 @@
 //! The throughput view's points table as markup (see `html`): published points against the prediction, then
 //! the values that are not points (ranges, values without a concurrency) with their notes.
 
-use crate::compute::{PointRow, StatedRow};
+use crate::compute::{PointLatencies, PointRow, StatedRow};
 use crate::html::Html;
 
 /// `<table class="points" id="points-table">` of the points and the stated values, in the answer's order.
-pub fn points_table(rows: &[PointRow], stated: &[StatedRow]) -> String {
+pub fn points_table(rows: &[PointRow], stated: &[StatedRow], lat: &[PointLatencies]) -> String {
     let mut h = Html::new();
     h.open("table", &[("class", "points"), ("id", "points-table")]);
-    h.el("caption", &[], "Published points against the prediction (with the what-if values applied)");
+    h.el(
+        "caption",
+        &[],
+        "Published points against the prediction (with the what-if values applied); latencies as stated / predicted",
+    );
     h.open("thead", &[]).open("tr", &[]);
-    for t in ["mode", "concurrency", "measured tok/s", "predicted tok/s", "error", "source"] {
+    let heads = ["mode", "concurrency", "measured tok/s", "predicted tok/s", "error", "TTFT ms", "TPOT ms", "source"];
+    for t in heads {
         h.el("th", &[], t);
     }
     h.close("tr").close("thead").open("tbody", &[]);
@@ -25,12 +30,21 @@ pub fn points_table(rows: &[PointRow], stated: &[StatedRow]) -> String {
         ] {
             h.el("td", &[("class", "num")], &v);
         }
+        // Stated / predicted; the source's ITL stands in for a TPOT it does not state.
+        let l = lat.iter().find(|l| l.mode == r.mode && l.concurrency == r.concurrency);
+        let pair = |m: Option<f64>, p: Option<f64>| {
+            let f = |v: Option<f64>| v.map(|s| format!("{:.1}", s * 1e3)).unwrap_or_else(|| "-".into());
+            format!("{} / {}", f(m), f(p))
+        };
+        let ttft = l.map(|l| pair(l.measured_ttft_s, l.predicted_ttft_s)).unwrap_or_default();
+        let tpot = l.map(|l| pair(l.measured_tpot_s.or(l.measured_itl_s), l.predicted_tpot_s)).unwrap_or_default();
+        h.el("td", &[("class", "num")], &ttft).el("td", &[("class", "num")], &tpot);
         h.open("td", &[("class", "quote")]).quote(&r.source, &r.quote).close("td").close("tr");
     }
     for r in stated {
         h.open("tr", &[("class", "stated")]);
         h.el("td", &[], r.mode.name()).el("td", &[], &r.concurrency);
-        for v in [r.measured.clone(), r.predicted_text(), r.error_text()] {
+        for v in [r.measured.clone(), r.predicted_text(), r.error_text(), "-".into(), "-".into()] {
             h.el("td", &[("class", "num")], &v);
         }
         h.open("td", &[("class", "quote")]).quote(&r.source, &r.quote);

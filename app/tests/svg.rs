@@ -117,6 +117,7 @@ fn fixed_sweep() -> SweepChartData {
             UnplacedMarker { mode: Mode::Pd, x: 64.0, y: 1250.0 },
             UnplacedMarker { mode: Mode::Pd, x: 256.0, y: 1400.0 },
         ],
+        latencies: Vec::new(),
     }
 }
 
@@ -573,6 +574,11 @@ fn frontier_normalises_per_gpu_marks_the_frontier_and_reads_the_headline() {
     assert!(o.drawn().iter().all(|(_, _, p)| p.on_frontier));
     assert!(o.drawn().len() < d.drawn().len());
     assert_eq!(o.sides[0].1.measured_without_x, 0);
+    // The throughput view's table and CSV carry the same stated latencies beside the model's.
+    let (_, rows, _) = compute::sweep_all(&b, &st);
+    let lat = compute::point_latencies(&b, &st);
+    assert_eq!(lat.len(), rows.len());
+    assert!(lat.iter().all(|l| l.measured_ttft_s.is_some() && l.predicted_ttft_s.is_some()), "{lat:?}");
 }
 
 #[test]
@@ -622,11 +628,15 @@ fn points_table_markup_lists_every_point_and_stated_value_escaped() {
     let models = b.model_ids();
     let (st, _) = UrlState::parse("model=glm-5.3&workload=8192-1024", &models);
     let (_, rows, stated) = compute::sweep_all(&b, &st);
-    let html = twotower_app::tables::points_table(&rows, &stated);
+    let (d, _, _) = compute::sweep_all(&b, &st);
+    let html = twotower_app::tables::points_table(&rows, &stated, &d.latencies);
     assert_eq!(html.matches("<tr").count(), 1 + rows.len() + stated.len(), "{html}");
     assert_eq!(html.matches("<tr class=\"stated\">").count(), stated.len());
     assert!(!stated.is_empty() && html.contains("range 32-256"), "{html}");
     assert_eq!(html.contains("class=\"stated-note\""), stated.iter().any(|r| r.note.is_some()));
+    // Every point has a predicted TTFT and TPOT (the report states none): `- / x` in both columns.
+    assert_eq!(d.latencies.len(), rows.len());
+    assert_eq!(html.matches("<td class=\"num\">- / ").count(), 2 * rows.len(), "{html}");
     // Quotes go in as text: no raw angle bracket or quote from the data reaches the markup.
     assert!(rows.iter().all(|r| html.contains(&twotower_app::html::escape(&r.quote))));
 }

@@ -1,6 +1,6 @@
 //! Under the throughput chart: the legend in words, flagged points with their explanation, and the points table.
 
-use crate::charts::{mode_shape, BAND_LEGEND, RANGE_LEGEND, UNPLACED_LEGEND};
+use crate::charts::{mode_shape, ChartSpec, BAND_LEGEND, RANGE_LEGEND, UNPLACED_LEGEND};
 use crate::compute::MIN_MODE_POINTS;
 use leptos::prelude::*;
 use sim_core::explore::SweepAnswer;
@@ -8,7 +8,7 @@ use sim_core::Mode;
 
 /// The table and captions of the throughput view, from the same answer the chart draws.
 #[component]
-pub fn ExplorerTable(sweep: Memo<Result<SweepAnswer, String>>) -> impl IntoView {
+pub fn ExplorerTable(sweep: Memo<Result<SweepAnswer, String>>, spec: Memo<ChartSpec>) -> impl IntoView {
     let bands = move || {
         sweep.with(|a| {
             let Ok(a) = a else { return String::new() };
@@ -56,6 +56,9 @@ pub fn ExplorerTable(sweep: Memo<Result<SweepAnswer, String>>) -> impl IntoView 
                 </div>
             })
         }}
-        <div class="points-wrap" inner_html=move || rows.with(|r| stated.with(|s| crate::tables::points_table(r, s)))></div>
+        <div class="points-wrap" inner_html=move || {
+            let lat = spec.with(|s| if let ChartSpec::Sweep(d) = s { d.latencies.clone() } else { Vec::new() });
+            rows.with(|r| stated.with(|s| crate::tables::points_table(r, s, &lat)))
+        }></div>
     }
 }

@@ -16,7 +16,8 @@
 
 use super::sweep::SweepQuery;
 use super::{ScenarioRun, Workspace};
-use crate::model::Prediction;
+use crate::fit::FitSet;
+use crate::model::{predict, Prediction};
 use crate::Mode;
 use serde::Serialize;
 
@@ -306,6 +307,48 @@ impl Workspace {
         measured.sort_by_key(|p| (p.mode, p.concurrency));
         let title = format!("{} - per GPU against {}, ISL {} / OSL {}", q.model, axis.label(), q.isl, q.osl);
         Ok(answer(title, sweep.engine, (q.isl, q.osl), per_machine, curves, measured, axis, target))
+    }
+}
+
+/// The latencies of one published point, as its source states them, beside the model's at the same
+/// concurrency (seconds; `None` where neither gives one).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PointLatencies {
+    pub mode: Mode,
+    pub concurrency: u32,
+    pub measured_ttft_s: Option<f64>,
+    pub measured_tpot_s: Option<f64>,
+    pub measured_itl_s: Option<f64>,
+    pub predicted_ttft_s: Option<f64>,
+    pub predicted_tpot_s: Option<f64>,
+}
+
+impl Workspace {
+    /// Every published point of a sweep question with its stated and predicted TTFT and TPOT (the throughput
+    /// view's table and CSV), by mode then concurrency as `SweepAnswer::points`.
+    pub fn point_latencies(&self, q: &SweepQuery) -> Result<Vec<PointLatencies>, String> {
+        let run = self.report_run(q.model, q.settings, FitSet::All)?;
+        let ms = |v: Option<f64>| v.map(|x| x / 1e3);
+        let fin = |v: f64| Some(v).filter(|x| x.is_finite());
+        let mut out: Vec<PointLatencies> = self
+            .points()
+            .iter()
+            .filter(|p| p.scenario == q.model && p.isl == q.isl && p.osl == q.osl)
+            .map(|p| {
+                let pr = predict(&run.scenario, &run.coefficients, p.mode, q.isl, q.osl, p.concurrency);
+                PointLatencies {
+                    mode: p.mode,
+                    concurrency: p.concurrency,
+                    measured_ttft_s: ms(p.latency.ttft_ms),
+                    measured_tpot_s: ms(p.latency.tpot_ms),
+                    measured_itl_s: ms(p.latency.itl_ms),
+                    predicted_ttft_s: fin(pr.ttft_s),
+                    predicted_tpot_s: fin(pr.tpot_s),
+                }
+            })
+            .collect();
+        out.sort_by_key(|l| (l.mode, l.concurrency));
+        Ok(out)
     }
 }
 

@@ -21,7 +21,7 @@ pub mod sweep;
 pub use claims::{ClaimMarker, ClaimRow};
 pub use engine::EngineProfile;
 pub use fabric::FabricAnswer;
-pub use frontier::{FrontierAnswer, FrontierCurve, FrontierPoint, Headline, XAxis};
+pub use frontier::{FrontierAnswer, FrontierCurve, FrontierPoint, Headline, PointLatencies, XAxis};
 pub use protocol::{ProtocolRow, Question, SensitivityRow};
 pub use settings::{Knob, Setting};
 pub use sweep::{Curve, ErrorBand, GainAnswer, PointRow, StatedKind, StatedRow, SweepAnswer, SweepQuery};
