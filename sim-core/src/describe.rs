@@ -127,7 +127,7 @@ impl ModelDescription {
                 if let Some(q) = self.attention_heads {
                     attention.flops_per_position_layer = 2.0 * q * (2.0 * r + p);
                     attention.prefill_flops_per_position_layer =
-                        2.0 * q * (crate::scenario::MLA_NOPE_HEAD_DIM + p + crate::scenario::MLA_V_HEAD_DIM);
+                        2.0 * q * (crate::spec::MLA_NOPE_HEAD_DIM + p + crate::spec::MLA_V_HEAD_DIM);
                 }
                 full_layers * (r + p) * self.kv_bytes_per_element
             }

@@ -55,7 +55,7 @@ impl Calibration {
 
 const N_GLOBAL: usize = 8;
 /// Evaluations of the step loop that polish the steady-state optimum.
-const POLISH_EVALUATIONS: usize = 1000;
+const POLISH_EVALUATIONS: usize = 300;
 
 /// Index of the TP latency scale among the shared coordinates.
 const TP_SCALE: usize = 7;

@@ -50,6 +50,10 @@ pub struct ReportRow {
     pub predicted_tok_s: f64,
     /// Absolute percentage error, |predicted - measured| / measured x 100.
     pub ape: f64,
+    /// The prediction's latencies and preemptions at this point (issue 10: shown beside tok/s).
+    pub predicted_ttft_s: f64,
+    pub predicted_tpot_s: f64,
+    pub predicted_preemptions_per_request: f64,
     pub role: PointRole,
     pub flags: Vec<String>,
     pub bottleneck: String,
@@ -153,6 +157,9 @@ pub fn build_for(
                 measured_tok_s: p.output_tok_s,
                 predicted_tok_s: pr.output_tok_s,
                 ape: ape(pr.output_tok_s, p.output_tok_s),
+                predicted_ttft_s: pr.ttft_s,
+                predicted_tpot_s: pr.tpot_s,
+                predicted_preemptions_per_request: pr.preemptions_per_request,
                 role,
                 flags: p.flags.iter().map(|f| f.name().to_string()).collect(),
                 bottleneck: pr.bottleneck.name().to_string(),

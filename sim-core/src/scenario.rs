@@ -3,6 +3,7 @@
 use crate::dataset::schema::*;
 use crate::dataset::Dataset;
 use crate::diagnostic::Diagnostic;
+use crate::spec::{MLA_NOPE_HEAD_DIM, MLA_V_HEAD_DIM};
 use serde::Serialize;
 
 pub use crate::spec::{AttentionSpec, HardwareSpec, LinkParams, ModelSpec, DEFAULT_INTRA_CALL_LATENCY_S};
@@ -74,10 +75,14 @@ pub fn model_spec(m: &ModelFile) -> ModelSpec {
     }
 }
 
-/// MLA's per-head key (non-rotary part) and value dimensions in prefill, where the card does not say (assumed:
-/// DeepSeek-V3's config.json, `qk_nope_head_dim` 128 and `v_head_dim` 128, which later MLA models kept).
-pub const MLA_NOPE_HEAD_DIM: f64 = 128.0;
-pub const MLA_V_HEAD_DIM: f64 = 128.0;
+/// The engine profile a scenario on `hardware` uses when it names none: the profile measured on that machine
+/// (`default_for` lists it), else the one marked `*` for every other machine, else `DEFAULT_ENGINE`. A fit of
+/// one engine build on one machine is never silently the engine of another machine when a profile says so.
+pub fn default_engine(ds: &Dataset, hardware: Option<&str>) -> String {
+    let claims =
+        |want: &str| ds.engines.values().find(|e| e.default_for.iter().any(|h| h == want)).map(|e| e.id.clone());
+    hardware.and_then(claims).or_else(|| claims("*")).unwrap_or_else(|| DEFAULT_ENGINE.to_string())
+}
 
 /// Attention geometry from a card: head dimensions where the card gives them, else the `4 x hidden` shortcut.
 fn attention_spec(a: &crate::dataset::schema::Architecture) -> AttentionSpec {
@@ -241,7 +246,15 @@ pub fn resolve(ds: &Dataset, file: &str, sc: &ScenarioFile) -> Result<Scenario, 
     let (Some(hardware), Some(model)) = (hardware, model) else { return Err(errs) };
     let mut s = Scenario {
         id: sc.id.clone(),
-        engine: sc.engine.clone().unwrap_or_else(|| DEFAULT_ENGINE.to_string()),
+        engine: sc.engine.clone().unwrap_or_else(|| {
+            default_engine(
+                ds,
+                match &sc.hardware {
+                    Reference::Id(id) => Some(id.as_str()),
+                    Reference::Inline(_) => None,
+                },
+            )
+        }),
         hardware,
         model,
         workloads: sc.workloads.clone(),

@@ -46,6 +46,11 @@ impl LinkParams {
     }
 }
 
+/// MLA's per-head key (non-rotary part) and value dimensions in prefill, where the card does not say (assumed:
+/// DeepSeek-V3's config.json, `qk_nope_head_dim` 128 and `v_head_dim` 128, which later MLA models kept).
+pub const MLA_NOPE_HEAD_DIM: f64 = 128.0;
+pub const MLA_V_HEAD_DIM: f64 = 128.0;
+
 /// A model in SI units.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ModelSpec {

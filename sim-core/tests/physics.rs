@@ -163,3 +163,48 @@ fn the_input_embedding_is_gathered_not_streamed() {
     let gpus = s.hardware.gpus;
     assert_eq!(place(&s.model, &s.hardware, gpus, &k), place(&with_table.model, &s.hardware, gpus, &k));
 }
+
+/// Every admitted request completes: under KV pressure that preempts (and recomputes) requests, the loop still
+/// finishes every client's requests through its measured window.
+#[test]
+fn preemption_never_loses_a_request() {
+    let k = Coefficients::default();
+    let s = &scenarios()["minimax-m3"];
+    for (span, c) in [(1.0, 64.0), (2.0, 256.0)] {
+        let e = sim_core::model::modes::engine(s, &k, span);
+        let r = sim_core::model::serving::colocated(&e, c, 8192.0, 1024.0);
+        assert!(r.preemptions_per_request > 0.0, "span {span} at {c}: no preemption, the case tests nothing");
+        assert!(r.completed >= 2.0 * c - 1e-6, "span {span} at {c}: {} of {} measured requests", r.completed, 2.0 * c);
+        assert!(r.completed_total >= 3.0 * c - 1e-6, "span {span} at {c}: {} completed in all", r.completed_total);
+        assert!(r.output_tok_s > 0.0 && r.output_tok_s.is_finite());
+    }
+}
+
+/// The fit searches on the closed-form steady state and predicts with the step loop: wherever the KV pool does
+/// not bind, the two agree (the search would otherwise optimise another model).
+#[test]
+fn steady_state_tracks_the_step_loop() {
+    let k = Coefficients::default();
+    let mut worst = (0.0, String::new());
+    for s in scenarios().values() {
+        for mode in [Mode::Single, Mode::Tp2, Mode::Pd] {
+            for (isl, osl) in [(512, 512), (8192, 1024)] {
+                for c in [1, 8, 32] {
+                    let p = predict(s, &k, mode, isl, osl, c);
+                    if p.output_tok_s <= 0.0
+                        || p.preemptions_per_request > 0.0
+                        || f64::from(c) > 0.5 * p.max_resident_seqs
+                    {
+                        continue;
+                    }
+                    let steady = sim_core::model::steady::output_tok_s(s, &k, mode, isl, osl, c);
+                    let off = (p.output_tok_s / steady - 1.0).abs();
+                    if off > worst.0 {
+                        worst = (off, format!("{} {} {isl}/{osl} at {c}", s.model.id, mode.name()));
+                    }
+                }
+            }
+        }
+    }
+    assert!(worst.0 < 0.15, "step loop and steady state differ by {:.1}% at {}", worst.0 * 100.0, worst.1);
+}

@@ -1090,6 +1090,10 @@ pub struct EngineFile {
     /// with `fitted_on`, they are where the fit starts.
     #[serde(default)]
     pub coefficients: BTreeMap<String, Quantity>,
+    /// Hardware ids whose scenarios use this profile when they name none (the machines this build was measured
+    /// on); `*` makes it the profile of every other machine.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub default_for: Vec<String>,
     #[serde(default)]
     pub note: Option<String>,
 }

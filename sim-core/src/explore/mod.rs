@@ -98,7 +98,7 @@ pub enum ModelChoice {
 #[derive(Debug, Clone)]
 pub struct PlanQuery {
     pub hardware: String,
-    /// The engine profile (`None`: `DEFAULT_ENGINE`).
+    /// The engine profile (`None`: the one measured on the hardware, see `scenario::default_engine`).
     pub engine: Option<String>,
     pub settings: Vec<Setting>,
     pub model: ModelChoice,
@@ -283,7 +283,10 @@ impl Workspace {
         };
         let mut scenario = Scenario {
             id: format!("plan-{}-{}", model.id, hardware.id),
-            engine: q.engine.clone().unwrap_or_else(|| DEFAULT_ENGINE.to_string()),
+            engine: q
+                .engine
+                .clone()
+                .unwrap_or_else(|| crate::scenario::default_engine(&self.dataset, Some(hardware.id.as_str()))),
             hardware,
             model,
             workloads: vec![q.workload],

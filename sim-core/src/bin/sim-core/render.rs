@@ -64,6 +64,9 @@ pub fn predictions(preds: &[Prediction]) -> Table {
         "step_ms",
         "resident",
         "max_resident",
+        "preemptions_per_request",
+        "kv_use",
+        "queue_s",
         "bottleneck",
     ]);
     for p in preds {
@@ -78,6 +81,9 @@ pub fn predictions(preds: &[Prediction]) -> Table {
             fmt3(p.step_s * 1e3),
             fmt3(p.resident_seqs),
             fmt_num(p.max_resident_seqs),
+            fmt3(p.preemptions_per_request),
+            fmt3(p.kv_utilization),
+            fmt3(p.queue_s),
             p.bottleneck.name().into(),
         ]);
     }
@@ -95,6 +101,7 @@ pub fn plan_table(plan: &Plan) -> Table {
     headers.extend(per_mode("bound"));
     headers.extend(per_mode("ttft_s"));
     headers.extend(per_mode("tpot_ms"));
+    headers.extend(per_mode("preemptions"));
     let header_refs: Vec<&str> = headers.iter().map(String::as_str).collect();
     let mut t = Table::new(&header_refs);
     for r in &plan.rows {
@@ -104,6 +111,7 @@ pub fn plan_table(plan: &Plan) -> Table {
         row.extend(r.modes.iter().map(|p| p.bottleneck.name().to_string()));
         row.extend(r.modes.iter().map(|p| fmt3(p.ttft_s)));
         row.extend(r.modes.iter().map(|p| fmt3(p.tpot_s * 1e3)));
+        row.extend(r.modes.iter().map(|p| fmt3(p.preemptions_per_request)));
         t.row(row);
     }
     t
@@ -153,6 +161,9 @@ pub fn report_rows(r: &Report) -> Table {
         "role",
         "flags",
         "bottleneck",
+        "ttft_s",
+        "tpot_ms",
+        "preemptions",
     ]);
     for row in &r.rows {
         t.row(vec![
@@ -167,6 +178,9 @@ pub fn report_rows(r: &Report) -> Table {
             row.role.name().into(),
             row.flags.join(";"),
             row.bottleneck.clone(),
+            fmt3(row.predicted_ttft_s),
+            fmt3(row.predicted_tpot_s * 1e3),
+            fmt3(row.predicted_preemptions_per_request),
         ]);
     }
     t
@@ -185,6 +199,13 @@ pub fn report_summary(r: &Report, stated: &[StatedRow]) -> Vec<String> {
     ));
     for (name, value, basis) in r.calibration.coefficients.describe(r.calibration.set_description()) {
         out.push(format!("  {name:<28} {value:>12.6}  {basis}"));
+    }
+    let outside = sim_core::fit::implausible(&r.calibration.coefficients);
+    if !outside.is_empty() {
+        out.push("outside the plausible range (a cost the physics lacks stands in for it):".into());
+        for c in outside {
+            out.push(format!("  {:<28} {:>12.6}  {} [{}, {}]: {}", c.name, c.value, c.side, c.low, c.high, c.why));
+        }
     }
     out.push(String::new());
     let mut t = Table::new(&[
@@ -386,6 +407,7 @@ pub fn engines(profiles: &[std::sync::Arc<sim_core::explore::EngineProfile>]) ->
         "spec_per_seq_overhead_us",
         "draft_pass_overhead_ms",
         "tp_latency_scale",
+        "outside_plausible_range",
     ]);
     for p in profiles {
         let k = &p.coefficients;
@@ -400,6 +422,15 @@ pub fn engines(profiles: &[std::sync::Arc<sim_core::explore::EngineProfile>]) ->
             format!("{:.1}", k.spec_per_seq_overhead_s * 1e6),
             format!("{:.3}", k.draft_pass_overhead_s * 1e3),
             format!("{:.2}", k.tp_latency_scale),
+            if p.obtained.starts_with("fitted") {
+                sim_core::fit::implausible(k)
+                    .iter()
+                    .map(|c| format!("{} ({})", c.name, c.side))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            } else {
+                "- (not fitted)".to_string()
+            },
         ]);
     }
     t
