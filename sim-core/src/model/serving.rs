@@ -157,6 +157,11 @@ impl<'e, 'a> Machine<'e, 'a> {
         }
     }
 
+    /// Share of the KV block pool in use.
+    fn kv_use(&self) -> f64 {
+        (1.0 - self.free_blocks / self.total_blocks).clamp(0.0, 1.0)
+    }
+
     fn seqs(&self) -> f64 {
         self.running.iter().map(|c| c.size).sum()
     }
@@ -417,6 +422,14 @@ struct Tally {
 }
 
 impl Tally {
+    /// Books `steps` steps of `dt` seconds each with `resident` sequences decoding and `kv_use` of the pool used.
+    fn ran(&mut self, steps: f64, dt: f64, resident: f64, kv_use: f64) {
+        self.steps += steps;
+        self.step_time += steps * dt;
+        self.resident_time += steps * dt * resident;
+        self.kv_time += steps * dt * kv_use;
+    }
+
     fn warming(&self, warm: f64) -> bool {
         self.completed_total < warm - 1e-9
     }
@@ -543,19 +556,14 @@ pub fn colocated(e: &Engine, c: f64, isl: f64, osl: f64) -> Measured {
             if !warming {
                 mach.busy[slot] += j * dt;
                 let decoding: f64 = mach.running.iter().map(|c| c.size).sum();
-                tally.steps += j;
-                tally.step_time += j * dt;
-                tally.resident_time += j * dt * decoding;
-                tally.kv_time += j * dt * (1.0 - mach.free_blocks / mach.total_blocks).clamp(0.0, 1.0);
+                tally.ran(j, dt, decoding, mach.kv_use());
             }
             continue;
         }
         let Some((dt, out)) = mach.step(isl, osl, max_seqs, !warming) else { break };
         if !warming {
-            tally.steps += 1.0;
-            tally.step_time += dt;
-            tally.resident_time += dt * mach.running.iter().filter(|c| !c.prefilling()).map(|c| c.size).sum::<f64>();
-            tally.kv_time += dt * (1.0 - mach.free_blocks / mach.total_blocks).clamp(0.0, 1.0);
+            let decoding = mach.running.iter().filter(|c| !c.prefilling()).map(|c| c.size).sum();
+            tally.ran(1.0, dt, decoding, mach.kv_use());
         }
         tally.finish(&out.done, mach.clock_s, osl, warm);
         // Each finished client sends its next request at once; those finishing together arrive together.
@@ -654,20 +662,14 @@ pub fn disaggregated(pre: &Engine, dec: &Engine, transfer_s_per_request: f64, c:
                 if !warming {
                     d.busy[slot] += j * dt;
                     d_busy += j * dt;
-                    tally.steps += j;
-                    tally.step_time += j * dt;
-                    tally.resident_time += j * dt * d.seqs();
-                    tally.kv_time += j * dt * (1.0 - d.free_blocks / d.total_blocks).clamp(0.0, 1.0);
+                    tally.ran(j, dt, d.seqs(), d.kv_use());
                 }
                 continue;
             }
             let Some((dt, out)) = d.step(isl, osl, max_seqs, !warming) else { continue };
             if !warming {
                 d_busy += dt;
-                tally.steps += 1.0;
-                tally.step_time += dt;
-                tally.resident_time += dt * d.seqs();
-                tally.kv_time += dt * (1.0 - d.free_blocks / d.total_blocks).clamp(0.0, 1.0);
+                tally.ran(1.0, dt, d.seqs(), d.kv_use());
             }
             tally.finish(&out.done, d.clock_s, osl, warm);
             let returning: f64 = out.done.iter().map(|c| c.size).sum();
