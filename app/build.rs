@@ -1,6 +1,7 @@
 //! Generates the list of bundled dataset files (every `.json` under ../data, embedded with `include_str!`,
-//! except the JSON Schemas in data/schema/, which describe the files and are no part of the dataset) and
-//! records the commit the page is built from.
+//! except the JSON Schemas in data/schema/, which describe the files and are no part of the dataset), fits them
+//! once with sim-core on the host (the page adopts those fits instead of fitting at start-up; a fingerprint of
+//! the texts makes sure they are these files' fits), and records the commit the page is built from.
 
 use std::path::{Path, PathBuf};
 
@@ -54,6 +55,18 @@ fn main() {
             println!("cargo:rerun-if-changed={}", p.display());
         }
     }
-    let out = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("bundle.rs");
-    std::fs::write(out, src).unwrap();
+    let out_dir = PathBuf::from(std::env::var("OUT_DIR").unwrap());
+    std::fs::write(out_dir.join("bundle.rs"), src).unwrap();
+    // The fits, exactly as the CLI computes them on data/ (an invalid dataset bakes nothing; the page then
+    // reports its errors as before).
+    let texts: Vec<sim_core::dataset::SourceText> = files
+        .iter()
+        .map(|(rel, p)| sim_core::dataset::SourceText {
+            path: rel.clone(),
+            text: std::fs::read_to_string(p).unwrap_or_else(|e| panic!("cannot read {}: {e}", p.display())),
+        })
+        .collect();
+    let ws = sim_core::explore::Workspace::load(&texts, None);
+    let fitted = if ws.is_valid() { ws.fitted_state_json(&texts) } else { String::new() };
+    std::fs::write(out_dir.join("fitted.json"), fitted).unwrap();
 }

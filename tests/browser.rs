@@ -18,8 +18,10 @@ use std::time::Instant;
 /// here. 545 KiB gzipped (558,229 bytes) in 2026-11 after issue 11's page work: the step-level model added about
 /// 28 KiB, the frontier and compare views, the SVG and JSON downloads and the latency columns about 50 KiB, and the
 /// cuts took about 11 KiB back (one drawing backend type for canvas and SVG, the big tables as escaped markup).
+/// Then 556 KiB (568,900 bytes): the fits baked at build time (app/build.rs) cost about 10 KiB of deserialising
+/// code and save the start-up fit (the browser suite went from 172 s to 53 s here).
 /// Was 476 KiB; the 350 KB aim is missed.
-const BUDGET_GZIP_BYTES: u64 = 550 * 1024;
+const BUDGET_GZIP_BYTES: u64 = 560 * 1024;
 
 /// The default page's throughput chart for one model and the 8192/1024 workload (index 1 of the workload picker).
 const MINIMAX_LONG: &str = "?model=minimax-m3&workload=8192-1024";

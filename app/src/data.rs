@@ -1,5 +1,5 @@
 //! The bundled dataset: the files of `data/` compiled in, loaded into a `sim_core::explore::Workspace` exactly
-//! as the CLI loads a directory, validated, and fitted once.
+//! as the CLI loads a directory, validated, and fitted once (at build time for the bundled files).
 
 use sim_core::dataset::SourceText;
 use sim_core::explore::Workspace;
@@ -9,6 +9,9 @@ use std::collections::BTreeMap;
 mod bundle {
     include!(concat!(env!("OUT_DIR"), "/bundle.rs"));
 }
+
+/// The fits of the bundled files, computed by the build script (`app/build.rs`).
+pub const FITTED: &str = include_str!(concat!(env!("OUT_DIR"), "/fitted.json"));
 
 /// What the page asks its questions of; `errors` non-empty means the dataset is unusable and the page says why.
 #[derive(Debug, Default)]
@@ -46,8 +49,11 @@ pub fn load_from(files: &[SourceText]) -> Bundle {
         let errors = ws.errors().iter().map(|d| d.to_string()).collect();
         return Bundle { errors, ..Bundle::default() };
     }
-    // Fit now, at start-up, rather than on the first redraw.
-    ws.coefficients();
+    // The build script's fits when these are the bundled files; otherwise fit now, at start-up, rather than on
+    // the first redraw.
+    if !ws.adopt_fitted_state(files, FITTED) {
+        ws.coefficients();
+    }
     let hardware = ws.hardware();
     Bundle { errors: Vec::new(), ws, hardware }
 }

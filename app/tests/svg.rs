@@ -640,3 +640,27 @@ fn points_table_markup_lists_every_point_and_stated_value_escaped() {
     // Quotes go in as text: no raw angle bracket or quote from the data reaches the markup.
     assert!(rows.iter().all(|r| html.contains(&twotower_app::html::escape(&r.quote))));
 }
+
+/// The page adopts the fits its build script computed on the bundled files (no fit at start-up), and they are
+/// the fits a fresh workspace computes; another dataset is never given them.
+#[test]
+fn bundled_fits_are_baked_at_build_time_and_equal_a_fresh_fit() {
+    let sources = data::sources();
+    let baked = sim_core::explore::Workspace::load(&sources, None);
+    assert!(baked.adopt_fitted_state(&sources, data::FITTED), "the build script's fits were not adopted");
+    let fresh = sim_core::explore::Workspace::load(&sources, None);
+    // JSON carries each number to within a unit in the last place (serde_json's default float parsing).
+    let same = |a: &sim_core::model::Coefficients, b: &sim_core::model::Coefficients| {
+        let (a, b) = (a.describe(""), b.describe(""));
+        assert_eq!(a.len(), b.len());
+        for ((na, va, _), (nb, vb, _)) in a.iter().zip(&b) {
+            assert_eq!(na, nb);
+            assert!((va - vb).abs() <= 1e-12 * va.abs().max(vb.abs()), "{na}: baked {va}, fresh {vb}");
+        }
+    };
+    same(baked.coefficients(), fresh.coefficients());
+    same(&baked.engine("vllm-generic").unwrap().coefficients, &fresh.engine("vllm-generic").unwrap().coefficients);
+    let mut other = sources.clone();
+    other[0].text.push(' ');
+    assert!(!sim_core::explore::Workspace::load(&other, None).adopt_fitted_state(&other, data::FITTED));
+}

@@ -13,7 +13,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Which points the fit may see.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum FitSet {
     /// Every unflagged point of every mode.
@@ -37,7 +37,7 @@ impl FitSet {
 }
 
 /// The fitted coefficients and how the fit went.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Calibration {
     pub set: FitSet,
     pub coefficients: Coefficients,

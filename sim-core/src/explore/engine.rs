@@ -15,7 +15,7 @@ use std::sync::Arc;
 const PRIOR_WEIGHT: f64 = 1e-3;
 
 /// An engine profile ready to predict with.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct EngineProfile {
     pub id: String,
     pub name: String,

@@ -80,6 +80,14 @@ pub struct CalibratedScenario {
     pub file: ScenarioFile,
 }
 
+/// Fits computed once for a dataset (see `Workspace::fitted_state_json`).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+struct FittedState {
+    fingerprint: u64,
+    all: Calibration,
+    engines: Vec<EngineProfile>,
+}
+
 /// Where the planner's model comes from.
 #[derive(Debug, Clone)]
 // Built once per planner query and moved into the scenario: the size of a description costs nothing here.
@@ -121,6 +129,47 @@ impl Workspace {
         diagnostic::sort(&mut diagnostics);
         let points = dataset.points();
         Workspace { dataset, diagnostics, scenarios, points, ..Workspace::default() }
+    }
+
+    /// A fingerprint of the dataset's texts (FNV-1a over paths and contents in path order): which data a
+    /// `FittedState` was computed from.
+    pub fn fingerprint(files: &[SourceText]) -> u64 {
+        let mut sorted: Vec<&SourceText> = files.iter().collect();
+        sorted.sort_by(|a, b| a.path.cmp(&b.path));
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for f in sorted {
+            for b in f.path.bytes().chain([0u8]).chain(f.text.bytes()).chain([0u8]) {
+                h ^= u64::from(b);
+                h = h.wrapping_mul(0x0100_0000_01b3);
+            }
+        }
+        h
+    }
+
+    /// The fits this workspace computes on its own data (the fit over every point and every engine profile), as
+    /// JSON: the page bakes them at build time (`app/build.rs`) instead of fitting at start-up.
+    pub fn fitted_state_json(&self, files: &[SourceText]) -> String {
+        let engines: Vec<EngineProfile> =
+            self.engines().into_iter().filter_map(Result::ok).map(|p| (*p).clone()).collect();
+        let state =
+            FittedState { fingerprint: Self::fingerprint(files), all: self.calibration(FitSet::All).clone(), engines };
+        serde_json::to_string(&state).unwrap_or_default()
+    }
+
+    /// Adopts fits computed by `fitted_state_json` on exactly these files; returns whether it did (a different
+    /// dataset, or text that does not parse, leaves the workspace to fit on demand as usual).
+    pub fn adopt_fitted_state(&self, files: &[SourceText], json: &str) -> bool {
+        let Ok(state) = serde_json::from_str::<FittedState>(json) else { return false };
+        if state.fingerprint != Self::fingerprint(files) {
+            return false;
+        }
+        let _ = self.fit_all.set(state.all);
+        if let Ok(mut cache) = self.engine_cache.lock() {
+            for e in state.engines {
+                cache.insert(e.id.clone(), std::sync::Arc::new(e));
+            }
+        }
+        true
     }
 
     /// The errors among the diagnostics.
