@@ -99,8 +99,8 @@ struct Machine<'e, 'a> {
     waiting: VecDeque<Cohort>,
     total_blocks: f64,
     free_blocks: f64,
-    /// Tokens one KV block holds.
-    block_tokens: f64,
+    /// Bytes one KV block holds on this engine's GPU (computed once: `blocks_for` runs every step).
+    block_bytes: f64,
     /// Accepted tokens per decoding sequence per step, and tokens each verifies.
     accepted: f64,
     verify: f64,
@@ -133,7 +133,7 @@ impl<'e, 'a> Machine<'e, 'a> {
             waiting: VecDeque::new(),
             total_blocks,
             free_blocks: total_blocks,
-            block_tokens,
+            block_bytes,
             accepted: e.tokens_per_step(),
             verify: e.model.draft_tokens.max(0.0) + 1.0,
             isl,
@@ -146,14 +146,12 @@ impl<'e, 'a> Machine<'e, 'a> {
         if self.total_blocks.is_infinite() {
             return 0.0;
         }
-        // Window layers hold at most their window: count the pool in full-attention-equivalent tokens.
-        let bytes = self.e.kv_bytes_at(tokens);
-        let per_block = self.e.kv_bytes_at(self.block_tokens);
         if tokens <= 0.0 {
             0.0
         } else {
-            // A request's last block is half full on average (the fluid form of rounding up).
-            bytes / per_block + 0.5
+            // Window layers hold at most their window: count the pool in full-attention-equivalent tokens. A
+            // request's last block is half full on average (the fluid form of rounding up).
+            self.e.kv_bytes_at(tokens) / self.block_bytes + 0.5
         }
     }
 
