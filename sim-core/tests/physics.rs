@@ -197,6 +197,33 @@ fn preemption_never_loses_a_request() {
     }
 }
 
+/// TensorRT-LLM's `GUARANTEED_NO_EVICT`: a request is admitted only with its whole KV reserved, so nothing is
+/// ever preempted, the resident count stays within the pool, and clients past the pool queue: throughput holds
+/// its plateau (vLLM's policy on the same engine preempts and recomputes instead).
+#[test]
+fn guaranteed_no_evict_queues_instead_of_preempting() {
+    let s = &scenarios()["minimax-m3"];
+    let vllm = Coefficients::default();
+    let trt = Coefficients { admission: sim_core::model::Admission::GuaranteedNoEvict, ..Coefficients::default() };
+    let e = sim_core::model::modes::engine(s, &trt, 1.0);
+    // The pool in requests, unrounded: the loop's cohorts are fluid down to one request.
+    let pool = e.placement.kv_pool_bytes / e.kv_bytes_at(8192.0 + 1024.0);
+    assert!(pool >= 2.0, "the case needs a pool of a few requests, got {pool}");
+    let mut last = 0.0;
+    for c in [pool, 2.0 * pool, 4.0 * pool] {
+        let r = sim_core::model::serving::colocated(&e, c, 8192.0, 1024.0);
+        assert_eq!(r.preemptions_per_request, 0.0, "{c} clients: preempted under no-evict");
+        assert!(r.resident <= pool + 1e-6, "{c} clients: {} resident in a pool of {pool}", r.resident);
+        assert!(r.completed >= 2.0 * c.round() - 1e-6, "{c} clients: {} of {} measured requests", r.completed, 2.0 * c);
+        assert!(r.output_tok_s >= 0.99 * last, "{c} clients: {} tok/s after {last}", r.output_tok_s);
+        last = r.output_tok_s;
+    }
+    // The same engine under vLLM's policy preempts there: the policy, not the load, makes the difference.
+    let vllm_engine = sim_core::model::modes::engine(s, &vllm, 1.0);
+    let r = sim_core::model::serving::colocated(&vllm_engine, 4.0 * pool, 8192.0, 1024.0);
+    assert!(r.preemptions_per_request > 0.0, "vLLM's policy should preempt at four times the pool");
+}
+
 /// The fit searches on the closed-form steady state and predicts with the step loop: wherever the KV pool does
 /// not bind, the two agree (the search would otherwise optimise another model).
 #[test]

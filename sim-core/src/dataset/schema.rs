@@ -1090,12 +1090,54 @@ pub struct EngineFile {
     /// with `fitted_on`, they are where the fit starts.
     #[serde(default)]
     pub coefficients: BTreeMap<String, Quantity>,
+    /// Start from another profile's coefficients (fitted or given) instead of the defaults: an engine build
+    /// no sweep here measures, which differs from a measured one only in what `coefficients` and `admission`
+    /// state. Exclusive with `fitted_on`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub based_on: Option<String>,
+    /// The scheduler's admission policy against the KV pool (absent: vLLM's, preempt the newest), with its basis.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub admission: Option<AdmissionChoice>,
     /// Hardware ids whose scenarios use this profile when they name none (the machines this build was measured
     /// on); `*` makes it the profile of every other machine.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub default_for: Vec<String>,
     #[serde(default)]
     pub note: Option<String>,
+}
+
+/// An engine profile's admission policy and why it is that one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct AdmissionChoice {
+    pub policy: Admission,
+    pub basis: Basis,
+    /// The documentation or measurement that says the engine behaves so.
+    pub reference: String,
+}
+
+/// A serving engine's admission policy against its KV block pool.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum Admission {
+    /// vLLM V1: admit while the prompt's blocks are free; a running request that needs a block when none is
+    /// free preempts the newest running request, which recomputes later (DOMAIN.md 3c).
+    #[default]
+    PreemptNewest,
+    /// TensorRT-LLM's default capacity policy `GUARANTEED_NO_EVICT`: admit a request only when blocks for its
+    /// prompt plus its whole output are free, reserve them, never preempt; past the pool requests queue.
+    GuaranteedNoEvict,
+}
+
+impl Admission {
+    pub fn name(self) -> &'static str {
+        match self {
+            Admission::PreemptNewest => "preempt_newest",
+            Admission::GuaranteedNoEvict => "guaranteed_no_evict",
+        }
+    }
 }
 
 /// The points an engine profile is fitted on.

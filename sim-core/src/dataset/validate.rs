@@ -1017,6 +1017,34 @@ impl Checker<'_> {
                 }
                 self.quantity(&file, &pointer, q, want, true);
             }
+            if let Some(parent) = &e.based_on {
+                if e.fitted_on.is_some() {
+                    self.err(
+                        &file,
+                        "/based_on".into(),
+                        "`based_on` and `fitted_on` exclude each other".into(),
+                        "fit the profile, or base it on a fitted one, not both",
+                    );
+                } else if !self.ds.engines.contains_key(parent) || parent == &e.id {
+                    let ids: Vec<&str> = self.ds.engines.keys().map(String::as_str).collect();
+                    self.err(
+                        &file,
+                        "/based_on".into(),
+                        format!("`based_on` names no other engine profile: `{parent}`"),
+                        &format!("use an id from data/engines/: {}", ids.join(", ")),
+                    );
+                }
+            }
+            if let Some(a) = &e.admission {
+                if a.reference.trim().is_empty() {
+                    self.err(
+                        &file,
+                        "/admission/reference".into(),
+                        "the admission policy has no reference".into(),
+                        "name the documentation or measurement that says the engine admits so",
+                    );
+                }
+            }
             if let Some(f) = &e.fitted_on {
                 if !datasets.contains(&f.dataset) {
                     let known: Vec<&str> = datasets.iter().map(String::as_str).collect();

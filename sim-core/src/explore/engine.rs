@@ -77,21 +77,44 @@ impl Workspace {
             let known: Vec<&str> = self.dataset.engines.keys().map(String::as_str).collect();
             return Err(format!("unknown engine profile `{id}` (known: {})", known.join(", ")));
         };
-        let mut base = Coefficients::default();
+        if e.based_on.is_some() && e.fitted_on.is_some() {
+            return Err(format!("engine `{id}`: `based_on` and `fitted_on` exclude each other"));
+        }
+        let (mut base, inherited) = match &e.based_on {
+            Some(parent) => {
+                // Follow the chain first: a cycle would otherwise recurse without end.
+                let mut seen = vec![id];
+                let mut next = Some(parent.as_str());
+                while let Some(p) = next {
+                    if seen.contains(&p) {
+                        return Err(format!(
+                            "engine `{id}`: `based_on` runs in a circle ({} -> {p})",
+                            seen.join(" -> ")
+                        ));
+                    }
+                    seen.push(p);
+                    next = self.dataset.engines.get(p).and_then(|f| f.based_on.as_deref());
+                }
+                let p = self.engine(parent).map_err(|m| format!("engine `{id}`: based_on: {m}"))?;
+                (p.coefficients.clone(), format!("{parent}'s coefficients ({})", p.obtained))
+            }
+            None => (Coefficients::default(), String::new()),
+        };
         let mut given = Vec::new();
+        if let Some(a) = &e.admission {
+            base.admission = a.policy;
+            given.push(format!("admission {} ({})", a.policy.name(), a.basis.label()));
+        }
         for (name, q) in &e.coefficients {
             let v = q.si().ok_or_else(|| format!("engine `{id}`: `{name}` has an unknown unit `{}`", q.unit))?;
             base.set_named(name, v).map_err(|m| format!("engine `{id}`: {m}"))?;
-            given.push(name.as_str());
+            given.push(name.clone());
         }
         let given = if given.is_empty() { String::new() } else { format!("; given: {}", given.join(", ")) };
         let Some(f) = &e.fitted_on else {
-            return Ok(EngineProfile {
-                id: id.into(),
-                name: e.name.clone(),
-                obtained: format!("not fitted{given}"),
-                coefficients: base,
-            });
+            let obtained =
+                if inherited.is_empty() { format!("not fitted{given}") } else { format!("{inherited}{given}") };
+            return Ok(EngineProfile { id: id.into(), name: e.name.clone(), obtained, coefficients: base });
         };
         let modes = f.modes.as_ref().map_or("every mode".to_string(), |m| {
             m.iter().map(|m| m.name()).collect::<Vec<_>>().join(", ") + " points"

@@ -50,6 +50,10 @@ pub struct Coefficients {
     /// Most requests running at once (assumed: vLLM's `--max-num-seqs`, 256 in its engine arguments' long-standing
     /// default; no sweep here runs more clients).
     pub max_num_seqs: f64,
+    /// How the scheduler admits requests against the KV pool (an engine choice: vLLM preempts, TensorRT-LLM by
+    /// default reserves a request's whole KV before it starts).
+    #[serde(default)]
+    pub admission: Admission,
     /// Per-model draft acceptance (fitted per model where its points allow), keyed by model id.
     pub acceptance: std::collections::BTreeMap<String, f64>,
     /// Per-model routing share of the experts that spill to CPU memory, relative to uniform routing (fitted per
@@ -74,13 +78,14 @@ impl Default for Coefficients {
             prefill_chunk_tokens: 8192.0,
             kv_block_tokens: 16.0,
             max_num_seqs: 256.0,
+            admission: Admission::default(),
             acceptance: Default::default(),
             spilled_routing_share: Default::default(),
         }
     }
 }
 
-pub use crate::dataset::schema::ENGINE_COEFFICIENTS;
+pub use crate::dataset::schema::{Admission, ENGINE_COEFFICIENTS};
 
 impl Coefficients {
     /// The acceptance to use for a model: fitted if present, else the model card's prior.

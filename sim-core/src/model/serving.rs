@@ -16,7 +16,7 @@
 //! rounds of requests after a first round that fills the pipeline.
 
 use super::batching::{Engine, StepLoad};
-use super::Bottleneck;
+use super::{Admission, Bottleneck};
 use std::collections::VecDeque;
 
 /// Clients are pooled into at most this many cohorts: enough that prompt arrivals spread over a round like
@@ -104,8 +104,11 @@ struct Machine<'e, 'a> {
     /// Accepted tokens per decoding sequence per step, and tokens each verifies.
     accepted: f64,
     verify: f64,
-    /// Prompt tokens of every request in the sweep point.
+    /// Prompt and output tokens of every request in the sweep point.
     isl: f64,
+    osl: f64,
+    /// The engine reserves a request's whole KV (prompt plus output) when it admits it, and never preempts.
+    reserve_whole: bool,
     clock_s: f64,
     /// Busy time per bottleneck and in all, for the measured window.
     busy: [f64; 5],
@@ -122,7 +125,7 @@ struct StepOut {
 }
 
 impl<'e, 'a> Machine<'e, 'a> {
-    fn new(e: &'e Engine<'a>, role: Role, isl: f64) -> Self {
+    fn new(e: &'e Engine<'a>, role: Role, isl: f64, osl: f64) -> Self {
         let block_tokens = e.k.kv_block_tokens.max(1.0);
         let block_bytes = e.kv_bytes_at(block_tokens);
         let total_blocks = if block_bytes > 0.0 { e.placement.kv_pool_bytes / block_bytes } else { f64::INFINITY };
@@ -137,8 +140,22 @@ impl<'e, 'a> Machine<'e, 'a> {
             accepted: e.tokens_per_step(),
             verify: e.model.draft_tokens.max(0.0) + 1.0,
             isl,
+            osl,
+            // A prefill-only machine holds a prompt's KV only until it is handed over: it reserves the prompt.
+            reserve_whole: e.k.admission == Admission::GuaranteedNoEvict && role != Role::PrefillOnly,
             clock_s: 0.0,
             busy: [0.0; 5],
+        }
+    }
+
+    /// Blocks each request of waiting cohort `w` takes when admitted with `per` prompt tokens this step: its
+    /// context after the step, or under `GuaranteedNoEvict` its whole lifetime's KV (prompt, every output
+    /// token still to come, and the draft tokens verified in its last step).
+    fn admission_blocks(&self, w: &Cohort, per: f64) -> f64 {
+        if self.reserve_whole {
+            self.blocks_for(w.prompt + (self.osl - w.generated).max(0.0) + self.verify)
+        } else {
+            self.blocks_for(w.computed + per)
         }
     }
 
@@ -190,7 +207,7 @@ impl<'e, 'a> Machine<'e, 'a> {
         }
         if let Some(w) = self.waiting.front() {
             let per = (w.prompt - w.computed).min(self.e.k.prefill_chunk_tokens.max(1.0) / w.size);
-            if w.arrival_s <= self.clock_s && self.blocks_for(w.computed + per) <= self.free_blocks {
+            if w.arrival_s <= self.clock_s && self.admission_blocks(w, per) <= self.free_blocks {
                 return None;
             }
         }
@@ -304,7 +321,7 @@ impl<'e, 'a> Machine<'e, 'a> {
                     break;
                 }
                 let per = (w.prompt - w.computed).min(budget / w.size);
-                let need_each = self.blocks_for(w.computed + per);
+                let need_each = self.admission_blocks(w, per);
                 let fit = if need_each > 0.0 { self.free_blocks / need_each } else { w.size };
                 let n = w.size.min(fit).min(max_seqs - seqs);
                 if n < MIN_PART && n < w.size {
@@ -542,7 +559,7 @@ pub fn colocated(e: &Engine, c: f64, isl: f64, osl: f64) -> Measured {
         return failed(Bottleneck::KvCapacity, max_res);
     }
     let c = c.max(1.0).round();
-    let mut mach = Machine::new(e, Role::Colocated, isl);
+    let mut mach = Machine::new(e, Role::Colocated, isl, osl);
     mach.waiting = initial_cohorts(c, isl);
     let max_seqs = e.k.max_num_seqs.max(1.0);
     let warm = c;
@@ -591,8 +608,8 @@ pub fn disaggregated(pre: &Engine, dec: &Engine, transfer_s_per_request: f64, c:
         return failed(Bottleneck::KvCapacity, max_res);
     }
     let c = c.max(1.0).round();
-    let mut p = Machine::new(pre, Role::PrefillOnly, isl);
-    let mut d = Machine::new(dec, Role::DecodeOnly, isl);
+    let mut p = Machine::new(pre, Role::PrefillOnly, isl, osl);
+    let mut d = Machine::new(dec, Role::DecodeOnly, isl, osl);
     p.waiting = initial_cohorts(c, isl);
     let max_seqs = dec.k.max_num_seqs.max(1.0);
     let (warm, measure) = (c, 2.0 * c);
@@ -607,8 +624,11 @@ pub fn disaggregated(pre: &Engine, dec: &Engine, transfer_s_per_request: f64, c:
         // Reserve decode-side blocks for prefilled requests, oldest first, and start their transfers.
         while let Some((ready, _)) = handoff.front() {
             let ready = *ready;
-            let need_each = d.blocks_for(isl + d.verify);
             let size = handoff[0].1.size;
+            // The decode side holds the prompt's KV plus its first verify step; under GuaranteedNoEvict the
+            // whole request's.
+            let need_each =
+                if d.reserve_whole { d.admission_blocks(&handoff[0].1, 0.0) } else { d.blocks_for(isl + d.verify) };
             let fit = if need_each > 0.0 { d.free_blocks / need_each } else { size };
             let n = size.min(fit).min(max_seqs - d.seqs() - in_flight.iter().map(|f| f.1.size).sum::<f64>());
             if n < MIN_PART && n < size {
