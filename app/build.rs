@@ -1,7 +1,8 @@
 //! Generates the list of bundled dataset files (every `.json` under ../data, embedded with `include_str!`,
 //! except the JSON Schemas in data/schema/, which describe the files and are no part of the dataset), fits them
 //! once with sim-core on the host (the page adopts those fits instead of fitting at start-up; a fingerprint of
-//! the texts makes sure they are these files' fits), and records the commit the page is built from.
+//! the texts makes sure they are these files' fits), checks them with every check (the page shows their errors
+//! but does not run the checks itself), and records the commit the page is built from.
 
 use std::path::{Path, PathBuf};
 
@@ -68,5 +69,14 @@ fn main() {
         .collect();
     let ws = sim_core::explore::Workspace::load(&texts, None);
     let fitted = if ws.is_valid() { ws.fitted_state_json(&texts) } else { String::new() };
+    // The errors of the full checks, which the page's own loader does not run (sim-core's `prechecked`): an
+    // invalid dataset still shows the same list, field paths and all.
+    let mut errors =
+        String::from("/// The bundled files' errors, found here with every check.\npub const ERRORS: &[&str] = &[\n");
+    for d in ws.errors() {
+        errors.push_str(&format!("    {:?},\n", d.to_string()));
+    }
+    errors.push_str("];\n");
+    std::fs::write(out_dir.join("errors.rs"), errors).unwrap();
     std::fs::write(out_dir.join("fitted.json"), fitted).unwrap();
 }

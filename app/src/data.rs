@@ -1,5 +1,5 @@
-//! The bundled dataset: the files of `data/` compiled in, loaded into a `sim_core::explore::Workspace` exactly
-//! as the CLI loads a directory, validated, and fitted once (at build time for the bundled files).
+//! The bundled dataset: the files of `data/` compiled in, loaded into a `sim_core::explore::Workspace` as the
+//! CLI loads a directory; checked and fitted once, at build time for the bundled files (app/build.rs).
 
 use sim_core::dataset::SourceText;
 use sim_core::explore::Workspace;
@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 
 mod bundle {
     include!(concat!(env!("OUT_DIR"), "/bundle.rs"));
+    include!(concat!(env!("OUT_DIR"), "/errors.rs"));
 }
 
 /// The fits of the bundled files, computed by the build script (`app/build.rs`).
@@ -37,8 +38,12 @@ pub fn sources() -> Vec<SourceText> {
     bundle::FILES.iter().map(|(p, t)| SourceText { path: p.to_string(), text: t.to_string() }).collect()
 }
 
-/// Loads, validates and fits the embedded dataset.
+/// Loads, validates and fits the embedded dataset. The build script has checked it: its errors, if any, are
+/// the ones reported (the page's own loader skips those checks, see sim-core's `prechecked`).
 pub fn load() -> Bundle {
+    if !bundle::ERRORS.is_empty() {
+        return Bundle { errors: bundle::ERRORS.iter().map(|e| e.to_string()).collect(), ..Bundle::default() };
+    }
     load_from(&sources())
 }
 

@@ -384,11 +384,16 @@ pub fn typed<T: DeserializeOwned>(file: &str, value: &Value, errs: &mut Vec<Diag
 }
 
 fn typed_at<T: DeserializeOwned>(file: &str, value: &Value, base: &str, errs: &mut Vec<Diagnostic>) -> Option<T> {
-    match serde_path_to_error::deserialize::<_, T>(value) {
+    #[cfg(not(feature = "prechecked"))]
+    let typed = serde_path_to_error::deserialize::<_, T>(value)
+        .map_err(|e| (format!("{base}{}", path_to_pointer(e.path())), e.inner().to_string()));
+    // Path tracking instantiates a wrapper of every deserializer for every type: bundle bytes for texts whose
+    // errors were already reported with their paths when the binary was built.
+    #[cfg(feature = "prechecked")]
+    let typed = T::deserialize(value).map_err(|e| (base.to_string(), e.to_string()));
+    match typed {
         Ok(x) => Some(x),
-        Err(e) => {
-            let pointer = format!("{base}{}", path_to_pointer(e.path()));
-            let inner = e.inner().to_string();
+        Err((pointer, inner)) => {
             errs.push(
                 Diagnostic::error(file, pointer, format!("schema: {inner}"))
                     .with_hint("see data/SCHEMA.md for the fields this kind of file takes"),
@@ -407,6 +412,7 @@ fn elements<T: DeserializeOwned>(file: &str, value: &Value, pointer: &str, errs:
     }
 }
 
+#[cfg(not(feature = "prechecked"))]
 fn path_to_pointer(path: &serde_path_to_error::Path) -> String {
     use serde_path_to_error::Segment;
     let mut out = String::new();
