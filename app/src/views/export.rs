@@ -3,9 +3,10 @@
 
 use crate::charts::ChartSpec;
 use crate::state::UrlState;
+use gloo_file::{Blob, ObjectUrl};
 use leptos::prelude::*;
 use wasm_bindgen::{JsCast, JsValue};
-use web_sys::{Blob, BlobPropertyBag, HtmlAnchorElement, HtmlCanvasElement, Url};
+use web_sys::{HtmlAnchorElement, HtmlCanvasElement};
 
 fn click(href: &str, name: &str) -> Option<()> {
     let a: HtmlAnchorElement = document().create_element("a").ok()?.unchecked_into();
@@ -31,17 +32,12 @@ fn png(name: &str) -> Option<()> {
     click(&href, name)
 }
 
-/// Saves `text` as a file of MIME type `mime`; `kind` names it for the browser test.
-fn save(kind: &str, mime: &str, text: &str, name: &str) -> Option<()> {
-    let parts = js_sys::Array::of1(&JsValue::from_str(text));
-    let opts = BlobPropertyBag::new();
-    opts.set_type(mime);
-    let blob = Blob::new_with_str_sequence_and_options(&parts, &opts).ok()?;
-    let url = Url::create_object_url_with_blob(&blob).ok()?;
+/// Saves `text` as a file of MIME type `mime`; `kind` names it for the browser test. The object URL is revoked
+/// when `url` goes out of scope (gloo-file), after the click has started the download.
+fn save(kind: &str, mime: &str, text: &str, name: &str) {
+    let url = ObjectUrl::from(Blob::new_with_options(text, Some(mime)));
     record(kind, &url, text);
     click(&url, name);
-    let _ = Url::revoke_object_url(&url);
-    Some(())
 }
 
 /// The chart drawn into SVG at the canvas's CSS size.
