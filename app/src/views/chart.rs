@@ -5,6 +5,7 @@
 
 use crate::charts::{fmt_sig, ChartSpec, HitPoints};
 use crate::compute::{PointRow, StatedKind, StatedRow};
+use gloo_events::EventListener;
 use leptos::prelude::*;
 use plotters::prelude::IntoDrawingArea;
 use plotters_canvas::CanvasBackend;
@@ -190,12 +191,14 @@ pub fn Chart(
     // The CSS size and pixel ratio of the last draw: a resize to the same size (the observer's first report, a
     // layout that did not move the chart) draws nothing.
     let drawn = StoredValue::new((0i32, 0i32, 0.0f64));
-    // Zoom changes devicePixelRatio without resizing the container; the window reports that.
-    let _ = window_event_listener(leptos::ev::resize, move |_| {
+    // Zoom changes devicePixelRatio without resizing the container; the window reports that. The listener
+    // lives as long as the chart (gloo-events removes it when the stored value is dropped with the component).
+    let on_zoom = EventListener::new(&window(), "resize", move |_| {
         if window().device_pixel_ratio() != drawn.get_value().2 {
             resized.update(|n| *n += 1);
         }
     });
+    StoredValue::new_local(on_zoom);
     let watch = StoredValue::new_local(None::<SizeWatch>);
     Effect::new(move |_| {
         let Some(w) = wrap.get() else { return };
