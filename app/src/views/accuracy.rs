@@ -20,8 +20,10 @@ fn stats_row(
     id: Option<&'static str>,
 ) -> impl IntoView {
     let overall = kind == "overall";
+    // `data-median` carries the exact value: a reader rounding it again gets the cell's text (a value rounded
+    // to 9.55 first would read 9.6% beside a cell showing 9.5%).
     view! {
-        <tr class:overall=overall id=id data-median=stats.map(|s| format!("{:.2}", s.median_ape)).unwrap_or_default()>
+        <tr class:overall=overall id=id data-median=stats.map(|s| s.median_ape.to_string()).unwrap_or_default()>
             <td>{kind}</td>
             <td>{if overall { "all models and modes".to_string() } else { g.group.clone() }}{note.map(|n| view! { <span class="acc-note">" " {n}</span> })}</td>
             <td class="num">{stats.map_or_else(|| "0".into(), |s| s.n.to_string())}</td>
