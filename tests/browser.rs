@@ -1,7 +1,7 @@
 //! End to end in headless Chromium against dist/, one test per feature so one failure hides no other: first load,
-//! pickers, what-if, URL restore, gain (and its claims), fabric, embeds (and an embed filling a resized frame),
-//! stated ranges, broken links, bad pastes, planner, exports, accuracy, calibration, hover, labels and keyboard on
-//! every view, and the bundle's size budget. Every page is served with a strict Content-Security-Policy and every
+//! pickers, the engine profile picker, what-if, URL restore, gain (and its claims), fabric, embeds (and an embed
+//! filling a resized frame), stated ranges, broken links, bad pastes, planner, exports, accuracy, calibration,
+//! hover, labels and keyboard on every view, and the bundle's size budget. Every page is served with a strict Content-Security-Policy and every
 //! test fails on a violation of it or a console error. Needs dist/ (scripts/build-app.sh) and
 //! Chromium + chromedriver (scripts/setup.sh); TWOTOWER_SKIP_BROWSER=1 skips every test and says so on stderr.
 //! The harness and the shared wait-and-assert steps live in browser_support.rs.
@@ -26,7 +26,10 @@ use std::time::Instant;
 /// Of the rest, about 100 KiB is the code that reads the JSON texts (serde_json, the derived deserializers and
 /// dataset::load), 70 KiB leptos, 55 KiB the app, 40 KiB the model, 25 KiB sort monomorphisations, 80 KiB data
 /// (21 KiB of it the bundled texts). Was 476 KiB; the 350 KB aim is missed.
-const BUDGET_GZIP_BYTES: u64 = 520 * 1024;
+/// Then 522 KiB (534,421 bytes): the engine profile picker (issue 9: the choice through every sweep, plan and
+/// frontier question, the picker on the explorer's and the planner's controls, the link's `engine=`) cost about
+/// 4.7 KB gzipped; the budget moves by that, 520 -> 525 KiB.
+const BUDGET_GZIP_BYTES: u64 = 525 * 1024;
 
 /// The default page's throughput chart for one model and the 8192/1024 workload (index 1 of the workload picker).
 const MINIMAX_LONG: &str = "?model=minimax-m3&workload=8192-1024";
@@ -276,6 +279,71 @@ fn broken_url_warns_and_falls_back() {
         assert_chart_drawn(c, "chart after broken link").await;
         assert_eq!(chart_state(c).await.1, "glm-5.2", "did not fall back to the default model");
         assert_no_errors(c, "broken link").await;
+    });
+}
+
+/// The predicted tok/s of the points table's row at the highest concurrency of the first row's mode, with that
+/// mode and concurrency (the table shows the same answer the chart draws).
+async fn predicted_at_top(c: &fantoccini::Client) -> (String, u64, f64) {
+    let v = js(
+        c,
+        "const rows = [...document.querySelectorAll('#points-table tbody tr:not(.stated)')] \
+           .map(r => [...r.cells].map(x => x.textContent.trim())); \
+         if (!rows.length) return null; \
+         const mine = rows.filter(r => r[0] === rows[0][0]); \
+         const top = mine.reduce((a, r) => Number(r[1]) > Number(a[1]) ? r : a); \
+         return [top[0], Number(top[1]), Number(top[3])];",
+    )
+    .await;
+    let a = v.as_array().unwrap_or_else(|| panic!("no points table rows: {v}"));
+    (a[0].as_str().unwrap_or("").into(), a[1].as_u64().unwrap_or(0), a[2].as_f64().unwrap_or(f64::NAN))
+}
+
+/// The engine profile picker lists every profile, re-predicts with the chosen one (the roofline predicts more at
+/// the top of the range than the fitted default), names it under the chart, puts it in the link, and the link
+/// reopens with it; an unknown profile in a link is a visible warning and the default, with a chart.
+#[test]
+fn engine_picker_repredicts_and_is_shared() {
+    browser_test("engine_picker_repredicts_and_is_shared", |p| async move {
+        let c = &p.c;
+        let d0 = p.open("", "first load").await;
+        let ids = js(c, "return [...document.querySelectorAll('#engine option')].map(o => o.value)").await;
+        println!("engine profiles offered: {ids}");
+        for id in ["vllm-gb300-report", "vllm-generic", "roofline", "nim-trtllm"] {
+            assert!(ids.as_array().unwrap().iter().any(|v| v == id), "{id} not offered: {ids}");
+        }
+        let label = js(c, "return document.querySelector('label[for=engine]').textContent").await;
+        assert_eq!(label, json!("Engine profile"));
+        let own = js(c, "return document.getElementById('engine').value").await;
+        let caption0 = text_of(c, "engine-caption").await;
+        assert!(caption0.contains(own.as_str().unwrap()), "caption {caption0} does not name {own}");
+        let (mode, conc, before) = predicted_at_top(c).await;
+        set_value(c, "#engine", "roofline", "change").await;
+        wait_draws_above(c, d0, "engine change").await;
+        assert_url_has(c, "engine=roofline").await;
+        let caption1 = text_of(c, "engine-caption").await;
+        assert!(caption1 != caption0 && caption1.contains("roofline"), "caption after the change: {caption1}");
+        let (mode1, conc1, after) = predicted_at_top(c).await;
+        assert_eq!((&mode1, conc1), (&mode, conc));
+        println!("predicted {mode} at {conc}: {before} tok/s with {own}, {after} tok/s with the roofline");
+        assert!(after > before, "roofline {after} not above the default {before} ({mode} at {conc})");
+        // The share link reopens with the roofline.
+        let saved = url(c).await;
+        p.c.goto(&saved).await.unwrap();
+        wait_draws_above(c, 0, "reopened link").await;
+        assert_eq!(js(c, "return document.getElementById('engine').value").await, json!("roofline"));
+        assert!(text_of(c, "engine-caption").await.contains("roofline"));
+        assert_eq!(predicted_at_top(c).await.2, after, "the reopened link predicts otherwise ({saved})");
+        assert_no_errors(c, "engine picker").await;
+        p.open("?engine=nonsense", "unknown engine").await;
+        let warning = c.find(Locator::Css(".url-warning")).await.expect("no .url-warning element");
+        assert!(warning.is_displayed().await.unwrap(), "url-warning not visible");
+        let text = warning.text().await.unwrap();
+        assert!(text.contains("nonsense") && text.contains("roofline"), "warning text: {text}");
+        assert_chart_drawn(c, "chart after an unknown engine").await;
+        assert_eq!(js(c, "return document.getElementById('engine').value").await, own);
+        assert!(!url(c).await.contains("engine="), "the unknown profile stayed in the link");
+        assert_no_errors(c, "unknown engine").await;
     });
 }
 

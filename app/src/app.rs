@@ -53,6 +53,10 @@ fn App() -> impl IntoView {
         warnings.push(w);
         initial.workload = None;
     }
+    if let Some(w) = compute::engine_warning(&bundle, &initial) {
+        warnings.push(w);
+        initial.engine = None;
+    }
     let embed = initial.embed;
     let st = RwSignal::new(initial);
     Effect::new(move |_| {

@@ -6,7 +6,7 @@ use crate::charts::{
     FabricChartData, GainChartData, Marker, PlanChartData, RangeMarker, SweepChartData, UnplacedMarker,
 };
 use crate::data::Bundle;
-use crate::state::{pf, ModelSource, UrlState};
+use crate::state::{pf, ModelSource, UrlState, View};
 use sim_core::dataset::schema::Workload;
 use sim_core::describe::ModelDescription;
 use sim_core::explore::settings::{self, Setting, HARDWARE, WHAT_IF};
@@ -58,10 +58,56 @@ pub fn workload_warning(b: &Bundle, st: &UrlState) -> Option<String> {
     })
 }
 
+/// One engine profile the page offers: its id, its name, and how its coefficients were obtained (or why the
+/// profile cannot be built).
+#[derive(Debug, Clone, PartialEq)]
+pub struct EngineChoice {
+    pub id: String,
+    pub name: String,
+    pub obtained: String,
+}
+
+/// Every engine profile of the dataset, in id order (the bundled ones come fitted from the build script).
+pub fn engine_choices(b: &Bundle) -> Vec<EngineChoice> {
+    b.ws.dataset
+        .engines
+        .keys()
+        .map(|id| match b.ws.engine(id) {
+            Ok(p) => EngineChoice { id: id.clone(), name: p.name.clone(), obtained: p.obtained.clone() },
+            Err(e) => EngineChoice { id: id.clone(), name: id.clone(), obtained: e },
+        })
+        .collect()
+}
+
+/// The profile the state's view predicts with when none is chosen: the planner's is the one claimed for its
+/// hardware (as `plan_scenario` picks it), every other view's the scenario's own.
+pub fn own_engine(b: &Bundle, st: &UrlState) -> String {
+    if st.view == View::Plan {
+        sim_core::scenario::default_engine(&b.ws.dataset, Some(&st.plan.hardware))
+    } else {
+        b.ws.scenarios.get(&st.model).map(|s| s.engine.clone()).unwrap_or_default()
+    }
+}
+
+/// A warning when the URL named an engine profile the dataset does not have (the page then uses the default).
+pub fn engine_warning(b: &Bundle, st: &UrlState) -> Option<String> {
+    let e = st.engine.as_deref()?;
+    (!b.ws.dataset.engines.contains_key(e)).then(|| {
+        let known: Vec<&str> = b.ws.dataset.engines.keys().map(String::as_str).collect();
+        format!("unknown engine profile `{e}`; using each scenario's own (known: {})", known.join(", "))
+    })
+}
+
 /// The throughput question of the state: its model and workload with the what-if settings.
 pub fn sweep_answer(b: &Bundle, st: &UrlState) -> Result<SweepAnswer, String> {
     let (isl, osl) = workload(b, st);
-    b.ws.sweep(&SweepQuery { model: &st.model, isl, osl, settings: &what_if_settings(st) })
+    b.ws.sweep(&SweepQuery {
+        model: &st.model,
+        isl,
+        osl,
+        settings: &what_if_settings(st),
+        engine: st.engine.as_deref(),
+    })
 }
 
 /// The throughput chart of an answer: curves, bands, published points (hollow when flagged), then the markers
@@ -92,8 +138,14 @@ pub fn sweep_chart(a: &SweepAnswer) -> SweepChartData {
 /// The stated and predicted TTFT and TPOT of the state's published points.
 pub fn point_latencies(b: &Bundle, st: &UrlState) -> Vec<PointLatencies> {
     let (isl, osl) = workload(b, st);
-    b.ws.point_latencies(&SweepQuery { model: &st.model, isl, osl, settings: &what_if_settings(st) })
-        .unwrap_or_default()
+    b.ws.point_latencies(&SweepQuery {
+        model: &st.model,
+        isl,
+        osl,
+        settings: &what_if_settings(st),
+        engine: st.engine.as_deref(),
+    })
+    .unwrap_or_default()
 }
 
 /// The throughput chart and its table for the state.
@@ -127,7 +179,13 @@ pub fn gain_chart(a: &GainAnswer) -> GainChartData {
 /// Gain of the pair over one station at equal concurrency: predicted curves, published ratios, claims.
 pub fn gain(b: &Bundle, st: &UrlState) -> GainChartData {
     let (isl, osl) = workload(b, st);
-    match b.ws.gain(&SweepQuery { model: &st.model, isl, osl, settings: &what_if_settings(st) }) {
+    match b.ws.gain(&SweepQuery {
+        model: &st.model,
+        isl,
+        osl,
+        settings: &what_if_settings(st),
+        engine: st.engine.as_deref(),
+    }) {
         Ok(a) => gain_chart(&a),
         Err(e) => GainChartData { title: e, ..Default::default() },
     }
@@ -156,10 +214,11 @@ pub fn fabric(b: &Bundle, st: &UrlState) -> FabricChartData {
     }
 }
 
-/// The dataset's value of each what-if control for a model, in the controls' units.
-pub fn baseline(b: &Bundle, model: &str) -> [f64; 5] {
+/// The dataset's value of each what-if control for a model predicted with an engine profile (`None`: its own),
+/// in the controls' units.
+pub fn baseline(b: &Bundle, model: &str, engine: Option<&str>) -> [f64; 5] {
     let mut out = [f64::NAN; 5];
-    if let Ok(run) = b.ws.report_run(model, &[], FitSet::All) {
+    if let Ok(run) = b.ws.report_run_with_engine(model, &[], FitSet::All, engine) {
         for (o, v) in out.iter_mut().zip(settings::current(&run.scenario, &run.coefficients, &WHAT_IF)) {
             *o = v;
         }
@@ -223,7 +282,7 @@ pub fn plan_query(st: &UrlState) -> PlanQuery {
         pf::HARDWARE.zip(HARDWARE).filter_map(|(i, knob)| p.values[i].map(|value| Setting { knob, value })).collect();
     PlanQuery {
         hardware: p.hardware.clone(),
-        engine: None,
+        engine: st.engine.clone(),
         settings,
         model,
         workload: Workload { isl: p.value(pf::ISL).round() as u32, osl: p.value(pf::OSL).round() as u32 },

@@ -16,7 +16,8 @@ pub fn dataset_side(b: &Bundle, st: &UrlState, model: &str) -> Result<FrontierAn
     let (isl, osl) = workload(b, &s);
     // The what-if settings belong to the state's own model; the other side of a comparison is as published.
     let settings = if model == st.model { what_if_settings(st) } else { Vec::new() };
-    let q = SweepQuery { model, isl, osl, settings: &settings };
+    // The chosen engine profile predicts both sides, so a comparison stays like for like.
+    let q = SweepQuery { model, isl, osl, settings: &settings, engine: st.engine.as_deref() };
     b.ws.frontier(&q, st.frontier.axis, st.frontier.at)
 }
 

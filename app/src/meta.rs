@@ -66,7 +66,11 @@ fn jarr(items: &[String], indent: &str) -> String {
 /// none. Hand-written JSON: the page carries no serde serializer for this one file.
 fn side(b: &Bundle, st: &UrlState, model: &str) -> String {
     let settings = if model == st.model { what_if_settings(st) } else { Vec::new() };
-    let run = if model == VS_PLAN { plan_run(b, st) } else { b.ws.report_run(model, &settings, FitSet::All) };
+    let run = if model == VS_PLAN {
+        plan_run(b, st)
+    } else {
+        b.ws.report_run_with_engine(model, &settings, FitSet::All, st.engine.as_deref())
+    };
     let r = match run {
         Ok(r) => r,
         Err(e) => return format!("{{ \"scenario\": {}, \"error\": {} }}", jstr(model), jstr(&e)),

@@ -63,6 +63,9 @@ pub struct UrlState {
     /// (input, output) tokens; `None` is the model's first published workload.
     pub workload: Option<(u32, u32)>,
     pub whatif: [Option<f64>; 5],
+    /// The engine profile predictions use (`engine=`); `None` is the scenario's own (on the planner, the one
+    /// claimed for its hardware). Checked against the dataset's profiles when the page loads.
+    pub engine: Option<String>,
     pub embed: bool,
     pub plan: PlanState,
     pub frontier: FrontierState,
@@ -287,6 +290,7 @@ impl UrlState {
             model,
             workload: None,
             whatif: [None; 5],
+            engine: None,
             embed: false,
             plan: PlanState::default(),
             frontier: FrontierState::default(),
@@ -333,6 +337,7 @@ impl UrlState {
                     Some(w) => s.workload = Some(w),
                     None => warn.push(format!("workload `{v}` is not <input tokens>-<output tokens>, e.g. 8192-1024")),
                 },
+                "engine" => s.engine = Some(v),
                 "embed" => s.embed = v == "1" || v == "true",
                 "x" => match XAxis::parse(&v) {
                     Some(a) => s.frontier.axis = a,
@@ -409,6 +414,9 @@ impl UrlState {
                 // Rust's shortest round-trip form: the link reads back to exactly this value.
                 parts.push(format!("{}={v}", kn.key));
             }
+        }
+        if let Some(e) = &self.engine {
+            parts.push(format!("engine={}", encode(e)));
         }
         let p = &self.plan;
         if p.hardware != DEFAULT_HARDWARE {
@@ -529,11 +537,12 @@ mod tests {
 
     #[test]
     fn round_trip() {
-        let (s, w) = UrlState::parse("?view=gain&model=minimax-m3&workload=8192-1024&hbm=9.5&embed=1", &models());
+        let q = "?view=gain&model=minimax-m3&workload=8192-1024&hbm=9.5&engine=roofline&embed=1";
+        let (s, w) = UrlState::parse(q, &models());
         assert!(w.is_empty(), "{w:?}");
         assert_eq!(
-            (s.view, s.model.as_str(), s.workload, s.whatif[1], s.embed),
-            (View::Gain, "minimax-m3", Some((8192, 1024)), Some(9.5), true)
+            (s.view, s.model.as_str(), s.workload, s.whatif[1], s.engine.as_deref(), s.embed),
+            (View::Gain, "minimax-m3", Some((8192, 1024)), Some(9.5), Some("roofline"), true)
         );
         assert_eq!(UrlState::parse(&s.to_query(), &models()).0, s);
     }

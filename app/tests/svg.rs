@@ -68,6 +68,38 @@ fn what_if_moves_the_curve_not_the_points() {
     assert_ne!(a.predicted, c.predicted);
 }
 
+/// The engine picker's question: the page offers every profile of the dataset, and the roofline predicts more
+/// than the scenario's own fitted profile at the top of the range, names itself, and borrows no error band; the
+/// planner follows the same choice; an unknown id is a warning and the scenario's own profile.
+#[test]
+fn engine_choice_repredicts_with_that_profile() {
+    let b = data::load();
+    let models = b.model_ids();
+    let ids: Vec<String> = compute::engine_choices(&b).into_iter().map(|c| c.id).collect();
+    let want: Vec<String> = b.ws.dataset.engines.keys().cloned().collect();
+    assert_eq!(ids, want);
+    assert!(ids.iter().any(|i| i == "roofline") && ids.iter().any(|i| i == "vllm-gb300-report"), "{ids:?}");
+    let (own, _) = UrlState::parse("model=glm-5.2", &models);
+    let (roof, w) = UrlState::parse("model=glm-5.2&engine=roofline", &models);
+    assert!(w.is_empty() && compute::engine_warning(&b, &roof).is_none(), "{w:?}");
+    let a = compute::sweep_answer(&b, &own).unwrap();
+    let r = compute::sweep_answer(&b, &roof).unwrap();
+    assert!(a.engine.contains(&compute::own_engine(&b, &own)) && r.engine.contains("`roofline`"), "{}", r.engine);
+    let top = |x: &sim_core::explore::SweepAnswer| x.curves[0].xy().last().copied().unwrap();
+    assert_eq!(top(&a).0, top(&r).0);
+    assert!(top(&r).1 > top(&a).1, "roofline {:?} not above {:?}", top(&r), top(&a));
+    assert!(!a.bands.is_empty() && r.bands.is_empty());
+    // The same points, measured as they were; only the prediction moves.
+    assert_eq!(
+        a.points.iter().map(|p| p.measured).collect::<Vec<_>>(),
+        r.points.iter().map(|p| p.measured).collect::<Vec<_>>()
+    );
+    let (plan, _) = UrlState::parse("view=plan&model=glm-5.2&engine=roofline", &models);
+    assert!(compute::plan(&b, &plan).unwrap().engine.contains("`roofline`"));
+    let (bad, _) = UrlState::parse("model=glm-5.2&engine=nonsense", &models);
+    assert!(compute::engine_warning(&b, &bad).is_some_and(|w| w.contains("nonsense") && w.contains("roofline")));
+}
+
 #[test]
 fn gain_and_fabric_charts_draw() {
     let b = data::load();
@@ -660,6 +692,11 @@ fn bundled_fits_are_baked_at_build_time_and_equal_a_fresh_fit() {
     };
     same(baked.coefficients(), fresh.coefficients());
     same(&baked.engine("vllm-generic").unwrap().coefficients, &fresh.engine("vllm-generic").unwrap().coefficients);
+    // Every profile the engine picker offers is baked, so choosing one never fits in the page.
+    let state: serde_json::Value = serde_json::from_str(data::FITTED).unwrap();
+    let mut ids: Vec<&str> = state["engines"].as_array().unwrap().iter().filter_map(|e| e["id"].as_str()).collect();
+    ids.sort();
+    assert_eq!(ids, baked.dataset.engines.keys().map(String::as_str).collect::<Vec<_>>());
     let mut other = sources.clone();
     other[0].text.push(' ');
     assert!(!sim_core::explore::Workspace::load(&other, None).adopt_fitted_state(&other, data::FITTED));

@@ -31,7 +31,8 @@ fn benches(c: &mut Criterion) {
     ws.error_bands(sim_core::fit::FitSet::All);
     c.bench_function("explore_sweep_answer_glm-5.2_8192_1024", |b| {
         b.iter(|| {
-            ws.sweep(&SweepQuery { model: "glm-5.2", isl: 8192, osl: 1024, settings: &[] }).map(|a| a.curves.len())
+            ws.sweep(&SweepQuery { model: "glm-5.2", isl: 8192, osl: 1024, settings: &[], engine: None })
+                .map(|a| a.curves.len())
         })
     });
     let mut g = c.benchmark_group("validate");

@@ -25,7 +25,7 @@ fn run_with(index: usize, text: String) {
     ws.model_check();
     // The page asks these of whatever loaded; none may panic either.
     for model in ws.models() {
-        let _ = ws.sweep(&SweepQuery { model: &model, isl: 8192, osl: 1024, settings: &[] });
+        let _ = ws.sweep(&SweepQuery { model: &model, isl: 8192, osl: 1024, settings: &[], engine: None });
     }
     let _ = ws.fabric(&[]);
     let _ = ws.claims(None);

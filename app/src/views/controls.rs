@@ -1,4 +1,4 @@
-//! Model and workload pickers and the what-if sliders; every change goes into the URL state.
+//! Model, workload and engine profile pickers and the what-if sliders; every change goes into the URL state.
 
 use crate::compute;
 use crate::data::Bundle;
@@ -12,7 +12,7 @@ pub fn Controls(bundle: Arc<Bundle>, st: RwSignal<UrlState>) -> impl IntoView {
     let b = bundle.clone();
     let bw = bundle.clone();
     let bm = bundle.clone();
-    let base = Memo::new(move |_| st.with(|s| compute::baseline(&b, &s.model)));
+    let base = Memo::new(move |_| st.with(|s| compute::baseline(&b, &s.model, s.engine.as_deref())));
     let knobs = KNOBS.iter().enumerate().map(|(i, kn)| {
         let id = format!("knob-{}", kn.key);
         let value = move || st.with(|s| s.whatif[i]).unwrap_or_else(|| base.get()[i]);
@@ -32,6 +32,7 @@ pub fn Controls(bundle: Arc<Bundle>, st: RwSignal<UrlState>) -> impl IntoView {
             </div>
         }
     });
+    let be = bundle.clone();
     view! {
         <div class="controls">
             <label for="model">"Model"</label>
@@ -76,10 +77,42 @@ pub fn Controls(bundle: Arc<Bundle>, st: RwSignal<UrlState>) -> impl IntoView {
                     </select>
                 }
             }}
+            <EnginePicker bundle=be st=st />
             <h2>"What if the hardware were different?"</h2>
             <p class="hint">"Moves the predicted curves; the published points stay where they were measured."</p>
             {knobs.collect_view()}
             <button id="reset" on:click=move |_| st.update(|s| s.whatif = [None; 5])>"Reset to the dataset's values"</button>
         </div>
+    }
+}
+
+/// The engine profile picker: every profile of the dataset (id and name; how it was obtained as the tooltip),
+/// showing the view's own profile until another is chosen. Picking the own profile again clears the choice, so
+/// the link stays the default and follows the model (or the planner's hardware) as before.
+#[component]
+pub fn EnginePicker(bundle: Arc<Bundle>, st: RwSignal<UrlState>) -> impl IntoView {
+    let choices = compute::engine_choices(&bundle);
+    let b = bundle.clone();
+    let own = Memo::new(move |_| st.with(|s| compute::own_engine(&b, s)));
+    let current = Memo::new(move |_| st.with(|s| s.engine.clone()).unwrap_or_else(|| own.get()));
+    let how = choices.clone();
+    let title =
+        move || current.with(|c| how.iter().find(|e| e.id == *c).map(|e| e.obtained.clone()).unwrap_or_default());
+    view! {
+        <label for="engine">"Engine profile"</label>
+        <select id="engine" title=title on:change=move |ev| {
+            let v = event_target_value(&ev);
+            let own = own.get_untracked();
+            st.update(|s| s.engine = (v != own).then_some(v));
+        }>
+            {choices
+                .into_iter()
+                .map(|c| {
+                    let id = c.id.clone();
+                    let label = format!("{} ({})", c.id, c.name);
+                    view! { <option value=c.id title=c.obtained prop:selected=move || current.with(|e| *e == id)>{label}</option> }
+                })
+                .collect_view()}
+        </select>
     }
 }

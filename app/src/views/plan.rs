@@ -4,6 +4,7 @@
 use crate::compute::{self, Calibrated};
 use crate::data::Bundle;
 use crate::state::{pf, ModelSource, UrlState, BITS, PLAN_FIELDS};
+use crate::views::controls::EnginePicker;
 use leptos::prelude::*;
 use sim_core::model::bandwidth::Placement;
 use sim_core::plan::Plan;
@@ -108,6 +109,7 @@ pub fn PlanControls(
 ) -> impl IntoView {
     let b = bundle.clone();
     let base = Memo::new(move |_| st.with(|s| compute::hardware_baseline(&b, &s.plan.hardware)));
+    let be = bundle.clone();
     let presets: Vec<(String, String)> = bundle.hardware.iter().map(|(id, h)| (id.clone(), h.name.clone())).collect();
     let models = bundle.model_ids();
     let source = move || st.with(|s| s.plan.source);
@@ -137,6 +139,7 @@ pub fn PlanControls(
             </select>
             {fields(pf::HARDWARE)}
             <button id="plan-reset-hw" on:click=move |_| st.update(|s| for i in pf::HARDWARE { s.plan.values[i] = None; })>"Reset to the preset's values"</button>
+            <EnginePicker bundle=be st=st />
 
             <h2>"Model"</h2>
             <label for="plan-src">"Source"</label>

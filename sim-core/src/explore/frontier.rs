@@ -327,7 +327,7 @@ impl Workspace {
     /// Every published point of a sweep question with its stated and predicted TTFT and TPOT (the throughput
     /// view's table and CSV), by mode then concurrency as `SweepAnswer::points`.
     pub fn point_latencies(&self, q: &SweepQuery) -> Result<Vec<PointLatencies>, String> {
-        let run = self.report_run(q.model, q.settings, FitSet::All)?;
+        let run = self.report_run_with_engine(q.model, q.settings, FitSet::All, q.engine)?;
         let ms = |v: Option<f64>| v.map(|x| x / 1e3);
         let fin = |v: f64| Some(v).filter(|x| x.is_finite());
         let mut out: Vec<PointLatencies> = self

@@ -283,8 +283,24 @@ impl Workspace {
     /// A measured scenario (a report model's is named after it) and its coefficients (fitted over `set`) with
     /// settings applied (the explorer's what-if).
     pub fn report_run(&self, scenario: &str, settings: &[Setting], set: FitSet) -> Result<ScenarioRun, String> {
+        self.report_run_with_engine(scenario, settings, set, None)
+    }
+
+    /// `report_run` predicting with the engine profile `engine` instead of the scenario's own (`None`: its
+    /// own). The profile is chosen before the settings apply, so a what-if value still moves its coefficients;
+    /// with `FitSet::Single` the single-station fit is used whatever the profile.
+    pub fn report_run_with_engine(
+        &self,
+        scenario: &str,
+        settings: &[Setting],
+        set: FitSet,
+        engine: Option<&str>,
+    ) -> Result<ScenarioRun, String> {
         let mut scenario =
             self.scenarios.get(scenario).cloned().ok_or_else(|| format!("unknown scenario `{scenario}`"))?;
+        if let Some(e) = engine {
+            scenario.engine = e.to_string();
+        }
         let (mut coefficients, engine) = self.coefficients_for(&scenario, set)?;
         settings::apply(&mut scenario, &mut coefficients, settings)?;
         Ok(ScenarioRun { file: None, scenario, coefficients, engine })

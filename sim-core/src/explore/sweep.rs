@@ -14,7 +14,8 @@ use crate::Mode;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-/// The question: a measured scenario (a report model's is named after it), a workload, what-if settings.
+/// The question: a measured scenario (a report model's is named after it), a workload, what-if settings, and
+/// the engine profile to predict with.
 #[derive(Debug, Clone, Copy)]
 pub struct SweepQuery<'a> {
     /// The scenario id (for the report's models, the model id).
@@ -22,6 +23,9 @@ pub struct SweepQuery<'a> {
     pub isl: u32,
     pub osl: u32,
     pub settings: &'a [Setting],
+    /// Another engine profile than the scenario's own (the page's engine picker, the roofline); `None` is the
+    /// scenario's own profile.
+    pub engine: Option<&'a str>,
 }
 
 /// One mode's predicted curve over `CONCURRENCY` (levels where the mode produces nothing are left out).
@@ -225,7 +229,8 @@ impl Workspace {
 
     /// `sweep` with the coefficients and error bands of the fit over `set`.
     pub fn sweep_with_fit(&self, q: &SweepQuery, set: FitSet) -> Result<SweepAnswer, String> {
-        let run = self.report_run(q.model, q.settings, set)?;
+        let own = self.scenarios.get(q.model).map(|s| s.engine.clone());
+        let run = self.report_run_with_engine(q.model, q.settings, set, q.engine)?;
         let (s, k) = (&run.scenario, &run.coefficients);
         let (isl, osl) = (q.isl, q.osl);
         let curves: Vec<Curve> = s.modes.iter().map(|&m| curve(s, k, m, isl, osl)).collect();
@@ -239,7 +244,10 @@ impl Workspace {
                 .map(|p| p.output_tok_s)
                 .unwrap_or_else(|| predict(s, k, mode, isl, osl, c).output_tok_s)
         };
-        let all_bands = self.error_bands(set);
+        // A band is the error of the scenario's own profile on its points: another profile (the roofline) has
+        // never been fitted there, so it gets none rather than a borrowed one.
+        let other_engine = q.engine.is_some_and(|e| own.as_deref() != Some(e));
+        let all_bands = if other_engine { BTreeMap::new() } else { self.error_bands(set) };
         let bands: Vec<(Mode, ErrorBand)> =
             s.modes.iter().filter_map(|&m| all_bands.get(&(q.model.to_string(), m)).map(|b| (m, *b))).collect();
         let mut points: Vec<PointRow> = self
@@ -299,7 +307,8 @@ impl Workspace {
         workloads
             .iter()
             .filter_map(|(m, isl, osl)| {
-                self.sweep_with_fit(&SweepQuery { model: m, isl: *isl, osl: *osl, settings: &[] }, set).ok()
+                self.sweep_with_fit(&SweepQuery { model: m, isl: *isl, osl: *osl, settings: &[], engine: None }, set)
+                    .ok()
             })
             .flat_map(|a| a.stated)
             .collect()
