@@ -59,6 +59,9 @@ const POLISH_EVALUATIONS: usize = 300;
 
 /// Index of the TP latency scale among the shared coordinates.
 const TP_SCALE: usize = 7;
+/// Indices of the per-sequence costs of every model and of models that draft.
+const PER_SEQ: usize = 4;
+const SPEC_PER_SEQ: usize = 5;
 
 fn sigmoid(x: f64) -> f64 {
     1.0 / (1.0 + (-x).exp())
@@ -333,16 +336,32 @@ fn fit_fixing(
         .collect();
     spilling.dedup();
     let has_pair = used.iter().any(|p| p.mode == Mode::Tp2);
+    // The per-sequence cost of every model and the extra one of models that draft are told apart only by
+    // points of both kinds: where every fitted model drafts (the GB300 report: MTP or EAGLE3 on all five), the
+    // two are one sum, and the plain cost stays at its prior while the drafting one carries the sum (vLLM's
+    // own profiles put large-batch speculative steps' extra time in the drafter's bookkeeping: vllm#15029).
+    let drafts = |p: &&MeasuredPoint| scenarios[&p.scenario].model.draft_tokens > 0.0;
+    let has_plain = used.iter().any(|p| !drafts(p));
+    let has_drafting = used.iter().any(drafts);
+    let hold = |x: &mut [f64]| {
+        if !has_pair {
+            // No pair point can inform the TP latency scale: keep the link's own latency.
+            x[TP_SCALE] = PLAUSIBLE[TP_SCALE].encode(1.0);
+        }
+        if !has_plain {
+            x[PER_SEQ] = PLAUSIBLE[PER_SEQ].encode(base.per_seq_overhead_s);
+        }
+        if !has_drafting {
+            x[SPEC_PER_SEQ] = PLAUSIBLE[SPEC_PER_SEQ].encode(base.spec_per_seq_overhead_s);
+        }
+    };
     // Fewer than two points per free coordinate cannot pin them all: pull as hard as a team's small sweep does.
     let free = N_GLOBAL + models.len() + spilling.len();
     let prior_weight = if used.len() < 2 * free { prior_weight.max(TEAM_PRIOR_WEIGHT) } else { prior_weight };
     // The objective on a model of output tok/s: the step loop itself, or its closed-form steady state.
     let objective_on = |x: &[f64], model: &dyn Fn(&Scenario, &Coefficients, &MeasuredPoint) -> f64| -> f64 {
         let mut x = x.to_vec();
-        if !has_pair {
-            // No pair point can inform the TP latency scale: keep the link's own latency.
-            x[TP_SCALE] = PLAUSIBLE[TP_SCALE].encode(1.0);
-        }
+        hold(&mut x);
         let k = decode(&x, &base, &models, &spilling);
         let sum: f64 =
             used.iter().map(|p| robust_loss(log_error(model(&scenarios[&p.scenario], &k, p), p.output_tok_s))).sum();
@@ -367,10 +386,13 @@ fn fit_fixing(
     let (b3, e3) = nelder_mead(&|x| objective_on(x, &stepped), &b2, 0.05, POLISH_EVALUATIONS);
     best = b3;
     evals += e2 + e3;
-    if !has_pair {
-        best[TP_SCALE] = PLAUSIBLE[TP_SCALE].encode(1.0);
-    }
-    let k = decode(&best, &base, &models, &spilling);
+    hold(&mut best);
+    let mut k = decode(&best, &base, &models, &spilling);
+    k.held_at_prior = [(!has_plain, "per_seq_overhead_s"), (!has_drafting, "spec_per_seq_overhead_s")]
+        .into_iter()
+        .filter(|(held, _)| *held)
+        .map(|(_, name)| name.to_string())
+        .collect();
     let rms = (used
         .iter()
         .map(|p| {

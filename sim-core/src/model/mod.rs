@@ -54,6 +54,10 @@ pub struct Coefficients {
     /// default reserves a request's whole KV before it starts).
     #[serde(default)]
     pub admission: Admission,
+    /// Shared coefficients a fit held at their prior because its points could not tell them apart from
+    /// another (`fit`), by name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub held_at_prior: Vec<String>,
     /// Per-model draft acceptance (fitted per model where its points allow), keyed by model id.
     pub acceptance: std::collections::BTreeMap<String, f64>,
     /// Per-model routing share of the experts that spill to CPU memory, relative to uniform routing (fitted per
@@ -79,6 +83,7 @@ impl Default for Coefficients {
             kv_block_tokens: 16.0,
             max_num_seqs: 256.0,
             admission: Admission::default(),
+            held_at_prior: Vec::new(),
             acceptance: Default::default(),
             spilled_routing_share: Default::default(),
         }
@@ -170,16 +175,26 @@ impl Coefficients {
     /// Each coefficient with its value and basis, for reports and the browser.
     pub fn describe(&self, fitted_on: &str) -> Vec<(String, f64, String)> {
         let fit = |what: &str| format!("fitted on {fitted_on} ({what})");
+        let fit_or_held = |name: &str, what: &str| {
+            if self.held_at_prior.iter().any(|h| h == name) {
+                format!(
+                    "held at its prior ({what}): in {fitted_on} every model drafts or none does, so the two \
+                     per-sequence costs cannot be told apart"
+                )
+            } else {
+                fit(what)
+            }
+        };
         let mut rows = vec![
             ("hbm_efficiency".to_string(), self.hbm_efficiency, fit("prior 0.8")),
             ("slow_efficiency".into(), self.slow_efficiency, fit("prior 0.85")),
             ("compute_efficiency".into(), self.compute_efficiency, fit("prior 0.35")),
             ("step_overhead_s".into(), self.step_overhead_s, fit("prior 4 ms")),
-            ("per_seq_overhead_s".into(), self.per_seq_overhead_s, fit("prior 50 us")),
+            ("per_seq_overhead_s".into(), self.per_seq_overhead_s, fit_or_held("per_seq_overhead_s", "prior 50 us")),
             (
                 "spec_per_seq_overhead_s".into(),
                 self.spec_per_seq_overhead_s,
-                fit("prior 100 us; only models that draft"),
+                fit_or_held("spec_per_seq_overhead_s", "prior 100 us; only models that draft"),
             ),
             ("draft_pass_overhead_s".into(), self.draft_pass_overhead_s, fit("prior 1 ms")),
             ("tp_latency_scale".into(), self.tp_latency_scale, fit("1.0 when no pair point is fitted")),
