@@ -9,7 +9,9 @@
 //! by design, no `time_correction` set), so sim-core runs here with efficiencies 1 and overheads 0. sim-core
 //! computes the BF16 models at `flops_bf16`, set to the BF16 peak (the FP4 and FP8 slots too, unused here). Both then time a step as max(bytes / bandwidth, FLOPs / peak) over weights, KV reads and attention.
 //!
-//! What still differs, by design of each tool (measured: -3.3% to +5.7%, sim-core against inference-lab):
+//! What still differs, by design of each tool (measured: -1.9% to +0.3%, sim-core against inference-lab, since
+//! sim-core's loop chunks prompts first come first served as inference-lab's scheduler does; -3.3% to +5.7%
+//! before, and the first item below describes that earlier closed form):
 //! - Where prefill goes. sim-core solves the steady state: prompt chunks spread evenly over the steps and share
 //!   them with the decodes, so each chunk's FLOPs hide one decode step's reads under one roofline max.
 //!   inference-lab simulates the scheduler step by step: with fixed ISL/OSL and no jitter every client finishes
