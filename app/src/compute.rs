@@ -98,16 +98,17 @@ pub fn engine_warning(b: &Bundle, st: &UrlState) -> Option<String> {
     })
 }
 
-/// The throughput question of the state: its model and workload with the what-if settings.
-pub fn sweep_answer(b: &Bundle, st: &UrlState) -> Result<SweepAnswer, String> {
+/// Asks `ask` the throughput question of the state: its model and workload with the what-if settings and the
+/// chosen engine profile (one place builds it for every answer that needs it).
+fn with_sweep_query<T>(b: &Bundle, st: &UrlState, ask: impl FnOnce(&SweepQuery) -> T) -> T {
     let (isl, osl) = workload(b, st);
-    b.ws.sweep(&SweepQuery {
-        model: &st.model,
-        isl,
-        osl,
-        settings: &what_if_settings(st),
-        engine: st.engine.as_deref(),
-    })
+    let settings = what_if_settings(st);
+    ask(&SweepQuery { model: &st.model, isl, osl, settings: &settings, engine: st.engine.as_deref() })
+}
+
+/// The throughput answer of the state.
+pub fn sweep_answer(b: &Bundle, st: &UrlState) -> Result<SweepAnswer, String> {
+    with_sweep_query(b, st, |q| b.ws.sweep(q))
 }
 
 /// The throughput chart of an answer: curves, bands, published points (hollow when flagged), then the markers
@@ -137,15 +138,7 @@ pub fn sweep_chart(a: &SweepAnswer) -> SweepChartData {
 
 /// The stated and predicted TTFT and TPOT of the state's published points.
 pub fn point_latencies(b: &Bundle, st: &UrlState) -> Vec<PointLatencies> {
-    let (isl, osl) = workload(b, st);
-    b.ws.point_latencies(&SweepQuery {
-        model: &st.model,
-        isl,
-        osl,
-        settings: &what_if_settings(st),
-        engine: st.engine.as_deref(),
-    })
-    .unwrap_or_default()
+    with_sweep_query(b, st, |q| b.ws.point_latencies(q)).unwrap_or_default()
 }
 
 /// The throughput chart and its table for the state.
