@@ -210,7 +210,7 @@ impl<'e, 'a> Machine<'e, 'a> {
 
     /// Preempts up to `need` blocks' worth of requests from the newest running cohort; returns the requests
     /// preempted. The victim keeps its output and recomputes prompt plus output later.
-    fn preempt_newest(&mut self, need: f64, isl: f64) -> f64 {
+    fn preempt_newest(&mut self, need: f64) -> f64 {
         let Some(back) = self.running.back_mut() else { return 0.0 };
         let per = back.blocks.max(1.0);
         let n = (need / per).clamp(MIN_PART.min(back.size), back.size);
@@ -218,7 +218,7 @@ impl<'e, 'a> Machine<'e, 'a> {
         self.free_blocks += victim.size * victim.blocks;
         victim.blocks = 0.0;
         victim.computed = 0.0;
-        victim.prompt = isl + victim.generated;
+        victim.prompt = self.isl + victim.generated;
         victim.preemptions += 1.0;
         self.waiting.push_front(victim);
         n
@@ -228,7 +228,7 @@ impl<'e, 'a> Machine<'e, 'a> {
     /// decoding, none finishes, no block runs out, nothing new can be admitted, and no step would pass
     /// `horizon_s` (a hand-off arriving). Each step is timed at the jump's mean context. Returns (time of one
     /// step, steps, bottleneck slot) or `None` when fewer than two steps can be jumped.
-    fn jump(&mut self, osl: f64, horizon_s: f64) -> Option<(f64, f64, usize)> {
+    fn jump(&mut self, horizon_s: f64) -> Option<(f64, f64, usize)> {
         if self.running.is_empty() || self.running.iter().any(Cohort::prefilling) {
             return None;
         }
@@ -241,7 +241,7 @@ impl<'e, 'a> Machine<'e, 'a> {
         }
         let a = self.accepted;
         let until_done =
-            self.running.iter().map(|c| ((osl - c.generated) / a).ceil()).fold(f64::INFINITY, f64::min) - 1.0;
+            self.running.iter().map(|c| ((self.osl - c.generated) / a).ceil()).fold(f64::INFINITY, f64::min) - 1.0;
         let blocks_after = |j: f64| -> f64 {
             self.running
                 .iter()
@@ -318,7 +318,7 @@ impl<'e, 'a> Machine<'e, 'a> {
     }
 
     /// Plans and runs one step at `clock_s`; `None` when there is nothing to run.
-    fn step(&mut self, isl: f64, osl: f64, max_seqs: f64, record: bool) -> Option<(f64, StepOut)> {
+    fn step(&mut self, max_seqs: f64, record: bool) -> Option<(f64, StepOut)> {
         self.merge_closest();
         let m = self.e.model;
         let mut budget = self.e.k.prefill_chunk_tokens.max(1.0);
@@ -353,7 +353,7 @@ impl<'e, 'a> Machine<'e, 'a> {
             let mut self_preempted = false;
             while need > self.free_blocks {
                 let last = self.running.len() - 1;
-                let n = self.preempt_newest(need - self.free_blocks, isl);
+                let n = self.preempt_newest(need - self.free_blocks);
                 out.preempted += n;
                 if last == i {
                     // This cohort preempted (part of) itself.
@@ -442,7 +442,7 @@ impl<'e, 'a> Machine<'e, 'a> {
                     c.first_token_s.get_or_insert(now);
                 }
             }
-            if self.role != Role::PrefillOnly && c.generated >= osl {
+            if self.role != Role::PrefillOnly && c.generated >= self.osl {
                 finished.push(i);
             }
         }
@@ -648,7 +648,7 @@ pub fn colocated(e: &Engine, c: f64, isl: f64, osl: f64) -> Measured {
     let mut tally = Tally::default();
     for _ in 0..MAX_STEPS {
         let warming = tally.warming(warm);
-        if let Some((dt, j, slot)) = mach.jump(osl, f64::INFINITY) {
+        if let Some((dt, j, slot)) = mach.jump(f64::INFINITY) {
             if !warming {
                 mach.busy[slot] += j * dt;
                 let decoding: f64 = mach.running.iter().map(|c| c.size).sum();
@@ -656,7 +656,7 @@ pub fn colocated(e: &Engine, c: f64, isl: f64, osl: f64) -> Measured {
             }
             continue;
         }
-        let Some((dt, out)) = mach.step(isl, osl, max_seqs, !warming) else { break };
+        let Some((dt, out)) = mach.step(max_seqs, !warming) else { break };
         at_the_edge |= out.preempted > 0.0;
         if !warming {
             let decoding = mach.running.iter().filter(|c| !c.prefilling()).map(|c| c.size).sum();
@@ -738,7 +738,7 @@ pub fn disaggregated(pre: &Engine, dec: &Engine, transfer_s_per_request: f64, c:
         };
         if run_p {
             p.clock_s = p_next.expect("p has work");
-            let Some((dt, out)) = p.step(isl, osl, f64::INFINITY, !warming) else {
+            let Some((dt, out)) = p.step(f64::INFINITY, !warming) else {
                 // Work is queued but not yet admissible: wait for the decode side.
                 p.clock_s = d_next.unwrap_or(p.clock_s).max(p.clock_s + 1e-9);
                 continue;
@@ -759,7 +759,7 @@ pub fn disaggregated(pre: &Engine, dec: &Engine, transfer_s_per_request: f64, c:
             // the prefill side's clock while it has prompts in hand.
             let prefill_busy = if p.running.is_empty() && p_ready.is_none() { f64::INFINITY } else { p.clock_s };
             let horizon = in_flight.front().map_or(f64::INFINITY, |(t, _)| *t).min(prefill_busy);
-            if let Some((dt, j, slot)) = d.jump(osl, horizon) {
+            if let Some((dt, j, slot)) = d.jump(horizon) {
                 if !warming {
                     d.busy[slot] += j * dt;
                     d_busy += j * dt;
@@ -767,7 +767,7 @@ pub fn disaggregated(pre: &Engine, dec: &Engine, transfer_s_per_request: f64, c:
                 }
                 continue;
             }
-            let Some((dt, out)) = d.step(isl, osl, max_seqs, !warming) else { continue };
+            let Some((dt, out)) = d.step(max_seqs, !warming) else { continue };
             at_the_edge |= out.preempted > 0.0;
             if !warming {
                 d_busy += dt;
