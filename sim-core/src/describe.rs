@@ -192,6 +192,7 @@ impl ModelDescription {
             },
             draft_expert_bytes: 0.0,
             attention,
+            host_pin: Default::default(),
         })
     }
 

@@ -4,9 +4,10 @@ use crate::dataset::schema::*;
 use crate::dataset::Dataset;
 use crate::diagnostic::Diagnostic;
 use crate::spec::{MLA_NOPE_HEAD_DIM, MLA_V_HEAD_DIM};
+use crate::units::{parse_unit, Dimension};
 use serde::Serialize;
 
-pub use crate::spec::{AttentionSpec, HardwareSpec, LinkParams, ModelSpec, DEFAULT_INTRA_CALL_LATENCY_S};
+pub use crate::spec::{AttentionSpec, HardwareSpec, HostPin, LinkParams, ModelSpec, DEFAULT_INTRA_CALL_LATENCY_S};
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Scenario {
@@ -72,6 +73,7 @@ pub fn model_spec(m: &ModelFile) -> ModelSpec {
         draft_pass_bytes: si(&a.draft_pass_bytes),
         draft_expert_bytes: a.draft_routed_expert_bytes.as_ref().map(si).unwrap_or(0.0),
         attention: attention_spec(a),
+        host_pin: Default::default(),
     }
 }
 
@@ -176,7 +178,40 @@ pub const OVERRIDES: &[OverrideKey] = &[
     model("model.experts_per_token", "count", |m| &mut m.experts_per_token),
     model("model.compute_bits", "count", |m| &mut m.compute_bits),
     model("model.draft_pass_bytes", "B", |m| &mut m.draft_pass_bytes),
+    // Weights pinned to host memory per GPU (`spec::HostPin`): vLLM's `--cpu-offload-gb` in bytes, whole layers,
+    // or routed experts per MoE layer. They add up.
+    model("placement.pin_to_host_bytes", "B", |m| &mut m.host_pin.bytes),
+    model("placement.pin_to_host_layers", "count", |m| &mut m.host_pin.layers),
+    model("placement.pin_to_host_experts", "count", |m| &mut m.host_pin.experts),
 ];
+
+impl OverrideKey {
+    /// The dimension a quantity given for this key must have (a fraction is given in percent).
+    pub fn dimension(&self) -> Dimension {
+        match self.unit {
+            "B" => Dimension::Bytes,
+            "B/s" => Dimension::BytesPerSec,
+            "s" => Dimension::Seconds,
+            "FLOP/s" => Dimension::FlopsPerSec,
+            "fraction" => Dimension::Percent,
+            _ => Dimension::Count,
+        }
+    }
+
+    /// The SI value of an override as a scenario file gives it: a bare number is already SI; a quantity must
+    /// have this key's dimension (a fraction's quantity is in percent).
+    pub fn si_value(&self, v: &OverrideValue) -> Result<f64, String> {
+        let Some(q) = v.quantity() else { return Ok(v.si()) };
+        let want = self.dimension();
+        match parse_unit(&q.unit) {
+            Some((dim, factor)) if dim == want => {
+                Ok(if want == Dimension::Percent { q.value / 100.0 } else { q.value * factor })
+            }
+            Some(_) => Err(format!("override `{}` needs {}, not `{}`", self.key, want.name(), q.unit)),
+            None => Err(format!("override `{}`: unknown unit `{}` (expected {})", self.key, q.unit, want.name())),
+        }
+    }
+}
 
 /// The table entry of an override key, or an error listing the known keys.
 pub fn override_key(key: &str) -> Result<&'static OverrideKey, String> {
@@ -198,7 +233,11 @@ fn check_override(key: &str, value: f64) -> Result<&'static OverrideKey, String>
 
 /// Sets one field by its override key (SI value). Values must be finite and non-negative; acceptance below 1.
 pub fn apply_override(s: &mut Scenario, key: &str, value: f64) -> Result<(), String> {
-    match check_override(key, value)?.field {
+    let entry = check_override(key, value)?;
+    if key == "placement.pin_to_host_experts" && value > 0.0 && s.model.routed_experts <= 0.0 {
+        return Err(format!("`{key}` pins routed experts, and model `{}` has none", s.model.id));
+    }
+    match entry.field {
         OverrideField::Hardware(f) => *f(&mut s.hardware) = value,
         OverrideField::Model(f) => *f(&mut s.model) = value,
     }
@@ -262,7 +301,8 @@ pub fn resolve(ds: &Dataset, file: &str, sc: &ScenarioFile) -> Result<Scenario, 
         modes: sc.modes.clone(),
     };
     for (key, value) in &sc.overrides {
-        if let Err(e) = apply_override(&mut s, key, *value) {
+        let si = override_key(key).and_then(|o| o.si_value(value));
+        if let Err(e) = si.and_then(|v| apply_override(&mut s, key, v)) {
             errs.push(Diagnostic::error(file, format!("/overrides/{}", crate::position::escape_segment(key)), e));
         }
     }

@@ -80,6 +80,35 @@ pub struct ModelSpec {
     pub draft_expert_bytes: f64,
     /// How attention reads KV and spends FLOPs per cached position (per architecture).
     pub attention: AttentionSpec,
+    /// Weights the deployment pins to host memory (a scenario's `placement.*` overrides); none by default.
+    #[serde(skip_serializing_if = "HostPin::is_none")]
+    pub host_pin: HostPin,
+}
+
+/// Weights a deployment pins to CPU (host) memory whether or not they would fit in HBM, like vLLM's
+/// `--cpu-offload-gb`: they are read over the slow path every step, and the HBM they free goes to the KV pool
+/// (within the engine's memory share). The three ways to say how much add up; each is per GPU of the engine.
+///
+/// ```text
+///   bytes:   whole layers in order, as vLLM offloads them (a slice of every layer kind, embedding excluded)
+///   layers:  that many whole layers (their dense and routed-expert weights)
+///   experts: that many routed experts of every MoE layer not already pinned (uniform routing: the pin says
+///            how many, not which)
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct HostPin {
+    /// Bytes per GPU (vLLM's `--cpu-offload-gb`, in bytes).
+    pub bytes: f64,
+    /// Whole layers.
+    pub layers: f64,
+    /// Routed experts per MoE layer.
+    pub experts: f64,
+}
+
+impl HostPin {
+    pub fn is_none(&self) -> bool {
+        self.bytes == 0.0 && self.layers == 0.0 && self.experts == 0.0
+    }
 }
 
 /// Attention geometry summed into what one query token costs per cached position, per layer kind.

@@ -171,6 +171,10 @@ pub struct HardwareFile {
     pub cpu_memory_bandwidth: Quantity,
     /// What one GPU reads CPU-resident weights at: the slower of the CPU memory and the GPU-CPU path.
     pub slow_path_bandwidth: Quantity,
+    /// The GPU-CPU path itself (NVLink-C2C or PCIe, with its one-way bandwidth): `slow_path_bandwidth` may not
+    /// exceed it nor `cpu_memory_bandwidth`. Optional: without it only the CPU memory bounds the slow path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_link: Option<HostLink>,
     /// Dense low-precision (FP4/FP8 as the checkpoint uses) peak of one GPU.
     pub compute_fp4: Quantity,
     pub compute_fp8: Quantity,
@@ -202,6 +206,63 @@ pub struct LinkSpec {
     pub collective_call_latency: Quantity,
     #[serde(default)]
     pub description: Option<String>,
+}
+
+/// The path between one GPU and the machine's CPU memory: what spilled and pinned weights cross every step.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct HostLink {
+    /// `nvlink_c2c` (coherent chip-to-chip link: Grace Hopper, Grace Blackwell, GB10) or `pcie`.
+    pub kind: HostLinkKind,
+    /// PCIe generation (1 to 6, unit `1`); required for `pcie`, absent for `nvlink_c2c`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generation: Option<Quantity>,
+    /// PCIe lanes (1, 2, 4, 8 or 16, unit `1`); required for `pcie`, absent for `nvlink_c2c`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lanes: Option<Quantity>,
+    /// One-way (host to GPU) payload bandwidth of the link, before the CPU memory behind it. For PCIe Gen 3-5 a
+    /// `derived` value must equal generation x lanes with 128b/130b encoding (`pcie_bytes_per_sec`).
+    pub bandwidth: Quantity,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+/// What kind of path a host link is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub enum HostLinkKind {
+    /// NVIDIA's coherent chip-to-chip link: the GPU reads CPU memory directly.
+    #[serde(rename = "nvlink_c2c")]
+    NvlinkC2c,
+    /// A PCIe link: weights are streamed or read zero-copy over it.
+    #[serde(rename = "pcie")]
+    Pcie,
+}
+
+impl HostLinkKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            HostLinkKind::NvlinkC2c => "NVLink-C2C",
+            HostLinkKind::Pcie => "PCIe",
+        }
+    }
+}
+
+/// One-way payload bandwidth of a PCIe link, bytes/s: transfer rate per lane x lanes x encoding / 8 bits
+/// (PCI-SIG base specifications: Gen 1 2.5 GT/s and Gen 2 5 GT/s with 8b/10b; Gen 3 8, Gen 4 16 and Gen 5
+/// 32 GT/s with 128b/130b). Gen5 x16: 32e9 x 16 x 128/130 / 8 = 63.0 GB/s. `None` for a generation outside
+/// 1-5 (Gen 6's FLIT mode has no single encoding ratio) or a lane count that is not a positive number.
+pub fn pcie_bytes_per_sec(generation: f64, lanes: f64) -> Option<f64> {
+    let (gt_per_s, encoding) = match generation {
+        g if g == 1.0 => (2.5e9, 8.0 / 10.0),
+        g if g == 2.0 => (5e9, 8.0 / 10.0),
+        g if g == 3.0 => (8e9, 128.0 / 130.0),
+        g if g == 4.0 => (16e9, 128.0 / 130.0),
+        g if g == 5.0 => (32e9, 128.0 / 130.0),
+        _ => return None,
+    };
+    (lanes.is_finite() && lanes > 0.0).then(|| gt_per_s * lanes * encoding / 8.0)
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -1194,15 +1255,70 @@ pub struct ScenarioFile {
     pub concurrency: Vec<u32>,
     #[serde(default = "default_modes")]
     pub modes: Vec<Mode>,
-    /// Field overrides applied after resolving references, e.g. {"hardware.gpu_memory": 288e9}.
+    /// Field overrides applied after resolving references (keys in `scenario::OVERRIDES`): a plain number in
+    /// the key's SI unit (`{"hardware.gpu_memory_bytes": 288e9}`), or a quantity with its unit and basis
+    /// (`{"placement.pin_to_host_bytes": {"value": 20, "unit": "GiB", "basis": "assumed", "reason": "..."}}`).
     #[serde(default)]
-    pub overrides: BTreeMap<String, f64>,
+    pub overrides: BTreeMap<String, OverrideValue>,
     /// The engine profile (`data/engines/`); absent means `DEFAULT_ENGINE`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub engine: Option<String>,
     /// Calibrated coefficients (written by `sim-core calibrate`).
     #[serde(default)]
     pub calibration: Option<BTreeMap<String, f64>>,
+}
+
+/// One scenario override: a bare SI number, or a quantity that says its unit and where it comes from.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(untagged)]
+pub enum OverrideValue {
+    /// The value in the key's SI unit.
+    Number(f64),
+    /// A quantity (`value`, `unit` of the key's dimension, `basis` and its companion).
+    Quantity(Box<Quantity>),
+}
+
+impl OverrideValue {
+    /// The value in SI units (NaN for a quantity with an unknown unit).
+    pub fn si(&self) -> f64 {
+        match self {
+            OverrideValue::Number(x) => *x,
+            OverrideValue::Quantity(q) => q.si().unwrap_or(f64::NAN),
+        }
+    }
+
+    pub fn quantity(&self) -> Option<&Quantity> {
+        match self {
+            OverrideValue::Number(_) => None,
+            OverrideValue::Quantity(q) => Some(q),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for OverrideValue {
+    /// A number, or an object read as a quantity whose own error (a missing `basis`, an unknown field) is the
+    /// one reported, rather than serde's "did not match any variant".
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        match serde_json::Value::deserialize(d)? {
+            serde_json::Value::Number(n) => {
+                n.as_f64().map(OverrideValue::Number).ok_or_else(|| D::Error::custom("override is not a finite number"))
+            }
+            v @ serde_json::Value::Object(_) => serde_json::from_value::<Quantity>(v)
+                .map(|q| OverrideValue::Quantity(Box::new(q)))
+                .map_err(|e| D::Error::custom(format!("override quantity: {e}"))),
+            other => Err(D::Error::custom(format!(
+                "an override is a number in the key's SI unit or a quantity {{\"value\", \"unit\", \"basis\", ...}}, found {other}"
+            ))),
+        }
+    }
+}
+
+impl std::convert::From<f64> for OverrideValue {
+    fn from(x: f64) -> Self {
+        OverrideValue::Number(x)
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

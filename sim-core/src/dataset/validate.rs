@@ -229,6 +229,105 @@ impl Checker<'_> {
                     "a share of line rate is at most 100",
                 );
             }
+            if let Some(link) = &hw.host_link {
+                self.host_link(&file, link);
+            }
+            self.slow_path_bound(&file, hw);
+        }
+    }
+
+    /// A host link: its quantities, PCIe's generation and width (absent on NVLink-C2C), and a derived PCIe
+    /// bandwidth equal to what generation x lanes carry.
+    fn host_link(&mut self, file: &str, link: &HostLink) {
+        use Dimension::*;
+        self.quantity(file, "/host_link/bandwidth", &link.bandwidth, BytesPerSec, false);
+        for (name, q) in [("generation", &link.generation), ("lanes", &link.lanes)] {
+            if let Some(q) = q {
+                self.quantity(file, &format!("/host_link/{name}"), q, Count, false);
+            }
+        }
+        match link.kind {
+            HostLinkKind::NvlinkC2c => {
+                for (name, q) in [("generation", &link.generation), ("lanes", &link.lanes)] {
+                    if q.is_some() {
+                        self.err(
+                            file,
+                            format!("/host_link/{name}"),
+                            format!("`{name}` describes a PCIe link, not NVLink-C2C"),
+                            "remove it, or set `kind` to `pcie`",
+                        );
+                    }
+                }
+            }
+            HostLinkKind::Pcie => {
+                let (Some(generation), Some(lanes)) = (&link.generation, &link.lanes) else {
+                    let missing = if link.generation.is_none() { "generation" } else { "lanes" };
+                    self.err(
+                        file,
+                        "/host_link".into(),
+                        format!("a PCIe host link needs `{missing}`"),
+                        "give the PCIe generation and lane count, e.g. 5 and 16 for Gen5 x16",
+                    );
+                    return;
+                };
+                let (g, n) = (generation.value, lanes.value);
+                if !(g.fract() == 0.0 && (1.0..=6.0).contains(&g)) {
+                    self.err(
+                        file,
+                        "/host_link/generation/value".into(),
+                        format!("PCIe generation {g} is not one of 1 to 6"),
+                        "a PCIe generation is a whole number",
+                    );
+                }
+                if ![1.0, 2.0, 4.0, 8.0, 12.0, 16.0, 32.0].contains(&n) {
+                    self.err(
+                        file,
+                        "/host_link/lanes/value".into(),
+                        format!("PCIe width x{n} is not a link width (x1, x2, x4, x8, x12, x16, x32)"),
+                        "a GPU usually sits on x16",
+                    );
+                }
+                let (Some(expected), Some(stated)) = (pcie_bytes_per_sec(g, n), link.bandwidth.si()) else { return };
+                if link.bandwidth.basis == Basis::Derived && (stated / expected - 1.0).abs() > 0.01 {
+                    self.err(
+                        file,
+                        "/host_link/bandwidth/value".into(),
+                        format!(
+                            "PCIe Gen{g} x{n} carries {:.1} GB/s per direction (transfer rate x lanes x encoding / 8), \
+                             not the derived {:.1} GB/s",
+                            expected / 1e9,
+                            stated / 1e9
+                        ),
+                        "derive the bandwidth from generation and lanes, or give a measured value with its basis",
+                    );
+                }
+            }
+        }
+    }
+
+    /// The slow path cannot beat what feeds it: CPU memory bandwidth and, when given, the host link's.
+    fn slow_path_bound(&mut self, file: &str, hw: &HardwareFile) {
+        let (Some(slow), Some(memory)) = (hw.slow_path_bandwidth.si(), hw.cpu_memory_bandwidth.si()) else { return };
+        let link = hw.host_link.as_ref().and_then(|l| l.bandwidth.si().map(|b| (l.kind, b)));
+        let bound = link.map_or(memory, |(_, b)| memory.min(b));
+        // Rounding in the stated figures (e.g. 273 GB/s of unified memory read back at 273) is not an excess.
+        if slow.is_finite() && bound.is_finite() && slow > bound * (1.0 + 1e-9) {
+            let parts = match link {
+                Some((kind, b)) => format!(
+                    "min(cpu_memory_bandwidth {:.1} GB/s, host_link {} {:.1} GB/s) = {:.1} GB/s",
+                    memory / 1e9,
+                    kind.name(),
+                    b / 1e9,
+                    bound / 1e9
+                ),
+                None => format!("cpu_memory_bandwidth {:.1} GB/s", memory / 1e9),
+            };
+            self.err(
+                file,
+                "/slow_path_bandwidth/value".into(),
+                format!("slow path {:.1} GB/s exceeds {parts}", slow / 1e9),
+                "the GPU reads CPU memory no faster than the memory or the link between them delivers",
+            );
         }
     }
 
@@ -1109,6 +1208,29 @@ impl Checker<'_> {
                         "sequence lengths must be positive".into(),
                         "isl and osl are token counts",
                     );
+                }
+            }
+            // An override given as a quantity carries its basis like any other parameter; whether its dimension
+            // fits the key is checked where the key table lives (`scenario::resolve`).
+            for (key, value) in &s.overrides {
+                let pointer = format!("/overrides/{}", crate::position::escape_segment(key));
+                match value {
+                    OverrideValue::Quantity(q) => match parse_unit(&q.unit) {
+                        Some((dim, _)) => self.quantity(&file, &pointer, q, dim, true),
+                        None => self.err(
+                            &file,
+                            format!("{pointer}/unit"),
+                            format!("unknown unit `{}`", q.unit),
+                            "use a unit of the key's dimension (data/SCHEMA.md, Quantities)",
+                        ),
+                    },
+                    OverrideValue::Number(x) if !x.is_finite() || *x < 0.0 => self.err(
+                        &file,
+                        pointer,
+                        format!("override must be a finite non-negative number, found {x}"),
+                        "overrides are SI values",
+                    ),
+                    OverrideValue::Number(_) => {}
                 }
             }
             for (i, c) in s.concurrency.iter().enumerate() {

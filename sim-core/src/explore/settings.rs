@@ -61,14 +61,15 @@ const fn knob(
     Knob { id, key, label, unit, min, max, step }
 }
 
-/// The explorer's what-if controls: change the machine or the draft acceptance of a report model; the
-/// published points stay put.
-pub const WHAT_IF: [Knob; 5] = [
+/// The explorer's what-if controls: change the machine, the draft acceptance of a report model, or pin weights
+/// to host memory (vLLM's `--cpu-offload-gb`, per GPU); the published points stay put.
+pub const WHAT_IF: [Knob; 6] = [
     knob("gpu_mem", "hardware.gpu_memory_bytes", "GPU memory", "GB", (64.0, 1024.0, 4.0)),
     knob("hbm", "hardware.hbm_bytes_per_sec", "HBM bandwidth", "TB/s", (1.0, 30.0, 0.1)),
     knob("slow", "hardware.slow_path_bytes_per_sec", "CPU-memory (slow path) bandwidth", "GB/s", (50.0, 2000.0, 2.0)),
     knob("link", "link.line_rate_bytes_per_sec_per_rail", "Link speed per rail", "Gb/s", (25.0, 1600.0, 25.0)),
     knob("accept", "model.draft_acceptance", "Draft acceptance", "%", (0.0, 95.0, 1.0)),
+    knob("pin", "placement.pin_to_host_bytes", "Weights pinned to host memory (per GPU)", "GB", (0.0, 1024.0, 1.0)),
 ];
 
 /// The planner's hardware fields, applied on top of the chosen preset.
@@ -151,5 +152,53 @@ mod tests {
         }
         assert_eq!(WHAT_IF[3].to_si(400.0), 50e9);
         assert_eq!(WHAT_IF[4].to_si(80.0), 0.8);
+        assert_eq!(WHAT_IF[5].to_si(20.0), 20e9);
+    }
+
+    #[test]
+    fn the_pin_knob_reads_and_sets_the_host_pin() {
+        let model = crate::describe::ModelDescription::from_hf_config(
+            "t",
+            r#"{"num_hidden_layers": 32, "hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8,
+                "intermediate_size": 14336, "vocab_size": 128256}"#,
+            16.0,
+        )
+        .and_then(|d| d.to_spec())
+        .expect("a dense 8B config");
+        let hw = crate::scenario::HardwareSpec {
+            id: "h".into(),
+            name: "h".into(),
+            gpus: 1.0,
+            gpu_memory_bytes: 80e9,
+            hbm_bytes_per_sec: 3.35e12,
+            cpu_memory_bytes: 1e12,
+            slow_path_bytes_per_sec: 54e9,
+            flops_fp4: 2e15,
+            flops_fp8: 2e15,
+            flops_bf16: 1e15,
+            intra_bytes_per_sec: f64::INFINITY,
+            intra_call_latency_s: 10e-6,
+            link: crate::scenario::LinkParams {
+                rails: 1.0,
+                line_rate_bytes_per_sec_per_rail: 50e9,
+                payload_efficiency: 0.98,
+                call_latency_s: 35e-6,
+            },
+        };
+        let mut s = Scenario {
+            id: "t".into(),
+            engine: "e".into(),
+            hardware: hw,
+            model,
+            workloads: vec![],
+            concurrency: vec![],
+            modes: vec![],
+        };
+        let mut k = Coefficients::default();
+        let pin = WHAT_IF[5];
+        assert_eq!(current(&s, &k, &[pin]), vec![0.0]);
+        apply(&mut s, &mut k, &[Setting { knob: pin, value: 4.0 }]).expect("pin");
+        assert_eq!(s.model.host_pin.bytes, 4e9);
+        assert_eq!(current(&s, &k, &[pin]), vec![4.0]);
     }
 }

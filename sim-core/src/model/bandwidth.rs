@@ -6,10 +6,12 @@
 //!   [ routed experts that fit ]
 //!   [ KV pool ][ runtime reserve ]
 //! ```
-//! Placement per GPU: dense weights first, then routed experts until HBM minus the reserve is full; the rest
-//! of the experts spill to CPU memory. Under tensor parallelism each GPU holds 1/tp of every weight; MLA KV
-//! is replicated on every rank, GQA KV is split. Reads of the two tiers are serialised (layers run in order),
-//! so a step pays HBM time plus slow-path time, not the max of the two.
+//! Placement per GPU: weights the deployment pins to host memory go there first (`HostPin`, like vLLM's
+//! `--cpu-offload-gb`); of the rest, dense weights first, then routed experts until HBM minus the reserve is
+//! full; the rest of the experts spill to CPU memory. The KV pool is what the engine's memory share leaves of
+//! HBM after the resident weights, so pinning never shrinks it. Under tensor parallelism each GPU holds 1/tp
+//! of every weight; MLA KV is replicated on every rank, GQA KV is split. Reads of the two tiers are serialised
+//! (layers run in order), so a step pays HBM time plus slow-path time, not the max of the two.
 
 use super::Coefficients;
 use crate::spec::{HardwareSpec, ModelSpec};
@@ -26,6 +28,12 @@ pub struct Placement {
     pub expert_bytes_spilled: f64,
     /// Non-expert bytes spilled (only when experts alone cannot absorb the overflow).
     pub dense_bytes_spilled: f64,
+    /// Non-expert bytes the deployment pinned to host memory (`ModelSpec::host_pin`); read every step.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub dense_bytes_pinned: f64,
+    /// Routed-expert bytes pinned to host memory; read at the touched share of uniform routing.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub expert_bytes_pinned: f64,
     pub pinned_cpu_bytes: f64,
     pub kv_pool_bytes: f64,
     pub kv_bytes_per_token: f64,
@@ -36,9 +44,24 @@ pub struct Placement {
     pub missing_bytes: f64,
 }
 
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
+}
+
 impl Placement {
+    /// Weight bytes that did not fit in HBM (the pin excluded: it is the deployment's choice, not overflow).
     pub fn spilled_bytes(&self) -> f64 {
         self.expert_bytes_spilled + self.dense_bytes_spilled
+    }
+
+    /// Weight bytes pinned to host memory by the deployment.
+    pub fn pinned_bytes(&self) -> f64 {
+        self.dense_bytes_pinned + self.expert_bytes_pinned
+    }
+
+    /// Every weight byte of this GPU that lives in CPU memory: spilled plus pinned.
+    pub fn host_weight_bytes(&self) -> f64 {
+        self.spilled_bytes() + self.pinned_bytes()
     }
 
     /// Tokens of KV cache the pool holds per GPU (`None` for a model without a KV cache).
@@ -51,30 +74,54 @@ impl Placement {
     }
 }
 
+/// Per-GPU (dense, routed-expert) bytes a host pin moves to CPU memory, given the GPU's dense and expert bytes.
+/// Layers and bytes pin a share of every layer (the input embedding stays: vLLM offloads decoder layers);
+/// experts pin that many of every MoE layer's routed experts among the layers not already pinned.
+pub fn pinned_bytes(model: &ModelSpec, tp: f64, dense: f64, experts: f64) -> (f64, f64) {
+    let pin = &model.host_pin;
+    if pin.is_none() {
+        return (0.0, 0.0);
+    }
+    let layered_dense = (dense - model.input_embedding_bytes / tp).max(0.0);
+    let layered = layered_dense + experts;
+    let share_of = |x: f64, of: f64| if of > 0.0 && x.is_finite() { (x / of).max(0.0) } else { 0.0 };
+    let layer_share = (share_of(pin.layers, model.layers) + share_of(pin.bytes, layered)).min(1.0);
+    let expert_share = share_of(pin.experts, model.routed_experts).min(1.0);
+    let experts_pinned = layer_share + (1.0 - layer_share) * expert_share;
+    (layer_share * layered_dense, experts_pinned * experts)
+}
+
 /// Places the model on one GPU of an engine spanning `tp` GPUs.
 pub fn place(model: &ModelSpec, hw: &HardwareSpec, tp: f64, k: &Coefficients) -> Placement {
     let tp = tp.max(1.0);
     let weights = model.weight_bytes / tp;
     let experts = model.routed_expert_bytes.min(model.weight_bytes) / tp;
     let dense = weights - experts;
+    // The pin leaves first; the rest fills HBM up to the budget as before (with no pin, exactly as before).
+    let (pin_dense, pin_experts) = pinned_bytes(model, tp, dense, experts);
+    let pinned = pin_dense + pin_experts;
+    let rest = weights - pinned;
+    let rest_experts = experts - pin_experts;
     let budget = hw.gpu_memory_bytes * (1.0 - k.hbm_reserve_fraction).max(0.0);
-    let overflow = (weights - budget).max(0.0);
-    let expert_spill = overflow.min(experts);
+    let overflow = (rest - budget).max(0.0);
+    let expert_spill = overflow.min(rest_experts);
     let dense_spill = overflow - expert_spill;
-    let hbm_weights = weights - overflow;
+    let hbm_weights = rest - overflow;
     let kv_room = hw.gpu_memory_bytes * (1.0 - k.runtime_reserve_fraction) - hbm_weights;
     let kv_pool = kv_room.max(0.0);
     let kv_per_token = if model.kv_split_under_tp { model.kv_bytes_per_token / tp } else { model.kv_bytes_per_token };
     // CPU memory of one machine holds the spilled share of every GPU in it plus the pinned tables.
     let gpus_per_machine = hw.gpus.max(1.0);
-    let cpu_needed = overflow * gpus_per_machine + model.pinned_cpu_bytes;
+    let cpu_needed = (overflow + pinned) * gpus_per_machine + model.pinned_cpu_bytes;
     Placement {
         tp,
         weight_bytes_per_gpu: weights,
-        dense_bytes_hbm: dense - dense_spill,
-        expert_bytes_hbm: experts - expert_spill,
+        dense_bytes_hbm: dense - pin_dense - dense_spill,
+        expert_bytes_hbm: rest_experts - expert_spill,
         expert_bytes_spilled: expert_spill,
         dense_bytes_spilled: dense_spill,
+        dense_bytes_pinned: pin_dense,
+        expert_bytes_pinned: pin_experts,
         pinned_cpu_bytes: model.pinned_cpu_bytes,
         kv_pool_bytes: kv_pool,
         kv_bytes_per_token: kv_per_token,
@@ -102,7 +149,8 @@ pub struct StepReads {
 
 /// Weight, KV and pinned-table bytes a step with `tokens` tokens reads; `kv_read_bytes` is what its decoding
 /// sequences' attention reads on this GPU. `spilled_routing_share` is how much routing the spilled experts get
-/// relative to uniform (1.0); routing mass is conserved, so the experts left in HBM get the rest.
+/// relative to uniform (1.0); experts pinned by the deployment get uniform routing (the pin says how many, not
+/// which); routing mass is conserved, so the experts left in HBM get the rest.
 pub fn step_reads(
     model: &ModelSpec,
     p: &Placement,
@@ -110,20 +158,162 @@ pub fn step_reads(
     kv_read_bytes: f64,
     spilled_routing_share: f64,
 ) -> StepReads {
-    let experts = p.expert_bytes_hbm + p.expert_bytes_spilled;
+    let experts = p.expert_bytes_hbm + p.expert_bytes_spilled + p.expert_bytes_pinned;
     let spilled_share = if experts > 0.0 { p.expert_bytes_spilled / experts } else { 0.0 };
+    let pinned_share = if experts > 0.0 { p.expert_bytes_pinned / experts } else { 0.0 };
     let s = spilled_routing_share.max(0.0);
-    // Shares of routing: s * f to the spilled fraction f, 1 - s * f to the rest (1 - f).
+    // Shares of routing: s * f to the spilled fraction f, g to the pinned fraction g (uniform), the rest
+    // (1 - s * f - g) to the experts in HBM (1 - f - g). Without a pin, g = 0 and this is exactly 1 - s * f
+    // over 1 - f.
+    let hbm_fraction = 1.0 - spilled_share - pinned_share;
     let hbm_share =
-        if spilled_share < 1.0 { ((1.0 - s * spilled_share) / (1.0 - spilled_share)).max(0.0) } else { 1.0 };
+        if hbm_fraction > 0.0 { ((1.0 - s * spilled_share - pinned_share) / hbm_fraction).max(0.0) } else { 1.0 };
     let touched = expert_touch_fraction(model, tokens, hbm_share);
     let touched_spilled = expert_touch_fraction(model, tokens, s);
     // The input embedding sits with the dense weights but a step gathers one row per token, not the table.
     let streamed_dense = (p.dense_bytes_hbm - model.input_embedding_bytes / p.tp).max(0.0);
-    StepReads {
-        hbm_bytes: streamed_dense + p.expert_bytes_hbm * touched + kv_read_bytes,
-        slow_bytes: p.dense_bytes_spilled
-            + p.expert_bytes_spilled * touched_spilled
-            + tokens * model.pinned_read_bytes_per_token / p.tp,
+    let mut slow_bytes = p.dense_bytes_spilled
+        + p.expert_bytes_spilled * touched_spilled
+        + tokens * model.pinned_read_bytes_per_token / p.tp;
+    if p.dense_bytes_pinned > 0.0 || p.expert_bytes_pinned > 0.0 {
+        slow_bytes += p.dense_bytes_pinned + p.expert_bytes_pinned * expert_touch_fraction(model, tokens, 1.0);
+    }
+    StepReads { hbm_bytes: streamed_dense + p.expert_bytes_hbm * touched + kv_read_bytes, slow_bytes }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::{AttentionSpec, HostPin, LinkParams};
+
+    /// A 100 GB MoE model (80 GB of routed experts over 64 experts, top-4; 1 GB input embedding, 40 layers) on a
+    /// GPU with `hbm` GB.
+    fn case(hbm: f64) -> (ModelSpec, HardwareSpec) {
+        let model = ModelSpec {
+            id: "m".into(),
+            name: "m".into(),
+            weight_bytes: 100e9,
+            routed_expert_bytes: 80e9,
+            active_params: 10e9,
+            layers: 40.0,
+            hidden_size: 4096.0,
+            routed_experts: 64.0,
+            experts_per_token: 4.0,
+            compute_bits: 8.0,
+            kv_bytes_per_token: 100e3,
+            kv_split_under_tp: true,
+            pinned_cpu_bytes: 0.0,
+            pinned_read_bytes_per_token: 0.0,
+            input_embedding_bytes: 1e9,
+            draft_tokens: 0.0,
+            draft_acceptance: 0.0,
+            draft_pass_bytes: 0.0,
+            draft_expert_bytes: 0.0,
+            attention: AttentionSpec::dense(40.0, 4096.0),
+            host_pin: HostPin::default(),
+        };
+        let hw = HardwareSpec {
+            id: "h".into(),
+            name: "h".into(),
+            gpus: 1.0,
+            gpu_memory_bytes: hbm * 1e9,
+            hbm_bytes_per_sec: 4e12,
+            cpu_memory_bytes: 1e12,
+            slow_path_bytes_per_sec: 54e9,
+            flops_fp4: 2e15,
+            flops_fp8: 2e15,
+            flops_bf16: 1e15,
+            intra_bytes_per_sec: f64::INFINITY,
+            intra_call_latency_s: 10e-6,
+            link: LinkParams {
+                rails: 1.0,
+                line_rate_bytes_per_sec_per_rail: 50e9,
+                payload_efficiency: 0.98,
+                call_latency_s: 35e-6,
+            },
+        };
+        (model, hw)
+    }
+
+    fn pinned(mut m: ModelSpec, pin: HostPin) -> ModelSpec {
+        m.host_pin = pin;
+        m
+    }
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() <= 1e-6 * a.abs().max(b.abs()).max(1.0)
+    }
+
+    #[test]
+    fn a_byte_pin_frees_hbm_for_the_kv_pool() {
+        let (m, hw) = case(200.0);
+        let k = Coefficients::default();
+        let base = place(&m, &hw, 1.0, &k);
+        assert_eq!((base.pinned_bytes(), base.spilled_bytes()), (0.0, 0.0));
+        let pm = pinned(m, HostPin { bytes: 20e9, ..HostPin::default() });
+        let p = place(&pm, &hw, 1.0, &k);
+        assert!(close(p.pinned_bytes(), 20e9), "{p:?}");
+        assert!(close(base.hbm_weight_bytes() - p.hbm_weight_bytes(), 20e9));
+        assert!(close(p.kv_pool_bytes - base.kv_pool_bytes, 20e9));
+        assert_eq!(p.spilled_bytes(), 0.0);
+        // Whole layers in order: the slice keeps the layers' dense-to-expert ratio (99 GB of layers, 80 of experts).
+        assert!(close(p.expert_bytes_pinned, 20e9 * 80.0 / 99.0), "{}", p.expert_bytes_pinned);
+        assert!(p.fits);
+        // The pinned bytes are read over the slow path; a one-token step touches 4 of 64 experts there.
+        let r = step_reads(&pm, &p, 1.0, 0.0, 1.0);
+        assert!(close(r.slow_bytes, p.dense_bytes_pinned + p.expert_bytes_pinned * 4.0 / 64.0), "{r:?}");
+    }
+
+    #[test]
+    fn a_pin_smaller_than_the_spill_changes_nothing_but_which_bytes_are_where() {
+        // 100 GB on 80 GB of HBM spills; a 5 GB pin is inside the overflow, so HBM weights and the pool stay.
+        let (m, hw) = case(80.0);
+        let k = Coefficients::default();
+        let base = place(&m, &hw, 1.0, &k);
+        assert!(base.spilled_bytes() > 5e9);
+        let p = place(&pinned(m, HostPin { bytes: 5e9, ..HostPin::default() }), &hw, 1.0, &k);
+        assert!(close(p.hbm_weight_bytes(), base.hbm_weight_bytes()));
+        assert!(close(p.kv_pool_bytes, base.kv_pool_bytes));
+        assert!(close(p.host_weight_bytes(), base.host_weight_bytes()));
+    }
+
+    #[test]
+    fn experts_and_layers_pin_what_they_name() {
+        let (m, hw) = case(200.0);
+        let k = Coefficients::default();
+        let p = place(&pinned(m.clone(), HostPin { experts: 16.0, ..HostPin::default() }), &hw, 1.0, &k);
+        assert!(close(p.expert_bytes_pinned, 80e9 / 4.0) && p.dense_bytes_pinned == 0.0, "{p:?}");
+        let p = place(&pinned(m.clone(), HostPin { layers: 10.0, ..HostPin::default() }), &hw, 1.0, &k);
+        assert!(close(p.expert_bytes_pinned, 20e9) && close(p.dense_bytes_pinned, 19e9 / 4.0), "{p:?}");
+        // Every layer: all but the input embedding; more than every layer is still every layer.
+        let p = place(&pinned(m.clone(), HostPin { layers: 99.0, experts: 5.0, ..HostPin::default() }), &hw, 1.0, &k);
+        assert!(close(p.hbm_weight_bytes(), 1e9) && close(p.pinned_bytes(), 99e9), "{p:?}");
+        // Under TP2 each GPU pins its half of the same layers.
+        let p2 = place(&pinned(m, HostPin { layers: 10.0, ..HostPin::default() }), &hw, 2.0, &k);
+        assert!(close(p2.pinned_bytes(), (20e9 + 19e9 / 4.0) / 2.0), "{p2:?}");
+    }
+
+    #[test]
+    fn pinned_experts_keep_routing_mass() {
+        // Uniform routing everywhere: pinning experts moves reads to the slow path without adding any.
+        let (m, hw) = case(200.0);
+        let k = Coefficients::default();
+        let base = place(&m, &hw, 1.0, &k);
+        let pm = pinned(m.clone(), HostPin { experts: 24.0, ..HostPin::default() });
+        let p = place(&pm, &hw, 1.0, &k);
+        for tokens in [1.0, 8.0, 64.0] {
+            let a = step_reads(&m, &base, tokens, 0.0, 1.0);
+            let b = step_reads(&pm, &p, tokens, 0.0, 1.0);
+            assert!(close(a.hbm_bytes + a.slow_bytes, b.hbm_bytes + b.slow_bytes), "{tokens}: {a:?} {b:?}");
+            assert!(b.slow_bytes > 0.0 && a.slow_bytes == 0.0);
+        }
+    }
+
+    #[test]
+    fn a_pin_on_a_full_host_does_not_fit() {
+        let (m, mut hw) = case(200.0);
+        hw.cpu_memory_bytes = 10e9;
+        let p = place(&pinned(m, HostPin { bytes: 30e9, ..HostPin::default() }), &hw, 1.0, &Coefficients::default());
+        assert!(!p.fits && close(p.missing_bytes, 20e9), "{p:?}");
     }
 }
