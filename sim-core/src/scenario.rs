@@ -318,6 +318,7 @@ pub fn resolve(ds: &Dataset, file: &str, sc: &ScenarioFile) -> Result<Scenario, 
     if errs.is_empty() {
         Ok(s)
     } else {
-        Err(errs)
+        // Line and column where the file is one of the dataset's (a pointer alone is hard to find).
+        Err(errs.into_iter().map(|d| ds.locate(d)).collect())
     }
 }
