@@ -263,3 +263,84 @@ fn steady_state_tracks_the_step_loop() {
     }
     assert!(worst.0 < 0.15, "step loop and steady state differ by {:.1}% at {}", worst.0 * 100.0, worst.1);
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Pinning weights to host memory (vLLM's `--cpu-offload-gb`, `placement.pin_to_host_bytes`): more pinned
+    /// bytes never grow the HBM-resident weights, never shrink the KV pool, never lose a weight byte, and never
+    /// raise throughput where the model already fits in HBM and the KV pool is not what limits it.
+    #[test]
+    fn pinning_weights_to_host_memory(
+        (id, mode, isl, osl, c) in any_case(),
+        gb in 0.0f64..300.0,
+        more in 0.0f64..300.0,
+    ) {
+        let k = Coefficients::default();
+        let s = &scenarios()[&id];
+        let pin = |bytes: f64| {
+            let mut t = s.clone();
+            apply_override(&mut t, "placement.pin_to_host_bytes", bytes).expect("pin override");
+            t
+        };
+        let (less, most) = (pin(gb * 1e9), pin((gb + more) * 1e9));
+        let eps = 1e-6 * s.model.weight_bytes;
+        for tp in [s.hardware.gpus.max(1.0), 2.0 * s.hardware.gpus.max(1.0)] {
+            let (a, b) = (place(&less.model, &s.hardware, tp, &k), place(&most.model, &s.hardware, tp, &k));
+            prop_assert!(b.hbm_weight_bytes() <= a.hbm_weight_bytes() + eps, "tp {tp}: {a:?} -> {b:?}");
+            prop_assert!(b.kv_pool_bytes >= a.kv_pool_bytes - eps, "tp {tp}: {a:?} -> {b:?}");
+            prop_assert!(b.host_weight_bytes() >= a.host_weight_bytes() - eps, "tp {tp}: {a:?} -> {b:?}");
+            // Every byte is somewhere: HBM plus host holds the GPU's share of the weights.
+            prop_assert!((b.hbm_weight_bytes() + b.host_weight_bytes() - b.weight_bytes_per_gpu).abs() <= eps);
+        }
+        if mode == Mode::Pd {
+            return Ok(());
+        }
+        let tp = s.hardware.gpus.max(1.0) * if mode == Mode::Tp2 { 2.0 } else { 1.0 };
+        let base = predict(s, &k, mode, isl, osl, c);
+        let fits = place(&s.model, &s.hardware, tp, &k).spilled_bytes() == 0.0;
+        let kv_bound = base.preemptions_per_request > 0.0
+            || base.bottleneck == sim_core::model::Bottleneck::KvCapacity
+            || f64::from(c) >= 0.9 * base.max_resident_seqs
+            || f64::from(c) > k.max_num_seqs;
+        if fits && !kv_bound && base.output_tok_s > 0.0 {
+            let pinned = predict(&most, &k, mode, isl, osl, c).output_tok_s;
+            // The loop's discrete cohorts move a rate by up to 1% (as in the bandwidth property above).
+            prop_assert!(
+                pinned <= base.output_tok_s * 1.01,
+                "{id} {mode:?} at {c}: pinned {pinned} > {}",
+                base.output_tok_s
+            );
+        }
+    }
+}
+
+/// A pin of zero is no pin: every placement and prediction is the one without it (the golden outputs hold).
+#[test]
+fn a_zero_pin_changes_nothing() {
+    let k = Coefficients::default();
+    for s in scenarios().values() {
+        let mut t = s.clone();
+        apply_override(&mut t, "placement.pin_to_host_bytes", 0.0).expect("pin override");
+        let gpus = s.hardware.gpus.max(1.0);
+        assert_eq!(place(&s.model, &s.hardware, gpus, &k), place(&t.model, &t.hardware, gpus, &k));
+        assert_eq!(predict(s, &k, Mode::Single, 512, 512, 8), predict(&t, &k, Mode::Single, 512, 512, 8));
+    }
+}
+
+/// Pinning on a machine whose weights fit moves the pinned bytes onto the slow path, and the HBM they free
+/// into the KV pool: one stream decodes slower (Llama-3.3-70B on two H100, NIM's scenario: 20 GB per GPU at
+/// ~54 GB/s adds ~0.4 s to every step).
+#[test]
+fn pinning_a_model_that_fits_slows_one_stream() {
+    let k = Coefficients::default();
+    let s = &scenarios()["nim-llama-3.3-70b-instruct-h100x2"];
+    let mut t = s.clone();
+    apply_override(&mut t, "placement.pin_to_host_bytes", 20e9).expect("pin override");
+    let (a, b) = (predict(s, &k, Mode::Single, 512, 512, 1), predict(&t, &k, Mode::Single, 512, 512, 1));
+    assert!(b.output_tok_s < 0.5 * a.output_tok_s, "{} vs {}", b.output_tok_s, a.output_tok_s);
+    let gpus = s.hardware.gpus.max(1.0);
+    let (pa, pb) = (place(&s.model, &s.hardware, gpus, &k), place(&t.model, &t.hardware, gpus, &k));
+    assert_eq!(pa.spilled_bytes(), 0.0);
+    assert!((pb.kv_pool_bytes - pa.kv_pool_bytes - 20e9).abs() < 1e3, "{pa:?} -> {pb:?}");
+}
