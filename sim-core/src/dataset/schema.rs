@@ -254,14 +254,9 @@ impl HostLinkKind {
 /// 32 GT/s with 128b/130b). Gen5 x16: 32e9 x 16 x 128/130 / 8 = 63.0 GB/s. `None` for a generation outside
 /// 1-5 (Gen 6's FLIT mode has no single encoding ratio) or a lane count that is not a positive number.
 pub fn pcie_bytes_per_sec(generation: f64, lanes: f64) -> Option<f64> {
-    let (gt_per_s, encoding) = match generation {
-        g if g == 1.0 => (2.5e9, 8.0 / 10.0),
-        g if g == 2.0 => (5e9, 8.0 / 10.0),
-        g if g == 3.0 => (8e9, 128.0 / 130.0),
-        g if g == 4.0 => (16e9, 128.0 / 130.0),
-        g if g == 5.0 => (32e9, 128.0 / 130.0),
-        _ => return None,
-    };
+    const GENERATIONS: [(f64, f64); 5] =
+        [(2.5e9, 8.0 / 10.0), (5e9, 8.0 / 10.0), (8e9, 128.0 / 130.0), (16e9, 128.0 / 130.0), (32e9, 128.0 / 130.0)];
+    let (gt_per_s, encoding) = *(1..=5).zip(GENERATIONS.iter()).find(|(g, _)| f64::from(*g) == generation)?.1;
     (lanes.is_finite() && lanes > 0.0).then(|| gt_per_s * lanes * encoding / 8.0)
 }
 

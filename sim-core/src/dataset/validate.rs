@@ -1295,6 +1295,20 @@ pub fn quote_mentions(quote: &str, value: f64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::quote_mentions;
+    use crate::dataset::schema::pcie_bytes_per_sec;
+
+    #[test]
+    fn pcie_bandwidth_follows_generation_lanes_and_encoding() {
+        let gb = |g: f64, n: f64| pcie_bytes_per_sec(g, n).map(|b| (b / 1e8).round() / 10.0);
+        // 32 GT/s x 16 x 128/130 / 8 = 63.0 GB/s; Gen4 half of it; Gen2 with 8b/10b.
+        assert_eq!(gb(5.0, 16.0), Some(63.0));
+        assert_eq!(gb(4.0, 16.0), Some(31.5));
+        assert_eq!(gb(5.0, 4.0), Some(15.8));
+        assert_eq!(gb(2.0, 16.0), Some(8.0));
+        assert_eq!(pcie_bytes_per_sec(6.0, 16.0), None);
+        assert_eq!(pcie_bytes_per_sec(4.5, 16.0), None);
+        assert_eq!(pcie_bytes_per_sec(5.0, 0.0), None);
+    }
 
     #[test]
     fn reads_numbers_in_every_translation_style() {
