@@ -486,7 +486,9 @@ fn claim_markers<'a, DB: DrawingBackend + 'a>(
 fn curve_order(predicted: &[(Mode, Vec<(u32, f64)>)], emphasis: Option<Mode>) -> Vec<&(Mode, Vec<(u32, f64)>)> {
     let mut order: Vec<&(Mode, Vec<(u32, f64)>)> = predicted.iter().collect();
     if emphasis.is_some() {
-        order.sort_by_key(|(m, _)| (std::cmp::Reverse(curve_width(*m, emphasis)), *m == Mode::Pd));
+        sim_core::stats::sort_by_key(&mut order, |(m, _)| {
+            (std::cmp::Reverse(curve_width(*m, emphasis)), *m == Mode::Pd)
+        });
     }
     order
 }
@@ -950,7 +952,7 @@ pub fn draw_frontier<DB: DrawingBackend>(
     for (i, (_, a)) in d.sides.iter().enumerate() {
         // The frontier first, wide and grey, so the curves it follows stay visible on top of it.
         let mut front: Vec<(f64, f64)> = a.predicted().filter(|p| p.on_frontier).filter_map(xy).collect();
-        front.sort_by(|p, q| p.0.total_cmp(&q.0));
+        sim_core::stats::sort_by(&mut front, |p, q| p.0.total_cmp(&q.0));
         let fs = BLACK.mix(0.3).stroke_width(7);
         if i == 1 {
             chart.draw_series(DashedLineSeries::new(front.clone(), 12, 6, fs)).map_err(err)?;

@@ -83,7 +83,7 @@ impl fmt::Display for Diagnostic {
 
 /// Sorts diagnostics for stable output: by file, then position, then message.
 pub fn sort(diags: &mut [Diagnostic]) {
-    diags.sort_by(|a, b| {
+    crate::stats::sort_by(diags, |a, b| {
         (a.file.as_str(), a.line, a.column, a.pointer.as_str(), a.message.as_str()).cmp(&(
             b.file.as_str(),
             b.line,

@@ -318,7 +318,7 @@ fn fit_fixing(
     let used: Vec<&MeasuredPoint> =
         points.iter().filter(|p| set.includes(p) && scenarios.contains_key(&p.scenario)).collect();
     let mut models: Vec<String> = used.iter().map(|p| p.model.clone()).collect();
-    models.sort();
+    crate::stats::sort(&mut models);
     models.dedup();
     models.retain(|m| !fixed_acceptance.contains(m));
     let priors: BTreeMap<String, f64> =

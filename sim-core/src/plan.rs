@@ -163,7 +163,7 @@ pub fn plan(s: &Scenario, k: &Coefficients) -> Plan {
 pub fn pair_ratios(row: &PlanRow) -> String {
     let mut pairs: Vec<(Mode, f64)> =
         row.modes.iter().filter(|p| p.mode.machines() == 2).map(|p| (p.mode, row.gain_of(p.mode))).collect();
-    pairs.sort_by(|a, b| b.1.total_cmp(&a.1));
+    crate::stats::sort_by(&mut pairs, |a, b| b.1.total_cmp(&a.1));
     pairs
         .iter()
         .map(

@@ -180,7 +180,7 @@ pub fn build_for(
     };
     let mut models: Vec<String> = rows.iter().map(|r| r.model.clone()).collect();
     models.dedup();
-    models.sort();
+    crate::stats::sort(&mut models);
     models.dedup();
     let by_model = models.iter().map(|m| group(m.clone(), &|r: &ReportRow| &r.model == m)).collect();
     // Modes with published points only (the planner's modes can outnumber what was measured).
@@ -201,7 +201,7 @@ pub fn build_for(
         r.dataset == REPORT_DATASET && (r.role != PointRole::Predicted || has_single.contains(r.model.as_str()))
     });
     let mut datasets: Vec<String> = rows.iter().map(|r| r.dataset.clone()).collect();
-    datasets.sort();
+    crate::stats::sort(&mut datasets);
     datasets.dedup();
     let by_dataset = datasets.iter().map(|d| group(d.clone(), &|r: &ReportRow| &r.dataset == d)).collect();
     // The report's own comparison: the scenarios named after their models.

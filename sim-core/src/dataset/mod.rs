@@ -134,7 +134,7 @@ fn median(mut xs: Vec<f64>) -> Option<f64> {
     if xs.is_empty() {
         return None;
     }
-    xs.sort_by(f64::total_cmp);
+    crate::stats::sort_by(&mut xs, f64::total_cmp);
     let n = xs.len();
     Some(if n % 2 == 1 { xs[n / 2] } else { 0.5 * (xs[n / 2 - 1] + xs[n / 2]) })
 }

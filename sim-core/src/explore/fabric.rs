@@ -67,9 +67,9 @@ impl Workspace {
             answer.curves.push((c, pts));
         }
         let mut peaks: Vec<&FabricRow> = rows.iter().filter(|r| r.column == FabricColumn::Peak).collect();
-        peaks.sort_by(|a, b| b.measured_busbw_gbps.total_cmp(&a.measured_busbw_gbps));
+        crate::stats::sort_by(&mut peaks, |a, b| b.measured_busbw_gbps.total_cmp(&a.measured_busbw_gbps));
         answer.measured_order = peaks.iter().map(|r| r.collective).collect();
-        peaks.sort_by(|a, b| b.predicted_busbw_gbps.total_cmp(&a.predicted_busbw_gbps));
+        crate::stats::sort_by(&mut peaks, |a, b| b.predicted_busbw_gbps.total_cmp(&a.predicted_busbw_gbps));
         answer.predicted_order = peaks.iter().map(|r| r.collective).collect();
         answer.rows = rows;
         Ok(answer)

@@ -180,7 +180,7 @@ pub fn interpolate(points: &[(f64, f64)], x0: f64) -> Option<(f64, bool, usize, 
         return Some((points[i].1, false, i, i));
     }
     let mut order: Vec<usize> = (0..points.len()).filter(|&i| points[i].0.is_finite()).collect();
-    order.sort_by(|&a, &b| points[a].0.total_cmp(&points[b].0));
+    crate::stats::sort_by(&mut order, |&a, &b| points[a].0.total_cmp(&points[b].0));
     order.windows(2).find_map(|w| {
         let ((x1, y1), (x2, y2)) = (points[w[0]], points[w[1]]);
         (x1 < x0 && x0 < x2).then(|| (y1 + (y2 - y1) * (x0 - x1) / (x2 - x1), true, w[0], w[1]))
@@ -304,7 +304,7 @@ impl Workspace {
                 }
             })
             .collect();
-        measured.sort_by_key(|p| (p.mode, p.concurrency));
+        crate::stats::sort_by_key(&mut measured, |p| (p.mode, p.concurrency));
         let title = format!("{} - per GPU against {}, ISL {} / OSL {}", q.model, axis.label(), q.isl, q.osl);
         Ok(answer(title, sweep.engine, (q.isl, q.osl), per_machine, curves, measured, axis, target))
     }
@@ -347,7 +347,7 @@ impl Workspace {
                 }
             })
             .collect();
-        out.sort_by_key(|l| (l.mode, l.concurrency));
+        crate::stats::sort_by_key(&mut out, |l| (l.mode, l.concurrency));
         Ok(out)
     }
 }

@@ -139,7 +139,7 @@ impl Workspace {
     /// `FittedState` was computed from.
     pub fn fingerprint(files: &[SourceText]) -> u64 {
         let mut sorted: Vec<&SourceText> = files.iter().collect();
-        sorted.sort_by(|a, b| a.path.cmp(&b.path));
+        crate::stats::sort_by(&mut sorted, |a, b| a.path.cmp(&b.path));
         let mut h: u64 = 0xcbf2_9ce4_8422_2325;
         for f in sorted {
             for b in f.path.bytes().chain([0u8]).chain(f.text.bytes()).chain([0u8]) {

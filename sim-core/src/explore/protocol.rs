@@ -111,7 +111,7 @@ impl Workspace {
     /// The datasets with published points, sorted (the calibration dataset among them).
     pub fn datasets(&self) -> Vec<String> {
         let mut d: Vec<String> = self.points().iter().map(|p| p.dataset.clone()).collect();
-        d.sort();
+        crate::stats::sort(&mut d);
         d.dedup();
         d
     }
@@ -320,7 +320,7 @@ fn protocol_row(
     } else {
         let mut g: Vec<String> =
             train.iter().filter_map(|p| scenarios.get(&p.scenario)).map(|s| s.engine.clone()).collect();
-        g.sort();
+        crate::stats::sort(&mut g);
         g.dedup();
         g
     };

@@ -185,7 +185,7 @@ pub fn explain_flags(flags: &[Flag]) -> String {
 /// own p90 with at least `MIN_MODE_POINTS` fitted points, else the scenario's overall fitted p90, else none.
 pub fn error_bands(rows: &[ReportRow]) -> BTreeMap<(String, Mode), ErrorBand> {
     let mut models: Vec<&str> = rows.iter().map(|r| r.model.as_str()).collect();
-    models.sort();
+    crate::stats::sort(&mut models);
     models.dedup();
     let mut out = BTreeMap::new();
     for model in models {
@@ -275,7 +275,7 @@ impl Workspace {
                 }
             })
             .collect();
-        points.sort_by_key(|r| (r.mode, r.concurrency));
+        crate::stats::sort_by_key(&mut points, |r| (r.mode, r.concurrency));
         let band_of = |m: Mode| bands.iter().find(|(bm, _)| *bm == m).map(|(_, b)| b.p90_pct);
         let stated = stated_rows(self, q, &at, &band_of);
         Ok(SweepAnswer {
@@ -302,7 +302,7 @@ impl Workspace {
                     .map(move |s| (f.scenario.clone().unwrap_or_else(|| f.model.clone()), s.isl, s.osl))
             })
             .collect();
-        workloads.sort();
+        crate::stats::sort(&mut workloads);
         workloads.dedup();
         workloads
             .iter()

@@ -197,7 +197,7 @@ pub fn vllm_bench(inputs: &[Input], opts: &VllmOptions) -> Result<SweepFile, Dia
     }
     let mut out = Vec::new();
     for (mut s, mut members) in series {
-        members.sort_by_key(|r| r.concurrency);
+        crate::stats::sort_by_key(&mut members, |r| r.concurrency);
         let how =
             if opts.isl.is_some() || opts.osl.is_some() { "given on the command line where set, else " } else { "" };
         s.note = Some(format!(
@@ -644,7 +644,7 @@ fn quote_of(text: &str, keys: &[&str]) -> String {
         .filter_map(|k| fragment(text, &[Step::Key(k)]))
         .map(|f| (f.as_ptr() as usize - text.as_ptr() as usize, f))
         .collect();
-    pieces.sort_by_key(|p| p.0);
+    crate::stats::sort_by_key(&mut pieces, |p| p.0);
     pieces.dedup_by_key(|p| p.0);
     pieces.iter().map(|p| p.1).collect::<Vec<_>>().join(" … ")
 }
