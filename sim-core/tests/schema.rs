@@ -317,3 +317,45 @@ fn version_1_files_still_load() {
         assert_eq!(schema_errors(kind, &v), Vec::<String>::new(), "{} as version 1", f.path);
     }
 }
+
+/// The shipped data file at `path`, as JSON.
+fn shipped_json(path: &str) -> Value {
+    let f = shipped().into_iter().find(|f| f.path == path).unwrap_or_else(|| panic!("{path} is shipped"));
+    serde_json::from_str(&f.text).expect("json")
+}
+
+/// `path` replaced by `v` in the shipped data: the errors the loader and the validator report.
+fn errors_with(path: &str, v: &Value) -> Vec<Diagnostic> {
+    let mut files = shipped();
+    let f = files.iter_mut().find(|f| f.path == path).expect("shipped");
+    f.text = serde_json::to_string_pretty(v).expect("json");
+    load_errors(&files)
+}
+
+/// A host link and a scenario's placement overrides: what the schema accepts, the loader accepts, and a host
+/// link of an unknown kind or an override that is neither a number nor a quantity both refuse.
+#[test]
+fn host_links_and_pin_overrides_are_in_the_schemas() {
+    let hw_path = "hardware/h100-sxm.json";
+    let hw = shipped_json(hw_path);
+    assert_eq!(hw["host_link"]["kind"], json!("pcie"));
+    let mut nvlink = hw.clone();
+    nvlink["host_link"]["kind"] = json!("nvlink");
+    assert!(!schema_errors("hardware", &nvlink).is_empty(), "the schema accepts an unknown host link kind");
+    assert!(!errors_with(hw_path, &nvlink).is_empty(), "the loader accepts an unknown host link kind");
+
+    let sc_path = "scenarios/nim-llama-3.3-70b-instruct-h100x2.json";
+    let mut sc = shipped_json(sc_path);
+    sc["overrides"]["placement.pin_to_host_bytes"] =
+        json!({"value": 20, "unit": "GiB", "basis": "assumed", "reason": "vLLM --cpu-offload-gb 20"});
+    sc["overrides"]["placement.pin_to_host_layers"] = json!(4);
+    assert_eq!(schema_errors("scenario", &sc), Vec::<String>::new());
+    assert_eq!(errors_with(sc_path, &sc), Vec::<Diagnostic>::new());
+    for bad in [json!("20 GiB"), json!({"value": 20, "unit": "GiB"}), json!([20])] {
+        let mut v = sc.clone();
+        v["overrides"]["placement.pin_to_host_bytes"] = bad.clone();
+        assert!(!schema_errors("scenario", &v).is_empty(), "the schema accepts the override {bad}");
+        let errs = errors_with(sc_path, &v);
+        assert!(errs.iter().any(|e| e.file == sc_path), "the loader accepts the override {bad}: {errs:?}");
+    }
+}
