@@ -54,18 +54,14 @@ proptest! {
         // rounds there, zigzags around a rising trend (worst on a grid of 1,260 cases per mode: 5.4% lower with 20%
         // more memory, Gemma-4 on one DGX Spark at 8192/1024 and 96 clients), as the engine's own would. There a
         // larger or faster machine may lose at most 8%; below the edge every part must help within the 1% the
-        // discrete steps of 32 cohorts move, in every mode. PD past the edge is left out: its decode side admits
-        // on the prompt's blocks, grows, and recomputes the prompts it preempts itself between decode steps, and
-        // 1% more memory can cost 11% (Llama-3.3-70B on two H100, 8192/1024 at 61 clients), a known defect
-        // (ARCHITECTURE.md).
+        // discrete steps of 32 cohorts move, in every mode. PD past the edge is held to the same 8% since its
+        // decode side re-admits the requests it preempted before any new hand-off (it used to let hand-offs jump
+        // ahead of them, and 1% more memory could cost 11%: Llama-3.3-70B on two H100, 8192/1024 at 61 clients).
         let thrashing = base_point.preemptions_per_request > 0.0
             || base_point.bottleneck == sim_core::model::Bottleneck::KvCapacity
             || f64::from(c) >= 0.9 * base_point.max_resident_seqs
             // Past the engine's sequence cap the rest queue: the same edge.
             || f64::from(c) > k.max_num_seqs;
-        if thrashing && mode == Mode::Pd {
-            return Ok(());
-        }
         // PD runs two machines' event loops whose hand-offs a faster part shifts: 2% below the edge (measured
         // 1.1%, GLM-5.3-Flash at 2048/256 and 120 clients with a 50% faster link).
         let slack = if thrashing {
@@ -201,8 +197,16 @@ fn preemption_never_loses_a_request() {
         let e = sim_core::model::modes::engine(s, &k, span);
         let r = sim_core::model::serving::colocated(&e, c, 8192.0, 1024.0);
         assert!(r.preemptions_per_request > 0.0, "span {span} at {c}: no preemption, the case tests nothing");
-        assert!(r.completed >= 2.0 * c - 1e-6, "span {span} at {c}: {} of {} measured requests", r.completed, 2.0 * c);
-        assert!(r.completed_total >= 3.0 * c - 1e-6, "span {span} at {c}: {} completed in all", r.completed_total);
+        // Past saturation the loop runs fewer clients (the rest only queue): count those it ran.
+        let ran = r.simulated_clients;
+        assert!(ran >= 1.0 && ran <= c, "span {span} at {c}: ran {ran} clients");
+        assert!(
+            r.completed >= 2.0 * ran - 1e-6,
+            "span {span} at {c}: {} of {} measured requests",
+            r.completed,
+            2.0 * ran
+        );
+        assert!(r.completed_total >= 3.0 * ran - 1e-6, "span {span} at {c}: {} completed in all", r.completed_total);
         assert!(r.output_tok_s > 0.0 && r.output_tok_s.is_finite());
     }
 }
@@ -224,7 +228,8 @@ fn guaranteed_no_evict_queues_instead_of_preempting() {
         let r = sim_core::model::serving::colocated(&e, c, 8192.0, 1024.0);
         assert_eq!(r.preemptions_per_request, 0.0, "{c} clients: preempted under no-evict");
         assert!(r.resident <= pool + 1e-6, "{c} clients: {} resident in a pool of {pool}", r.resident);
-        assert!(r.completed >= 2.0 * c.round() - 1e-6, "{c} clients: {} of {} measured requests", r.completed, 2.0 * c);
+        let ran = r.simulated_clients;
+        assert!(r.completed >= 2.0 * ran - 1e-6, "{c} clients: {} of {} measured requests", r.completed, 2.0 * ran);
         // The plateau holds within the 5% a finite window's waves of completions move it (measured 4%).
         assert!(r.output_tok_s >= 0.95 * last, "{c} clients: {} tok/s after {last}", r.output_tok_s);
         last = r.output_tok_s;
@@ -262,6 +267,63 @@ fn steady_state_tracks_the_step_loop() {
         }
     }
     assert!(worst.0 < 0.15, "step loop and steady state differ by {:.1}% at {}", worst.0 * 100.0, worst.1);
+}
+
+/// Past saturation the loop runs only four times the clients the engine can hold and adds the others' wait by
+/// Little's law: against the loop with every client, throughput and TPOT agree within 3% and TTFT within 5%
+/// beyond the full loop's own distance from Little's law (its finite window's bias, 0-7% at any client count,
+/// computed here from its own numbers); PD within 5% and 8% (thresholds set before the first run).
+#[test]
+fn the_saturation_shortcut_matches_running_every_client() {
+    use sim_core::model::modes::{engine, handoff_s};
+    use sim_core::model::serving::{colocated, colocated_every_client, disaggregated, disaggregated_every_client};
+    let k = Coefficients::default();
+    let all = scenarios();
+    let cases = [
+        ("minimax-m3", 1.0, 8192.0, 1024.0),
+        ("glm-5.2", 2.0, 8192.0, 1024.0),
+        ("nim-llama-3.3-70b-instruct-h100x2", 1.0, 2048.0, 256.0),
+    ];
+    let off = |a: f64, b: f64| (a / b - 1.0).abs();
+    // How far a run's TTFT is from the one Little's law gives for its own throughput, as a share of its TTFT.
+    let little_gap = |r: &sim_core::model::serving::Measured, c: f64, osl: f64| {
+        let response = r.ttft_s + (osl - 1.0) * r.tpot_s;
+        (c / (r.output_tok_s / osl) - response).abs() / r.ttft_s
+    };
+    for (name, span, isl, osl) in cases {
+        let s = &all[name];
+        let e = engine(s, &k, span);
+        let pool = e.max_resident(isl, osl);
+        for mult in [6.0, 8.0] {
+            let c = (mult * pool).round();
+            let runs = [
+                (colocated(&e, c, isl, osl), colocated_every_client(&e, c, isl, osl), 0.03, 0.05, "colocated"),
+                (
+                    disaggregated(&e, &e, handoff_s(s, isl), c, isl, osl),
+                    disaggregated_every_client(&e, &e, handoff_s(s, isl), c, isl, osl),
+                    0.05,
+                    0.08,
+                    "PD",
+                ),
+            ];
+            for (fast, every, tol, ttft_tol, what) in runs {
+                if what == "PD" && span > 1.0 {
+                    continue;
+                }
+                assert!(fast.simulated_clients < c, "{name} {what} at {c}: the shortcut did not apply");
+                assert_eq!(every.simulated_clients, c);
+                assert!(off(fast.output_tok_s, every.output_tok_s) <= tol, "{name} {what} at {c}: {fast:?} vs {every:?}");
+                assert!(off(fast.tpot_s, every.tpot_s) <= tol, "{name} {what} at {c}: TPOT {} vs {}", fast.tpot_s, every.tpot_s);
+                let gap = little_gap(&every, c, osl);
+                assert!(
+                    off(fast.ttft_s, every.ttft_s) <= ttft_tol + gap,
+                    "{name} {what} at {c}: TTFT {} vs {} (the full loop's own gap to Little's law {gap})",
+                    fast.ttft_s,
+                    every.ttft_s
+                );
+            }
+        }
+    }
 }
 
 proptest! {

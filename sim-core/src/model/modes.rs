@@ -70,6 +70,11 @@ fn prediction(mode: Mode, isl: u32, osl: u32, concurrency: u32, r: &Measured, a:
     }
 }
 
+/// PD's KV hand-off of one request with an `isl`-token prompt: one way over the link.
+pub fn handoff_s(s: &Scenario, isl: f64) -> f64 {
+    isl * s.model.kv_bytes_per_token / s.hardware.link.payload_bytes_per_sec() + s.hardware.link.call_latency_s
+}
+
 /// Predicts output throughput and latencies for one mode, workload and concurrency.
 pub fn predict(s: &Scenario, k: &Coefficients, mode: Mode, isl: u32, osl: u32, concurrency: u32) -> Prediction {
     let (fi, fo, c) = (f64::from(isl.max(1)), f64::from(osl.max(1)), f64::from(concurrency.max(1)));
@@ -82,10 +87,7 @@ pub fn predict(s: &Scenario, k: &Coefficients, mode: Mode, isl: u32, osl: u32, c
         Mode::Pd => {
             let pre = engine(s, k, 1.0);
             let dec = engine(s, k, 1.0);
-            // KV hand-off: one way over the link.
-            let t_x = fi * s.model.kv_bytes_per_token / s.hardware.link.payload_bytes_per_sec()
-                + s.hardware.link.call_latency_s;
-            let r = disaggregated(&pre, &dec, t_x, c, fi, fo);
+            let r = disaggregated(&pre, &dec, handoff_s(s, fi), c, fi, fo);
             prediction(mode, isl, osl, concurrency, &r, dec.tokens_per_step())
         }
         Mode::Dp2 => two_copies(s, k, isl, osl, concurrency),
@@ -97,7 +99,12 @@ fn two_copies(s: &Scenario, k: &Coefficients, isl: u32, osl: u32, concurrency: u
     let c = concurrency.max(1);
     let (big, small) = (c.div_ceil(2), c / 2);
     let a = predict(s, k, Mode::Single, isl, osl, big);
-    let b = if small > 0 { Some(predict(s, k, Mode::Single, isl, osl, small)) } else { None };
+    // An even count splits into two equal halves: the second copy's answer is the first's.
+    let b = match small {
+        0 => None,
+        n if n == big => Some(a.clone()),
+        n => Some(predict(s, k, Mode::Single, isl, osl, n)),
+    };
     let (n_a, n_b) = (f64::from(big), f64::from(small));
     // Latencies are what an average client sees: weighted by the clients each copy serves.
     let mean = |x: f64, y: Option<f64>| match y {

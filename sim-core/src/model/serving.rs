@@ -139,6 +139,10 @@ struct Machine<'e, 'a> {
     clock_s: f64,
     /// Busy time per bottleneck and in all, for the measured window.
     busy: [f64; 5],
+    /// Scratch buffers of `step`, kept between steps: a sweep point runs thousands of steps, and allocating
+    /// them anew was an eighth of the loop's time.
+    plan: Vec<(usize, Work)>,
+    finished: Vec<usize>,
 }
 
 /// What one step finished.
@@ -172,6 +176,8 @@ impl<'e, 'a> Machine<'e, 'a> {
             reserve_whole: e.k.admission == Admission::GuaranteedNoEvict && role != Role::PrefillOnly,
             clock_s: 0.0,
             busy: [0.0; 5],
+            plan: Vec::new(),
+            finished: Vec::new(),
         }
     }
 
@@ -323,7 +329,8 @@ impl<'e, 'a> Machine<'e, 'a> {
         let m = self.e.model;
         let mut budget = self.e.k.prefill_chunk_tokens.max(1.0);
         let mut out = StepOut::default();
-        let mut plan: Vec<(usize, Work)> = Vec::new();
+        let mut plan = std::mem::take(&mut self.plan);
+        plan.clear();
         let mut i = 0;
         while i < self.running.len() {
             // FCFS chunking: the budget goes to whole prompts in order, the last one taking what is left; the
@@ -406,6 +413,7 @@ impl<'e, 'a> Machine<'e, 'a> {
             }
         }
         if plan.is_empty() {
+            self.plan = plan;
             return None;
         }
         let mut load = StepLoad::default();
@@ -421,7 +429,8 @@ impl<'e, 'a> Machine<'e, 'a> {
         if record {
             self.busy[bottleneck_slot(t.bottleneck())] += t.total_s;
         }
-        let mut finished = Vec::new();
+        let mut finished = std::mem::take(&mut self.finished);
+        finished.clear();
         for &(i, work) in &plan {
             let c = &mut self.running[i];
             match work {
@@ -457,6 +466,8 @@ impl<'e, 'a> Machine<'e, 'a> {
                 out.done.push(c);
             }
         }
+        self.plan = plan;
+        self.finished = finished;
         self.clock_s = now;
         Some((t.total_s, out))
     }
@@ -481,6 +492,9 @@ pub struct Measured {
     /// Requests completed in the measured window (and in all): every admitted request completes.
     pub completed: f64,
     pub completed_total: f64,
+    /// Clients the loop ran: the sweep point's, or fewer past saturation (`saturating_clients`), the rest
+    /// added as queueing by Little's law.
+    pub simulated_clients: f64,
 }
 
 /// Request statistics over the measured window.
@@ -548,6 +562,7 @@ impl Tally {
             bottleneck,
             completed: self.completed,
             completed_total: self.completed_total,
+            simulated_clients: 0.0,
         }
     }
 }
@@ -592,6 +607,46 @@ fn measured_requests(clients: f64, at_the_edge: bool) -> f64 {
     clients * if at_the_edge { MEASURED_ROUNDS_AT_THE_EDGE } else { MEASURED_ROUNDS }
 }
 
+/// How many times the requests an engine can hold the loop runs before the rest of the clients only queue.
+/// Four: against the loop with every client (`colocated_every_client`), throughput agrees within 1.3% at four
+/// times and within 4.4% at twice (MiniMax-M3 single, 8192/1024 at 44 clients: the cohorts' fluid split and the
+/// preemptions per request still move with the queue's length at twice).
+const SATURATING_MULTIPLE: f64 = 4.0;
+
+/// Clients enough to keep an engine saturated: `SATURATING_MULTIPLE` times the most requests it can hold at
+/// once (its sequence cap, or its KV pool at `tokens_each`, the least a request holds once admitted). Past that,
+/// a closed loop is a queue that never empties in front of a saturated engine: more clients only wait longer,
+/// so the loop runs this many and `with_queue` adds the rest's wait by Little's law. Simulating every waiting
+/// client cost most of a sweep's time (GLM-5.2 single at 256 clients: 4 of the 9-point sweep's 8 ms).
+fn saturating_clients(m: &Machine, max_seqs: f64, tokens_each: f64, c: f64) -> f64 {
+    let pool =
+        if m.total_blocks.is_finite() { m.total_blocks / m.blocks_for(tokens_each).max(1e-12) } else { f64::INFINITY };
+    let held = max_seqs.min(pool);
+    if held.is_finite() {
+        c.min((SATURATING_MULTIPLE * held).ceil().max(1.0))
+    } else {
+        c
+    }
+}
+
+/// A measurement of `simulated` clients extended to `c`: the same throughput and TPOT, and a response time of
+/// `c / X` (Little's law in a closed loop without think time), the part before the first token growing with
+/// the queue. The loop's own finite window sits 0-7% below Little's law at any client count (waves of
+/// completions at the window's edges), so an extended TTFT reads up to that much above the full loop's.
+fn with_queue(mut r: Measured, c: f64, simulated: f64, osl: f64) -> Measured {
+    r.simulated_clients = simulated;
+    let requests_per_s = r.output_tok_s / osl;
+    if c > simulated && requests_per_s > 0.0 {
+        // A request's time after its first token does not depend on how many wait; the response time is
+        // c / X, so the rest is the wait before the first token.
+        let after_first = (osl - 1.0).max(1.0) * r.tpot_s;
+        let ttft = (c / requests_per_s - after_first).max(r.ttft_s);
+        r.queue_s += ttft - r.ttft_s;
+        r.ttft_s = ttft;
+    }
+    r
+}
+
 /// Queues new requests; requests already waiting untouched merge with them (at their mean arrival time), so
 /// the number of cohorts stays bounded under KV pressure.
 fn enqueue_fresh(waiting: &mut VecDeque<Cohort>, c: Cohort) {
@@ -627,11 +682,23 @@ fn failed(b: Bottleneck, max_resident: f64) -> Measured {
         bottleneck: b,
         completed: 0.0,
         completed_total: 0.0,
+        simulated_clients: 0.0,
     }
 }
 
 /// Runs `c` closed-loop clients sending ISL/OSL requests to one engine (one machine, or TP across machines).
+/// Past saturation it runs `saturating_clients` of them and adds the others' wait by Little's law.
 pub fn colocated(e: &Engine, c: f64, isl: f64, osl: f64) -> Measured {
+    colocated_with(e, c, isl, osl, true)
+}
+
+/// `colocated` with every client in the loop: the reference the saturation shortcut is checked against
+/// (`tests/physics.rs`), and slower by the queue's length.
+pub fn colocated_every_client(e: &Engine, c: f64, isl: f64, osl: f64) -> Measured {
+    colocated_with(e, c, isl, osl, false)
+}
+
+fn colocated_with(e: &Engine, c: f64, isl: f64, osl: f64, shortcut: bool) -> Measured {
     let max_res = e.max_resident(isl, osl);
     if !e.placement.fits {
         return failed(Bottleneck::DoesNotFit, max_res);
@@ -639,12 +706,14 @@ pub fn colocated(e: &Engine, c: f64, isl: f64, osl: f64) -> Measured {
     if max_res < 1.0 {
         return failed(Bottleneck::KvCapacity, max_res);
     }
-    let c = c.max(1.0).round();
+    let clients = c.max(1.0).round();
     let mut mach = Machine::new(e, Role::Colocated, isl, osl);
+    let max_seqs = e.k.max_num_seqs.max(1.0);
+    let held_each = if mach.reserve_whole { isl + osl + mach.verify } else { isl };
+    let c = if shortcut { saturating_clients(&mach, max_seqs, held_each, clients) } else { clients };
     mach.waiting = initial_cohorts(c, isl);
     let warm = c;
-    let max_seqs = e.k.max_num_seqs.max(1.0);
-    let mut at_the_edge = c > max_res || c > max_seqs;
+    let mut at_the_edge = clients > max_res || clients > max_seqs;
     let mut tally = Tally::default();
     for _ in 0..MAX_STEPS {
         let warming = tally.warming(warm);
@@ -673,15 +742,39 @@ pub fn colocated(e: &Engine, c: f64, isl: f64, osl: f64) -> Measured {
         }
     }
     let mut bottleneck = dominant(&mach.busy);
-    if tally.preemptions > 0.0 || c > max_res {
+    if tally.preemptions > 0.0 || clients > max_res {
         bottleneck = Bottleneck::KvCapacity;
     }
-    tally.measured(mach.clock_s, osl, max_res, bottleneck)
+    with_queue(tally.measured(mach.clock_s, osl, max_res, bottleneck), clients, c, osl)
 }
 
 /// PD: one engine prefills and ships each KV cache over the link to the other, which only decodes. The decode
 /// side reserves a request's blocks before its transfer starts; transfers share the link one at a time.
 pub fn disaggregated(pre: &Engine, dec: &Engine, transfer_s_per_request: f64, c: f64, isl: f64, osl: f64) -> Measured {
+    disaggregated_with(pre, dec, transfer_s_per_request, c, isl, osl, true)
+}
+
+/// `disaggregated` with every client in the loop (the shortcut's reference, as `colocated_every_client`).
+pub fn disaggregated_every_client(
+    pre: &Engine,
+    dec: &Engine,
+    transfer_s_per_request: f64,
+    c: f64,
+    isl: f64,
+    osl: f64,
+) -> Measured {
+    disaggregated_with(pre, dec, transfer_s_per_request, c, isl, osl, false)
+}
+
+fn disaggregated_with(
+    pre: &Engine,
+    dec: &Engine,
+    transfer_s_per_request: f64,
+    c: f64,
+    isl: f64,
+    osl: f64,
+    shortcut: bool,
+) -> Measured {
     let max_res = dec.max_resident(isl, osl);
     if !dec.placement.fits || !pre.placement.fits {
         return failed(Bottleneck::DoesNotFit, max_res);
@@ -689,13 +782,16 @@ pub fn disaggregated(pre: &Engine, dec: &Engine, transfer_s_per_request: f64, c:
     if max_res < 1.0 {
         return failed(Bottleneck::KvCapacity, max_res);
     }
-    let c = c.max(1.0).round();
+    let clients = c.max(1.0).round();
     let mut p = Machine::new(pre, Role::PrefillOnly, isl, osl);
     let mut d = Machine::new(dec, Role::DecodeOnly, isl, osl);
-    p.waiting = initial_cohorts(c, isl);
     let max_seqs = dec.k.max_num_seqs.max(1.0);
+    // The decode side is where requests are held; the prefill side only runs ahead of it.
+    let held_each = if d.reserve_whole { isl + osl + d.verify } else { isl + d.verify };
+    let c = if shortcut { saturating_clients(&d, max_seqs, held_each, clients) } else { clients };
+    p.waiting = initial_cohorts(c, isl);
     let warm = c;
-    let mut at_the_edge = c > max_res || c > max_seqs;
+    let mut at_the_edge = clients > max_res || clients > max_seqs;
     let mut tally = Tally::default();
     // Prefilled requests waiting for decode-side blocks, and transfers in flight (arrival time, cohort).
     let mut handoff: VecDeque<(f64, Cohort)> = VecDeque::new();
@@ -704,8 +800,13 @@ pub fn disaggregated(pre: &Engine, dec: &Engine, transfer_s_per_request: f64, c:
     let mut p_busy = 0.0;
     let mut d_busy = 0.0;
     for _ in 0..MAX_STEPS {
-        // Reserve decode-side blocks for prefilled requests, oldest first, and start their transfers.
+        // Reserve decode-side blocks for prefilled requests, oldest first, and start their transfers. Requests
+        // the decode side preempted come first: they wait at the head of its queue (vLLM puts a preempted
+        // request back at the front), so a new hand-off takes blocks only when none of them waits.
         while let Some((ready, _)) = handoff.front() {
+            if !d.waiting.is_empty() {
+                break;
+            }
             let ready = *ready;
             let size = handoff[0].1.size;
             // The decode side holds the prompt's KV plus its first verify step; under GuaranteedNoEvict the
@@ -784,6 +885,6 @@ pub fn disaggregated(pre: &Engine, dec: &Engine, transfer_s_per_request: f64, c:
         }
     }
     let bottleneck = if p_busy > d_busy { Bottleneck::PrefillRate } else { dominant(&d.busy) };
-    let bottleneck = if c > max_res { Bottleneck::KvCapacity } else { bottleneck };
-    tally.measured(d.clock_s, osl, max_res, bottleneck)
+    let bottleneck = if clients > max_res { Bottleneck::KvCapacity } else { bottleneck };
+    with_queue(tally.measured(d.clock_s, osl, max_res, bottleneck), clients, c, osl)
 }
