@@ -2,7 +2,8 @@
 //! PD, which to run and why.
 
 use crate::model::bandwidth::{place, Placement};
-use crate::model::{predict, Coefficients, Prediction};
+use crate::model::modes::Sweep;
+use crate::model::{Coefficients, Prediction};
 use crate::scenario::Scenario;
 use crate::Mode;
 use serde::Serialize;
@@ -62,7 +63,12 @@ const MIN_GAIN: f64 = 1.05;
 
 /// Every mode side by side at one workload and concurrency.
 pub fn row(s: &Scenario, k: &Coefficients, isl: u32, osl: u32, concurrency: u32) -> PlanRow {
-    let modes: Vec<Prediction> = Mode::ALL.iter().map(|&m| predict(s, k, m, isl, osl, concurrency)).collect();
+    row_of(&mut Sweep::new(s, k, isl, osl), isl, osl, concurrency)
+}
+
+/// `row` from a sweep that keeps its single-machine answers (two copies at `c` are one machine at `c / 2`).
+fn row_of(sweep: &mut Sweep, isl: u32, osl: u32, concurrency: u32) -> PlanRow {
+    let modes: Vec<Prediction> = Mode::ALL.iter().map(|&m| sweep.predict(m, concurrency)).collect();
     // The first mode with the most throughput (ties keep the earlier, simpler mode).
     let best = modes
         .iter()
@@ -78,8 +84,9 @@ pub fn row(s: &Scenario, k: &Coefficients, isl: u32, osl: u32, concurrency: u32)
 pub fn plan(s: &Scenario, k: &Coefficients) -> Plan {
     let mut rows = Vec::new();
     for w in &s.workloads {
+        let mut sweep = Sweep::new(s, k, w.isl, w.osl);
         for &c in &s.concurrency {
-            rows.push(row(s, k, w.isl, w.osl, c));
+            rows.push(row_of(&mut sweep, w.isl, w.osl, c));
         }
     }
     let gpus = s.hardware.gpus.max(1.0);

@@ -6,9 +6,9 @@ use super::claims::{claim_markers, ClaimMarker};
 use super::{Setting, Workspace, CONCURRENCY};
 use crate::dataset::schema::Flag;
 use crate::fit::FitSet;
+use crate::model::modes::Sweep;
 use crate::model::{predict, Prediction};
 use crate::report::{PointRole, ReportRow};
-use crate::scenario::Scenario;
 use crate::stats::{signed_error_pct, ErrorStats};
 use crate::Mode;
 use serde::Serialize;
@@ -206,10 +206,10 @@ pub fn error_bands(rows: &[ReportRow]) -> BTreeMap<(String, Mode), ErrorBand> {
     out
 }
 
-fn curve(s: &Scenario, k: &crate::model::Coefficients, mode: Mode, isl: u32, osl: u32) -> Curve {
+fn curve(sweep: &mut Sweep, mode: Mode) -> Curve {
     let points = CONCURRENCY
         .iter()
-        .map(|&c| predict(s, k, mode, isl, osl, c))
+        .map(|&c| sweep.predict(mode, c))
         .filter(|p| p.output_tok_s.is_finite() && p.output_tok_s > 0.0)
         .collect();
     Curve { mode, points }
@@ -233,7 +233,8 @@ impl Workspace {
         let run = self.report_run_with_engine(q.model, q.settings, set, q.engine)?;
         let (s, k) = (&run.scenario, &run.coefficients);
         let (isl, osl) = (q.isl, q.osl);
-        let curves: Vec<Curve> = s.modes.iter().map(|&m| curve(s, k, m, isl, osl)).collect();
+        let mut sweep = Sweep::new(s, k, isl, osl);
+        let curves: Vec<Curve> = s.modes.iter().map(|&m| curve(&mut sweep, m)).collect();
         // Every prediction at a curve level comes from the curve, so the chart, the table and the stated values
         // agree to the last digit; off-grid concurrencies are predicted on their own.
         let at = |mode: Mode, c: u32| -> f64 {

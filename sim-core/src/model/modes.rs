@@ -96,14 +96,19 @@ pub fn predict(s: &Scenario, k: &Coefficients, mode: Mode, isl: u32, osl: u32, c
 
 /// Two copies of the single-machine engine, each serving half of the clients (the larger half when odd).
 fn two_copies(s: &Scenario, k: &Coefficients, isl: u32, osl: u32, concurrency: u32) -> Prediction {
+    two_copies_of(isl, osl, concurrency, |c| predict(s, k, Mode::Single, isl, osl, c))
+}
+
+/// `two_copies` with the single-machine answers from `single` (a memo when a sweep already has them).
+fn two_copies_of(isl: u32, osl: u32, concurrency: u32, mut single: impl FnMut(u32) -> Prediction) -> Prediction {
     let c = concurrency.max(1);
     let (big, small) = (c.div_ceil(2), c / 2);
-    let a = predict(s, k, Mode::Single, isl, osl, big);
+    let a = single(big);
     // An even count splits into two equal halves: the second copy's answer is the first's.
     let b = match small {
         0 => None,
         n if n == big => Some(a.clone()),
-        n => Some(predict(s, k, Mode::Single, isl, osl, n)),
+        n => Some(single(n)),
     };
     let (n_a, n_b) = (f64::from(big), f64::from(small));
     // Latencies are what an average client sees: weighted by the clients each copy serves.
@@ -128,5 +133,43 @@ fn two_copies(s: &Scenario, k: &Coefficients, isl: u32, osl: u32, concurrency: u
         preemptions_per_request: mean(a.preemptions_per_request, b.as_ref().map(|b| b.preemptions_per_request)),
         kv_utilization: mean(a.kv_utilization, b.as_ref().map(|b| b.kv_utilization)),
         queue_s: mean(a.queue_s, b.as_ref().map(|b| b.queue_s)),
+    }
+}
+
+/// Predictions of one scenario and workload at many concurrencies and modes, each single-machine answer computed
+/// once: two copies at `c` clients are one machine at `c / 2`, which a sweep over powers of two already has
+/// (the explorer's curves and the planner's rows ask for both).
+pub struct Sweep<'a> {
+    s: &'a Scenario,
+    k: &'a Coefficients,
+    isl: u32,
+    osl: u32,
+    single: Vec<(u32, Prediction)>,
+}
+
+impl<'a> Sweep<'a> {
+    pub fn new(s: &'a Scenario, k: &'a Coefficients, isl: u32, osl: u32) -> Self {
+        Sweep { s, k, isl, osl, single: Vec::new() }
+    }
+
+    /// The same answer as `predict(s, k, mode, isl, osl, concurrency)`.
+    pub fn predict(&mut self, mode: Mode, concurrency: u32) -> Prediction {
+        match mode {
+            Mode::Single => self.single(concurrency),
+            Mode::Dp2 => {
+                let (isl, osl) = (self.isl, self.osl);
+                two_copies_of(isl, osl, concurrency, |c| self.single(c))
+            }
+            _ => predict(self.s, self.k, mode, self.isl, self.osl, concurrency),
+        }
+    }
+
+    fn single(&mut self, concurrency: u32) -> Prediction {
+        if let Some((_, p)) = self.single.iter().find(|(c, _)| *c == concurrency) {
+            return p.clone();
+        }
+        let p = predict(self.s, self.k, Mode::Single, self.isl, self.osl, concurrency);
+        self.single.push((concurrency, p.clone()));
+        p
     }
 }
