@@ -37,6 +37,7 @@ use crate::plan::Plan;
 use crate::report::{self, Report};
 use crate::scenario::{self, HardwareSpec, Scenario};
 use crate::Mode;
+use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
@@ -163,7 +164,10 @@ impl Workspace {
     /// Adopts fits computed by `fitted_state_json` on exactly these files; returns whether it did (a different
     /// dataset, or text that does not parse, leaves the workspace to fit on demand as usual).
     pub fn adopt_fitted_state(&self, files: &[SourceText], json: &str) -> bool {
-        let Ok(state) = serde_json::from_str::<FittedState>(json) else { return false };
+        // Through a parsed value, as the dataset's files are read: one copy of the deserializing code of the
+        // coefficients in the page's bundle instead of a second one for reading from text.
+        let Ok(value) = serde_json::from_str::<serde_json::Value>(json) else { return false };
+        let Ok(state) = FittedState::deserialize(&value) else { return false };
         if state.fingerprint != Self::fingerprint(files) {
             return false;
         }
