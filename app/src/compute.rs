@@ -6,7 +6,7 @@ use crate::charts::{
     FabricChartData, GainChartData, Marker, PlanChartData, RangeMarker, SweepChartData, UnplacedMarker,
 };
 use crate::data::Bundle;
-use crate::state::{pf, ModelSource, UrlState, View};
+use crate::state::{pf, ModelSource, UrlState, View, KNOB_COUNT};
 use sim_core::dataset::schema::Workload;
 use sim_core::describe::ModelDescription;
 use sim_core::explore::settings::{self, Setting, HARDWARE, WHAT_IF};
@@ -209,8 +209,8 @@ pub fn fabric(b: &Bundle, st: &UrlState) -> FabricChartData {
 
 /// The dataset's value of each what-if control for a model predicted with an engine profile (`None`: its own),
 /// in the controls' units.
-pub fn baseline(b: &Bundle, model: &str, engine: Option<&str>) -> [f64; 5] {
-    let mut out = [f64::NAN; 5];
+pub fn baseline(b: &Bundle, model: &str, engine: Option<&str>) -> [f64; KNOB_COUNT] {
+    let mut out = [f64::NAN; KNOB_COUNT];
     if let Ok(run) = b.ws.report_run_with_engine(model, &[], FitSet::All, engine) {
         for (o, v) in out.iter_mut().zip(settings::current(&run.scenario, &run.coefficients, &WHAT_IF)) {
             *o = v;

@@ -52,8 +52,17 @@ pub type Knob = Field;
 
 /// The what-if controls, in the order `UrlState::whatif` uses: sim-core's table (`explore::settings::WHAT_IF`)
 /// as form fields, so keys, units and ranges have one source.
-pub const KNOBS: [Knob; 5] =
-    [from_knob(WHAT_IF[0]), from_knob(WHAT_IF[1]), from_knob(WHAT_IF[2]), from_knob(WHAT_IF[3]), from_knob(WHAT_IF[4])];
+pub const KNOBS: [Knob; KNOB_COUNT] = [
+    from_knob(WHAT_IF[0]),
+    from_knob(WHAT_IF[1]),
+    from_knob(WHAT_IF[2]),
+    from_knob(WHAT_IF[3]),
+    from_knob(WHAT_IF[4]),
+    from_knob(WHAT_IF[5]),
+];
+
+/// How many what-if controls there are: all of sim-core's (a knob added there fails to build here until listed).
+pub const KNOB_COUNT: usize = WHAT_IF.len();
 
 /// Everything the URL holds. What-if values are `None` when they keep the dataset's value.
 #[derive(Debug, Clone, PartialEq)]
@@ -62,7 +71,7 @@ pub struct UrlState {
     pub model: String,
     /// (input, output) tokens; `None` is the model's first published workload.
     pub workload: Option<(u32, u32)>,
-    pub whatif: [Option<f64>; 5],
+    pub whatif: [Option<f64>; KNOB_COUNT],
     /// The engine profile predictions use (`engine=`); `None` is the scenario's own (on the planner, the one
     /// claimed for its hardware). Checked against the dataset's profiles when the page loads.
     pub engine: Option<String>,
@@ -289,7 +298,7 @@ impl UrlState {
             view: View::Explorer,
             model,
             workload: None,
-            whatif: [None; 5],
+            whatif: [None; KNOB_COUNT],
             engine: None,
             embed: false,
             plan: PlanState::default(),

@@ -68,6 +68,26 @@ fn what_if_moves_the_curve_not_the_points() {
     assert_ne!(a.predicted, c.predicted);
 }
 
+/// The host-pin control (sim-core's `pin` knob, like vLLM's `--cpu-offload-gb`) reaches the page: weights pinned
+/// to host memory on a model that fits one station are read over the slow path, so one stream gets slower, and
+/// the link carries the setting.
+#[test]
+fn pinning_weights_to_host_slows_one_stream_of_a_model_that_fits() {
+    let b = data::load();
+    let models = b.model_ids();
+    let (base, _) = UrlState::parse("model=glm-5.3-flash", &models);
+    let (pinned, warnings) = UrlState::parse("model=glm-5.3-flash&pin=20", &models);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert!(pinned.to_query().contains("pin=20"), "{}", pinned.to_query());
+    let one_stream = |st: &UrlState| {
+        let (d, _) = compute::sweep(&b, st);
+        let single = d.predicted.iter().find(|(m, _)| *m == Mode::Single).expect("a single curve").1.clone();
+        single.iter().find(|(c, _)| *c == 1).expect("one stream").1
+    };
+    let (a, p) = (one_stream(&base), one_stream(&pinned));
+    assert!(p < 0.9 * a, "20 GB pinned: {p} tok/s against {a}");
+}
+
 /// The engine picker's question: the page offers every profile of the dataset, and the roofline predicts more
 /// than the scenario's own fitted profile at the top of the range, names itself, and borrows no error band; the
 /// planner follows the same choice; an unknown id is a warning and the scenario's own profile.

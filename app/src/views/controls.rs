@@ -2,7 +2,7 @@
 
 use crate::compute;
 use crate::data::Bundle;
-use crate::state::{UrlState, KNOBS};
+use crate::state::{UrlState, KNOBS, KNOB_COUNT};
 use leptos::prelude::*;
 use std::sync::Arc;
 
@@ -81,7 +81,7 @@ pub fn Controls(bundle: Arc<Bundle>, st: RwSignal<UrlState>) -> impl IntoView {
             <h2>"What if the hardware were different?"</h2>
             <p class="hint">"Moves the predicted curves; the published points stay where they were measured."</p>
             {knobs.collect_view()}
-            <button id="reset" on:click=move |_| st.update(|s| s.whatif = [None; 5])>"Reset to the dataset's values"</button>
+            <button id="reset" on:click=move |_| st.update(|s| s.whatif = [None; KNOB_COUNT])>"Reset to the dataset's values"</button>
         </div>
     }
 }
