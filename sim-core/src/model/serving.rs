@@ -122,7 +122,7 @@ enum Work {
 struct Machine<'e, 'a> {
     e: &'e Engine<'a>,
     role: Role,
-    running: VecDeque<Cohort>,
+    running: Vec<Cohort>,
     waiting: VecDeque<Cohort>,
     total_blocks: f64,
     free_blocks: f64,
@@ -163,7 +163,7 @@ impl<'e, 'a> Machine<'e, 'a> {
         Machine {
             e,
             role,
-            running: VecDeque::new(),
+            running: Vec::new(),
             waiting: VecDeque::new(),
             total_blocks,
             free_blocks: total_blocks,
@@ -217,10 +217,10 @@ impl<'e, 'a> Machine<'e, 'a> {
     /// Preempts up to `need` blocks' worth of requests from the newest running cohort; returns the requests
     /// preempted. The victim keeps its output and recomputes prompt plus output later.
     fn preempt_newest(&mut self, need: f64) -> f64 {
-        let Some(back) = self.running.back_mut() else { return 0.0 };
+        let Some(back) = self.running.last_mut() else { return 0.0 };
         let per = back.blocks.max(1.0);
         let n = (need / per).clamp(MIN_PART.min(back.size), back.size);
-        let mut victim = if n < back.size { back.split(n) } else { self.running.pop_back().expect("back exists") };
+        let mut victim = if n < back.size { back.split(n) } else { self.running.pop().expect("back exists") };
         self.free_blocks += victim.size * victim.blocks;
         victim.blocks = 0.0;
         victim.computed = 0.0;
@@ -318,7 +318,7 @@ impl<'e, 'a> Machine<'e, 'a> {
                 }
             }
             let Some((i, _)) = best else { return };
-            let y = self.running.remove(i + 1).expect("neighbour exists");
+            let y = self.running.remove(i + 1);
             self.running[i].absorb(&y);
         }
     }
@@ -409,7 +409,7 @@ impl<'e, 'a> Machine<'e, 'a> {
                 budget -= per * c.size;
                 seqs += c.size;
                 plan.push((self.running.len(), Work::Prefill { per, offset: c.computed }));
-                self.running.push_back(c);
+                self.running.push(c);
             }
         }
         if plan.is_empty() {
@@ -458,7 +458,7 @@ impl<'e, 'a> Machine<'e, 'a> {
         finished.sort_unstable();
         finished.dedup();
         for &i in finished.iter().rev() {
-            let c = self.running.remove(i).expect("planned index");
+            let c = self.running.remove(i);
             self.free_blocks += c.size * c.blocks;
             if self.role == Role::PrefillOnly {
                 out.prefilled.push(c);
@@ -854,7 +854,7 @@ fn disaggregated_with(
             d.clock_s = d_next.expect("d has work");
             while in_flight.front().is_some_and(|(t, _)| *t <= d.clock_s) {
                 let (_, c) = in_flight.pop_front().expect("front exists");
-                d.running.push_back(c);
+                d.running.push(c);
             }
             // The decode side must not run ahead of hand-offs still to come: stop at the next arrival, and at
             // the prefill side's clock while it has prompts in hand.
