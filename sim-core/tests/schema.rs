@@ -359,3 +359,23 @@ fn host_links_and_pin_overrides_are_in_the_schemas() {
         assert!(errs.iter().any(|e| e.file == sc_path), "the loader accepts the override {bad}: {errs:?}");
     }
 }
+
+/// A reference to another file reads an id, or an inline object whose own error is the one reported (not serde's
+/// "did not match any variant of untagged enum"); anything else says what it takes.
+#[test]
+fn references_read_an_id_or_report_the_inline_objects_own_error() {
+    use sim_core::dataset::schema::{ModelRef, Quantity, Reference};
+    let id: Reference<Quantity> = serde_json::from_str(r#""gb300-station""#).expect("an id");
+    assert!(matches!(id, Reference::Id(ref s) if s == "gb300-station"));
+    let ok: Reference<Quantity> =
+        serde_json::from_str(r#"{"value": 1, "unit": "GB", "basis": "assumed", "reason": "r"}"#).expect("inline");
+    assert!(matches!(ok, Reference::Inline(ref q) if q.value == 1.0));
+    let err = serde_json::from_str::<Reference<Quantity>>(r#"{"value": 1, "unit": "GB", "basis": "guessed"}"#)
+        .expect_err("an unknown basis");
+    assert!(err.to_string().contains("inline object") && err.to_string().contains("guessed"), "{err}");
+    let err = serde_json::from_str::<Reference<Quantity>>("3").expect_err("a number is neither");
+    assert!(err.to_string().contains("an id (a string) or an inline object"), "{err}");
+    let err = serde_json::from_str::<ModelRef>(r#"{"describe": {"layers": "many"}}"#).expect_err("a bad description");
+    assert!(err.to_string().contains("model description"), "{err}");
+    assert!(matches!(serde_json::from_str::<ModelRef>(r#""glm-5.2""#), Ok(ModelRef::Id(_))));
+}

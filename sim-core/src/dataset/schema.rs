@@ -1300,7 +1300,7 @@ impl<'de> Deserialize<'de> for OverrideValue {
             serde_json::Value::Number(n) => {
                 n.as_f64().map(OverrideValue::Number).ok_or_else(|| D::Error::custom("override is not a finite number"))
             }
-            v @ serde_json::Value::Object(_) => serde_json::from_value::<Quantity>(v)
+            v @ serde_json::Value::Object(_) => Quantity::deserialize(&v)
                 .map(|q| OverrideValue::Quantity(Box::new(q)))
                 .map_err(|e| D::Error::custom(format!("override quantity: {e}"))),
             other => Err(D::Error::custom(format!(
@@ -1316,7 +1316,8 @@ impl std::convert::From<f64> for OverrideValue {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// An id of another file, or the file's object inline.
+#[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(untagged)]
 pub enum Reference<T> {
@@ -1324,13 +1325,51 @@ pub enum Reference<T> {
     Inline(Box<T>),
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// Reads the object through a borrowed `serde_json::Value`, as the loader reads every file: the page then holds
+/// one copy of each file type's reading code instead of a second one for serde's untagged buffering (bundle
+/// bytes), and an inline object's own error is the one reported, not "did not match any variant".
+impl<'de, T: serde::de::DeserializeOwned> Deserialize<'de> for Reference<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        match serde_json::Value::deserialize(d)? {
+            serde_json::Value::String(id) => Ok(Reference::Id(id)),
+            v @ serde_json::Value::Object(_) => T::deserialize(&v)
+                .map(|t| Reference::Inline(Box::new(t)))
+                .map_err(|e| D::Error::custom(format!("inline object: {e}"))),
+            other => Err(D::Error::custom(format!("expected an id (a string) or an inline object, found {other}"))),
+        }
+    }
+}
+
+/// A model: an id, a description (`{"describe": ...}`), or a model file inline.
+#[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(untagged)]
 pub enum ModelRef {
     Id(String),
     Described { describe: Box<crate::describe::ModelDescription> },
     Inline(Box<ModelFile>),
+}
+
+/// As `Reference`: through a borrowed `serde_json::Value`, an object with `describe` being a description.
+impl<'de> Deserialize<'de> for ModelRef {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        match serde_json::Value::deserialize(d)? {
+            serde_json::Value::String(id) => Ok(ModelRef::Id(id)),
+            serde_json::Value::Object(mut o) => match o.remove("describe") {
+                Some(describe) => crate::describe::ModelDescription::deserialize(&describe)
+                    .map(|m| ModelRef::Described { describe: Box::new(m) })
+                    .map_err(|e| D::Error::custom(format!("model description: {e}"))),
+                None => ModelFile::deserialize(&serde_json::Value::Object(o))
+                    .map(|m| ModelRef::Inline(Box::new(m)))
+                    .map_err(|e| D::Error::custom(format!("inline model: {e}"))),
+            },
+            other => Err(D::Error::custom(format!(
+                "expected a model id (a string), {{\"describe\": ...}} or an inline model file, found {other}"
+            ))),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
