@@ -378,4 +378,12 @@ fn references_read_an_id_or_report_the_inline_objects_own_error() {
     let err = serde_json::from_str::<ModelRef>(r#"{"describe": {"layers": "many"}}"#).expect_err("a bad description");
     assert!(err.to_string().contains("model description"), "{err}");
     assert!(matches!(serde_json::from_str::<ModelRef>(r#""glm-5.2""#), Ok(ModelRef::Id(_))));
+    // Claim operands keep serde's untagged order: a point, then {file, pointer}, then {constant, reason}.
+    use sim_core::dataset::schema::Operand;
+    let p: Operand = serde_json::from_str(r#"{"file": "f.json", "pointer": "/a"}"#).expect("a pointer");
+    assert!(matches!(p, Operand::Pointer { ref pointer, .. } if pointer == "/a"));
+    let c: Operand = serde_json::from_str(r#"{"constant": 2, "reason": "two"}"#).expect("a constant");
+    assert!(matches!(c, Operand::Constant { constant, .. } if constant == 2.0));
+    let err = serde_json::from_str::<Operand>(r#"{"constant": "two"}"#).expect_err("neither");
+    assert!(err.to_string().contains("an operand is a published point"), "{err}");
 }

@@ -1066,13 +1066,37 @@ pub struct Claim {
 }
 
 /// A claim operand: a published point, a number elsewhere in the dataset, or a constant with a reason.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(untagged)]
 pub enum Operand {
     Point(PointKey),
     Pointer { file: String, pointer: String },
     Constant { constant: f64, reason: String },
+}
+
+/// The variants in serde's untagged order (a point, then `{file, pointer}`, then `{constant, reason}`), read
+/// through a borrowed JSON value like every file (no second copy of the reading code for untagged buffering).
+impl<'de> Deserialize<'de> for Operand {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        use serde_json::Value;
+        let v = Value::deserialize(d)?;
+        if let Ok(k) = PointKey::deserialize(&v) {
+            return Ok(Operand::Point(k));
+        }
+        let text = |key: &str| v.get(key).and_then(Value::as_str).map(str::to_string);
+        if let (Some(file), Some(pointer)) = (text("file"), text("pointer")) {
+            return Ok(Operand::Pointer { file, pointer });
+        }
+        if let (Some(constant), Some(reason)) = (v.get("constant").and_then(Value::as_f64), text("reason")) {
+            return Ok(Operand::Constant { constant, reason });
+        }
+        Err(D::Error::custom(format!(
+            "an operand is a published point {{model, mode, isl, osl, concurrency}}, a {{file, pointer}} or a \
+             {{constant, reason}}, found {v}"
+        )))
+    }
 }
 
 /// Identifies one published point.
