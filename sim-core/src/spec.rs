@@ -25,6 +25,34 @@ pub struct HardwareSpec {
     pub link: LinkParams,
 }
 
+#[cfg(test)]
+impl HardwareSpec {
+    /// A one-GPU machine for unit tests: `gpu_memory_bytes` of HBM at `hbm_bytes_per_sec`, 1 TB of CPU memory
+    /// behind a 54 GB/s slow path, one 50 GB/s link.
+    pub(crate) fn one_gpu_for_tests(gpu_memory_bytes: f64, hbm_bytes_per_sec: f64) -> Self {
+        HardwareSpec {
+            id: "h".into(),
+            name: "h".into(),
+            gpus: 1.0,
+            gpu_memory_bytes,
+            hbm_bytes_per_sec,
+            cpu_memory_bytes: 1e12,
+            slow_path_bytes_per_sec: 54e9,
+            flops_fp4: 2e15,
+            flops_fp8: 2e15,
+            flops_bf16: 1e15,
+            intra_bytes_per_sec: f64::INFINITY,
+            intra_call_latency_s: 10e-6,
+            link: LinkParams {
+                rails: 1.0,
+                line_rate_bytes_per_sec_per_rail: 50e9,
+                payload_efficiency: 0.98,
+                call_latency_s: 35e-6,
+            },
+        }
+    }
+}
+
 /// Assumed cost of one all-reduce call inside a machine when the hardware file gives none: NVLink or PCIe
 /// collectives without a network hop (NCCL's base latency, ~6.6-14 us, reported elsewhere: src/graph/tuning.cc).
 pub const DEFAULT_INTRA_CALL_LATENCY_S: f64 = 10e-6;

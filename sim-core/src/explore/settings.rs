@@ -165,26 +165,7 @@ mod tests {
         )
         .and_then(|d| d.to_spec())
         .expect("a dense 8B config");
-        let hw = crate::scenario::HardwareSpec {
-            id: "h".into(),
-            name: "h".into(),
-            gpus: 1.0,
-            gpu_memory_bytes: 80e9,
-            hbm_bytes_per_sec: 3.35e12,
-            cpu_memory_bytes: 1e12,
-            slow_path_bytes_per_sec: 54e9,
-            flops_fp4: 2e15,
-            flops_fp8: 2e15,
-            flops_bf16: 1e15,
-            intra_bytes_per_sec: f64::INFINITY,
-            intra_call_latency_s: 10e-6,
-            link: crate::scenario::LinkParams {
-                rails: 1.0,
-                line_rate_bytes_per_sec_per_rail: 50e9,
-                payload_efficiency: 0.98,
-                call_latency_s: 35e-6,
-            },
-        };
+        let hw = crate::scenario::HardwareSpec::one_gpu_for_tests(80e9, 3.35e12);
         let mut s = Scenario {
             id: "t".into(),
             engine: "e".into(),

@@ -184,7 +184,7 @@ pub fn step_reads(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::{AttentionSpec, HostPin, LinkParams};
+    use crate::spec::{AttentionSpec, HostPin};
 
     /// A 100 GB MoE model (80 GB of routed experts over 64 experts, top-4; 1 GB input embedding, 40 layers) on a
     /// GPU with `hbm` GB.
@@ -212,26 +212,7 @@ mod tests {
             attention: AttentionSpec::dense(40.0, 4096.0),
             host_pin: HostPin::default(),
         };
-        let hw = HardwareSpec {
-            id: "h".into(),
-            name: "h".into(),
-            gpus: 1.0,
-            gpu_memory_bytes: hbm * 1e9,
-            hbm_bytes_per_sec: 4e12,
-            cpu_memory_bytes: 1e12,
-            slow_path_bytes_per_sec: 54e9,
-            flops_fp4: 2e15,
-            flops_fp8: 2e15,
-            flops_bf16: 1e15,
-            intra_bytes_per_sec: f64::INFINITY,
-            intra_call_latency_s: 10e-6,
-            link: LinkParams {
-                rails: 1.0,
-                line_rate_bytes_per_sec_per_rail: 50e9,
-                payload_efficiency: 0.98,
-                call_latency_s: 35e-6,
-            },
-        };
+        let hw = HardwareSpec::one_gpu_for_tests(hbm * 1e9, 4e12);
         (model, hw)
     }
 

@@ -614,11 +614,20 @@ fn measured_requests(clients: f64, at_the_edge: bool) -> f64 {
 const SATURATING_MULTIPLE: f64 = 4.0;
 
 /// Clients enough to keep an engine saturated: `SATURATING_MULTIPLE` times the most requests it can hold at
-/// once (its sequence cap, or its KV pool at `tokens_each`, the least a request holds once admitted). Past that,
+/// once (its sequence cap, or its KV pool at the least a request holds once admitted). Past that,
 /// a closed loop is a queue that never empties in front of a saturated engine: more clients only wait longer,
 /// so the loop runs this many and `with_queue` adds the rest's wait by Little's law. Simulating every waiting
 /// client cost most of a sweep's time (GLM-5.2 single at 256 clients: 4 of the 9-point sweep's 8 ms).
-fn saturating_clients(m: &Machine, max_seqs: f64, tokens_each: f64, c: f64) -> f64 {
+fn saturating_clients(m: &Machine, max_seqs: f64, c: f64) -> f64 {
+    // The least a request holds once admitted: its whole lifetime's KV under no-evict admission; else its prompt
+    // (on PD's decode side, which receives it whole, plus its first verify step).
+    let tokens_each = if m.reserve_whole {
+        m.isl + m.osl + m.verify
+    } else if m.role == Role::DecodeOnly {
+        m.isl + m.verify
+    } else {
+        m.isl
+    };
     let pool =
         if m.total_blocks.is_finite() { m.total_blocks / m.blocks_for(tokens_each).max(1e-12) } else { f64::INFINITY };
     let held = max_seqs.min(pool);
@@ -709,8 +718,7 @@ fn colocated_with(e: &Engine, c: f64, isl: f64, osl: f64, shortcut: bool) -> Mea
     let clients = c.max(1.0).round();
     let mut mach = Machine::new(e, Role::Colocated, isl, osl);
     let max_seqs = e.k.max_num_seqs.max(1.0);
-    let held_each = if mach.reserve_whole { isl + osl + mach.verify } else { isl };
-    let c = if shortcut { saturating_clients(&mach, max_seqs, held_each, clients) } else { clients };
+    let c = if shortcut { saturating_clients(&mach, max_seqs, clients) } else { clients };
     mach.waiting = initial_cohorts(c, isl);
     let warm = c;
     let mut at_the_edge = clients > max_res || clients > max_seqs;
@@ -787,8 +795,7 @@ fn disaggregated_with(
     let mut d = Machine::new(dec, Role::DecodeOnly, isl, osl);
     let max_seqs = dec.k.max_num_seqs.max(1.0);
     // The decode side is where requests are held; the prefill side only runs ahead of it.
-    let held_each = if d.reserve_whole { isl + osl + d.verify } else { isl + d.verify };
-    let c = if shortcut { saturating_clients(&d, max_seqs, held_each, clients) } else { clients };
+    let c = if shortcut { saturating_clients(&d, max_seqs, clients) } else { clients };
     p.waiting = initial_cohorts(c, isl);
     let warm = c;
     let mut at_the_edge = clients > max_res || clients > max_seqs;
