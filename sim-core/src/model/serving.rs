@@ -5,7 +5,8 @@
 //! ```text
 //!   1. running requests, oldest first: decodes take k+1 tokens of the budget, unfinished prompts a chunk;
 //!      a request that needs a KV block when none is free preempts the newest running request (its blocks
-//!      are freed, it goes back to the head of the queue and recomputes its prompt plus its output so far)
+//!      are freed, it goes back to the head of the queue and recomputes its prompt plus its output so far,
+//!      less the prefix the prefix cache still holds when it is re-admitted: only what others took is lost)
 //!   2. unless this step preempted: admit waiting requests while the budget and free blocks allow
 //!   3. the step's time is `Engine::step` of what was scheduled; decodes advance by `a` accepted tokens
 //!   4. a finished request frees its blocks, and its client sends the next request at once (closed loop)
@@ -54,6 +55,11 @@ struct Cohort {
     /// When its prompt was first scheduled.
     scheduled_s: Option<f64>,
     preemptions: f64,
+    /// A preempted request waiting: the blocks of its context still in the prefix cache (freed, evictable, and
+    /// counted in the free blocks), and how many free blocks are ahead of them in the eviction queue. While it
+    /// waits, `computed` is the tokens those blocks hold: the prefix-cache hit it will be re-admitted with.
+    cached_blocks: f64,
+    evict_ahead: f64,
 }
 
 impl Cohort {
@@ -68,6 +74,8 @@ impl Cohort {
             first_token_s: None,
             scheduled_s: None,
             preemptions: 0.0,
+            cached_blocks: 0.0,
+            evict_ahead: 0.0,
         }
     }
 
@@ -92,6 +100,8 @@ impl Cohort {
         self.first_token_s = mix_opt(self.first_token_s, other.first_token_s);
         self.scheduled_s = mix_opt(self.scheduled_s, other.scheduled_s);
         self.preemptions = mix(self.preemptions, other.preemptions);
+        self.cached_blocks = mix(self.cached_blocks, other.cached_blocks);
+        self.evict_ahead = self.evict_ahead.min(other.evict_ahead);
         self.size = total;
     }
 
@@ -215,19 +225,74 @@ impl<'e, 'a> Machine<'e, 'a> {
     }
 
     /// Preempts up to `need` blocks' worth of requests from the newest running cohort; returns the requests
-    /// preempted. The victim keeps its output and recomputes prompt plus output later.
+    /// preempted. The victim keeps its output and recomputes prompt plus output later, less what the prefix
+    /// cache still holds of it when it is re-admitted (vLLM V1, prefix caching on by default: `_preempt_request`
+    /// in `vllm/v1/core/sched/scheduler.py` frees the blocks through `KVCacheManager.free`, which keeps their
+    /// hashes; `SingleTypeKVCacheManager.free` returns them tail first, so the tail is evicted first and a
+    /// prefix survives; on re-admission `get_computed_blocks` hits every full block still cached, up to the
+    /// request's tokens less one).
     fn preempt_newest(&mut self, need: f64) -> f64 {
         let Some(back) = self.running.last_mut() else { return 0.0 };
         let per = back.blocks.max(1.0);
         let n = (need / per).clamp(MIN_PART.min(back.size), back.size);
         let mut victim = if n < back.size { back.split(n) } else { self.running.pop().expect("back exists") };
+        // Tokens whose KV the victim computed: its prompt so far, or, decoding, its context but the token
+        // sampled last. Only full blocks are cached: on average half a block less.
+        let kv_tokens = if victim.prefilling() { victim.computed } else { self.isl + victim.generated - 1.0 }.max(0.0);
+        victim.prompt = self.isl + victim.generated;
+        let block_tokens = self.e.k.kv_block_tokens.max(1.0);
+        let hit = (kv_tokens - block_tokens / 2.0).min(victim.prompt - 1.0).max(0.0);
+        let cached =
+            if self.block_bytes > 0.0 { (self.e.kv_bytes_at(hit) / self.block_bytes).min(victim.blocks) } else { 0.0 };
+        // Its uncached tail blocks are freed first, so they sit ahead of its cached ones in the queue.
+        victim.evict_ahead = self.free_blocks + victim.size * (victim.blocks - cached).max(0.0);
         self.free_blocks += victim.size * victim.blocks;
         victim.blocks = 0.0;
-        victim.computed = 0.0;
-        victim.prompt = self.isl + victim.generated;
+        victim.cached_blocks = cached;
+        victim.computed = if cached > 0.0 { hit } else { 0.0 };
         victim.preemptions += 1.0;
         self.waiting.push_front(victim);
         n
+    }
+
+    /// Takes `n` new blocks from the head of the free queue (vLLM's `BlockPool.get_new_blocks` pops the least
+    /// recently freed block and evicts its cached hash): the blocks freed before a waiting preempted request's
+    /// go first, then its own, tail first, which shortens its prefix-cache hit.
+    fn take_blocks(&mut self, n: f64) {
+        self.free_blocks -= n;
+        if n <= 0.0 {
+            return;
+        }
+        for w in self.waiting.iter_mut().filter(|w| w.cached_blocks > 0.0) {
+            let over = n - w.evict_ahead;
+            w.evict_ahead = (w.evict_ahead - n).max(0.0);
+            if over > 0.0 {
+                let lost = (over / w.size).min(w.cached_blocks);
+                let tokens_per_block = w.computed / w.cached_blocks;
+                w.cached_blocks -= lost;
+                w.computed = if w.cached_blocks > 1e-9 { w.computed - lost * tokens_per_block } else { 0.0 };
+                if w.computed <= 0.0 {
+                    w.cached_blocks = 0.0;
+                    w.computed = 0.0;
+                }
+            }
+        }
+    }
+
+    /// Admits `c` (just split off the waiting queue) holding `each` blocks per request: its prefix-cache hits
+    /// leave the free queue where they are (`BlockPool.touch`), the rest are new blocks from its head.
+    fn admit_blocks(&mut self, c: &mut Cohort, each: f64) {
+        let hits = (c.size * c.cached_blocks).min(c.size * each);
+        if hits > 0.0 {
+            self.free_blocks -= hits;
+            for w in self.waiting.iter_mut().filter(|w| w.cached_blocks > 0.0 && w.evict_ahead > c.evict_ahead) {
+                w.evict_ahead = (w.evict_ahead - hits).max(c.evict_ahead);
+            }
+        }
+        self.take_blocks(c.size * each - hits);
+        c.cached_blocks = 0.0;
+        c.evict_ahead = 0.0;
+        c.blocks = each;
     }
 
     /// Runs several decode-only steps at once when nothing can change between them: every running request is
@@ -295,7 +360,7 @@ impl<'e, 'a> Machine<'e, 'a> {
             used += c.size * (held - c.blocks);
             self.running[i].blocks = held;
         }
-        self.free_blocks -= used;
+        self.take_blocks(used);
         self.clock_s += j * t.total_s;
         Some((t.total_s, j, bottleneck_slot(t.bottleneck())))
     }
@@ -374,14 +439,16 @@ impl<'e, 'a> Machine<'e, 'a> {
             if self_preempted {
                 break;
             }
+            self.take_blocks(need);
             let c = &mut self.running[i];
-            self.free_blocks -= need;
             c.blocks += need_each;
             budget -= per_req * c.size;
             plan.push((i, work));
             i += 1;
         }
-        // PD's decode side admits only requests it preempted itself (recomputed locally, as vLLM does).
+        // PD's decode side admits only requests it preempted itself, recomputed locally: vLLM's NixlConnector
+        // pulls a request's KV once (`update_state_after_alloc` clears `do_remote_prefill`), so a preempted
+        // request finds only its own prefix-cache hits.
         if out.preempted == 0.0 {
             let mut seqs = self.seqs();
             while budget > 1e-9 && seqs < max_seqs {
@@ -403,8 +470,7 @@ impl<'e, 'a> Machine<'e, 'a> {
                     self.waiting.pop_front().expect("front exists")
                 };
                 let per = (c.prompt - c.computed).min(budget / c.size);
-                self.free_blocks -= need_each * c.size;
-                c.blocks = need_each;
+                self.admit_blocks(&mut c, need_each);
                 c.scheduled_s.get_or_insert(self.clock_s);
                 budget -= per * c.size;
                 seqs += c.size;
@@ -827,7 +893,7 @@ fn disaggregated_with(
             }
             let mut cohort =
                 if n < size { handoff[0].1.split(n) } else { handoff.pop_front().expect("front exists").1 };
-            d.free_blocks -= need_each * cohort.size;
+            d.take_blocks(need_each * cohort.size);
             cohort.blocks = need_each;
             let start = ready.max(link_free_s);
             link_free_s = start + cohort.size * transfer_s_per_request;
@@ -836,8 +902,13 @@ fn disaggregated_with(
         let warming = tally.warming(warm);
         let p_ready = p.waiting.front().map(|w| w.arrival_s.max(p.clock_s));
         let p_next = if p.running.is_empty() { p_ready } else { Some(p.clock_s) };
-        let d_next =
-            if d.running.is_empty() { in_flight.front().map(|(t, _)| t.max(d.clock_s)) } else { Some(d.clock_s) };
+        // The decode side has work while it runs requests or holds requests it preempted (which it re-admits
+        // itself: with none running, nothing else would, and new hand-offs wait behind them).
+        let d_next = if d.running.is_empty() && d.waiting.is_empty() {
+            in_flight.front().map(|(t, _)| t.max(d.clock_s))
+        } else {
+            Some(d.clock_s)
+        };
         let run_p = match (p_next, d_next) {
             (Some(tp), Some(td)) => tp <= td,
             (Some(_), None) => true,
@@ -875,7 +946,13 @@ fn disaggregated_with(
                 }
                 continue;
             }
-            let Some((dt, out)) = d.step(max_seqs, !warming) else { continue };
+            let Some((dt, out)) = d.step(max_seqs, !warming) else {
+                // Nothing admissible yet: wait for the next hand-off to land.
+                if let Some((t, _)) = in_flight.front() {
+                    d.clock_s = d.clock_s.max(*t);
+                }
+                continue;
+            };
             at_the_edge |= out.preempted > 0.0;
             if !warming {
                 d_busy += dt;
