@@ -34,4 +34,7 @@ echo "==> fuzz every parser briefly (scripts/fuzz.sh 3s, ~2 minutes with the bui
 bash scripts/fuzz.sh 3s
 
 echo "==> cargo test --workspace"
+# Property tests draw fresh random cases on every plain `cargo test` (local runs explore); this scripted run uses
+# one fixed seed so that a CI result can be reproduced exactly (set PROPTEST_RNG_SEED to explore here too).
+export PROPTEST_RNG_SEED="${PROPTEST_RNG_SEED:-20261130}"
 cargo test --workspace --no-fail-fast
