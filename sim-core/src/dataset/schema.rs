@@ -190,8 +190,36 @@ pub struct HardwareFile {
     pub intra_machine_call_latency: Option<Quantity>,
     /// The machine-to-machine link as a team would cable it.
     pub link: LinkSpec,
+    /// What named public microbenchmarks reached on this machine (a "practical roofline"), beside the spec
+    /// figures above: the `roofline` engine profile predicts with them where they are given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub microbenchmarks: Option<Microbenchmarks>,
     #[serde(default)]
     pub notes: Vec<String>,
+}
+
+/// What a named public microbenchmark reached on a machine, each figure a quantity with its basis (normally
+/// `reported_elsewhere`, its `reference` naming the benchmark, the source and the figure). Every field is
+/// optional: a machine without one keeps its spec figure. The validator holds each under the spec field it
+/// measures; an engine profile with `efficiencies_from_microbenchmarks` (the roofline) divides it by that field.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Microbenchmarks {
+    /// Streaming bandwidth one GPU reached on its own memory (a bandwidth unit; BabelStream, STREAM-like copy or
+    /// read kernels): at most `gpu_memory_bandwidth`. Gives `hbm_efficiency` = this / `gpu_memory_bandwidth`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hbm_bandwidth: Option<Quantity>,
+    /// Bandwidth one GPU reached reading CPU memory (host-to-device copies such as nvbandwidth's, or direct reads
+    /// over NVLink-C2C; a bandwidth unit): at most `slow_path_bandwidth`. Gives `slow_efficiency` = this /
+    /// `slow_path_bandwidth`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slow_path_bandwidth: Option<Quantity>,
+    /// Fraction of the dense tensor peak of its precision (the matching `compute_*` field) that a large dense
+    /// GEMM reached (cuBLASLt, DeepGEMM; unit `1`, in (0, 1]; the reference names the GEMM, its precision and
+    /// TFLOPS). Gives `compute_efficiency` directly.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dense_gemm_fraction: Option<Quantity>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -1182,6 +1210,12 @@ pub struct EngineFile {
     /// on); `*` makes it the profile of every other machine.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub default_for: Vec<String>,
+    /// The efficiencies (`hbm_efficiency`, `slow_efficiency`, `compute_efficiency`) come from the microbenchmarks
+    /// of the scenario's hardware file (`microbenchmarks`: achieved / spec, or the GEMM fraction) where it gives
+    /// them; where it does not, the profile's own `coefficients` (or the defaults) stand. Resolved per scenario
+    /// (`explore::engine`); not inherited through `based_on`, and not with `fitted_on`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub efficiencies_from_microbenchmarks: bool,
     #[serde(default)]
     pub note: Option<String>,
 }

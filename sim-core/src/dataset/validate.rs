@@ -233,6 +233,54 @@ impl Checker<'_> {
                 self.host_link(&file, link);
             }
             self.slow_path_bound(&file, hw);
+            if let Some(mb) = &hw.microbenchmarks {
+                self.microbenchmarks(&file, hw, mb);
+            }
+        }
+    }
+
+    /// Microbenchmark figures: units, provenance, an achieved bandwidth no higher than the spec field it
+    /// measures, a GEMM fraction in (0, 1].
+    fn microbenchmarks(&mut self, file: &str, hw: &HardwareFile, mb: &Microbenchmarks) {
+        use Dimension::*;
+        let bandwidths = [
+            ("hbm_bandwidth", &mb.hbm_bandwidth, "gpu_memory_bandwidth", &hw.gpu_memory_bandwidth),
+            ("slow_path_bandwidth", &mb.slow_path_bandwidth, "slow_path_bandwidth", &hw.slow_path_bandwidth),
+        ];
+        for (name, q, spec_name, spec) in bandwidths {
+            let Some(q) = q else { continue };
+            let pointer = format!("/microbenchmarks/{name}");
+            self.quantity(file, &pointer, q, BytesPerSec, false);
+            let (Some(achieved), Some(bound)) = (q.si(), spec.si()) else { continue };
+            if parse_unit(&q.unit).is_some_and(|(d, _)| d == BytesPerSec)
+                && achieved.is_finite()
+                && bound.is_finite()
+                && achieved > bound * (1.0 + 1e-9)
+            {
+                self.err(
+                    file,
+                    format!("{pointer}/value"),
+                    format!(
+                        "achieved {name} {:.1} GB/s exceeds the spec {spec_name} {:.1} GB/s",
+                        achieved / 1e9,
+                        bound / 1e9
+                    ),
+                    "a microbenchmark reaches at most the spec figure it measures; check the value, its unit and \
+                     which field it belongs to",
+                );
+            }
+        }
+        if let Some(q) = &mb.dense_gemm_fraction {
+            let pointer = "/microbenchmarks/dense_gemm_fraction";
+            self.quantity(file, pointer, q, Count, false);
+            if q.value.is_finite() && q.value > 1.0 {
+                self.err(
+                    file,
+                    format!("{pointer}/value"),
+                    format!("a fraction of the dense tensor peak lies in (0, 1], found {}", q.value),
+                    "give achieved TFLOPS / peak TFLOPS with unit \"1\" (0.7, not 70)",
+                );
+            }
         }
     }
 
@@ -1133,6 +1181,14 @@ impl Checker<'_> {
                         &format!("use an id from data/engines/: {}", ids.join(", ")),
                     );
                 }
+            }
+            if e.efficiencies_from_microbenchmarks && e.fitted_on.is_some() {
+                self.err(
+                    &file,
+                    "/efficiencies_from_microbenchmarks".into(),
+                    "`efficiencies_from_microbenchmarks` and `fitted_on` exclude each other".into(),
+                    "a fitted profile fits its efficiencies; take them from microbenchmarks only in a given profile",
+                );
             }
             if let Some(a) = &e.admission {
                 if a.reference.trim().is_empty() {

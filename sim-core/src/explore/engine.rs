@@ -1,13 +1,16 @@
 //! Engine profiles: what the serving software achieves (efficiencies, overheads, reserves, chunking), kept
 //! apart from the hardware's physics and the model's geometry. A profile is data (`data/engines/`): fitted on a
 //! dataset's points (the engine build those points were measured with) or given as values with their basis.
-//! Every prediction names the profile it uses.
+//! Every prediction names the profile it uses. A profile whose efficiencies come from microbenchmarks (the
+//! roofline) takes them from the scenario's machine here, in `scenario_coefficients`, the one place a profile
+//! meets a machine.
 
 use super::Workspace;
-use crate::dataset::schema::{EngineFile, DEFAULT_ENGINE, REPORT_DATASET};
+use crate::dataset::schema::{EngineFile, HardwareFile, Quantity, DEFAULT_ENGINE, REPORT_DATASET};
 use crate::dataset::MeasuredPoint;
 use crate::fit::{fit_from, FitSet};
 use crate::model::Coefficients;
+use crate::scenario::Scenario;
 use serde::Serialize;
 use std::sync::Arc;
 
@@ -33,7 +36,91 @@ pub fn fitted_on(e: &EngineFile, p: &MeasuredPoint) -> bool {
     })
 }
 
+/// The basis of a quantity in words: its basis and what backs it (the reference, derivation, reason or quote).
+fn provenance(q: &Quantity) -> String {
+    let backing = q
+        .reference
+        .as_deref()
+        .or(q.derivation.as_deref())
+        .or(q.reason.as_deref())
+        .or(q.fitted_on.as_deref())
+        .or(q.from.as_ref().map(|f| f.quote.as_str()));
+    match backing {
+        Some(b) => format!("{}: {b}", q.basis.label()),
+        None => q.basis.label().to_string(),
+    }
+}
+
+/// Sets a practical roofline's efficiencies from a machine's microbenchmarks (`hw`, the scenario's hardware
+/// file; `None` for a machine the dataset has no file of): `hbm_efficiency` = achieved / `gpu_memory_bandwidth`,
+/// `slow_efficiency` = achieved / `slow_path_bandwidth`, `compute_efficiency` = the dense GEMM fraction. An
+/// efficiency without a microbenchmark keeps the profile's value (the roofline's 1, the spec). Returns each
+/// efficiency's basis in words, naming the benchmark.
+pub fn practical_efficiencies(k: &mut Coefficients, hw: Option<&HardwareFile>, machine: &str) -> Vec<String> {
+    let mb = hw.and_then(|h| h.microbenchmarks.as_ref());
+    // (efficiency, microbenchmark field, the figure, the spec it divides: none for a fraction)
+    type Figure<'a> = (&'static str, &'static str, Option<&'a Quantity>, Option<&'a Quantity>);
+    let figures: [Figure; 3] = [
+        (
+            "hbm_efficiency",
+            "hbm_bandwidth",
+            mb.and_then(|m| m.hbm_bandwidth.as_ref()),
+            hw.map(|h| &h.gpu_memory_bandwidth),
+        ),
+        (
+            "slow_efficiency",
+            "slow_path_bandwidth",
+            mb.and_then(|m| m.slow_path_bandwidth.as_ref()),
+            hw.map(|h| &h.slow_path_bandwidth),
+        ),
+        ("compute_efficiency", "dense_gemm_fraction", mb.and_then(|m| m.dense_gemm_fraction.as_ref()), None),
+    ];
+    let mut bases = Vec::new();
+    for (name, field, figure, spec) in figures {
+        let current = match name {
+            "hbm_efficiency" => k.hbm_efficiency,
+            "slow_efficiency" => k.slow_efficiency,
+            _ => k.compute_efficiency,
+        };
+        let Some(q) = figure else {
+            bases.push(format!(
+                "{name} {current:.3} as the profile gives it (no `{field}` microbenchmark for {machine})"
+            ));
+            continue;
+        };
+        let (value, how) = match spec {
+            Some(spec) => (
+                q.si().zip(spec.si()).map(|(a, s)| a / s),
+                format!("{} {} of {} {} on {machine}", q.value, q.unit, spec.value, spec.unit),
+            ),
+            None => (q.si(), format!("dense GEMM fraction on {machine}")),
+        };
+        match value.map(|v| (v, k.set_named(name, v))) {
+            Some((v, Ok(()))) => bases.push(format!("{name} {v:.3} (derived: {how}; {})", provenance(q))),
+            _ => bases.push(format!(
+                "{name} {current:.3} as the profile gives it (the `{field}` microbenchmark of {machine} is not a \
+                 usable number: run `sim-core validate`)"
+            )),
+        }
+    }
+    bases
+}
+
 impl Workspace {
+    /// The coefficients a scenario predicts with and how they were obtained, in words: its engine profile and,
+    /// for a profile whose efficiencies come from microbenchmarks (the roofline), those of the scenario's
+    /// machine (its hardware file by id; an inline machine the dataset has no file of keeps the profile's values).
+    pub fn scenario_coefficients(&self, s: &Scenario) -> Result<(Coefficients, String), String> {
+        let e = self.engine(&s.engine)?;
+        let mut k = e.coefficients.clone();
+        let mut how = format!("engine profile `{}` ({}): {}", e.id, e.name, e.obtained);
+        if self.dataset.engines.get(&s.engine).is_some_and(|f| f.efficiencies_from_microbenchmarks) {
+            let hw = self.dataset.hardware.get(&s.hardware.id).filter(|h| h.name == s.hardware.name);
+            how = format!("{how}; on this machine: {}", practical_efficiencies(&mut k, hw, &s.hardware.id).join("; "));
+        }
+        Ok((k, how))
+    }
+
     /// Every engine profile of the dataset, fitted, in id order (a profile that cannot be built is an error
     /// message in its place).
     pub fn engines(&self) -> Vec<Result<Arc<EngineProfile>, String>> {
@@ -80,6 +167,11 @@ impl Workspace {
         if e.based_on.is_some() && e.fitted_on.is_some() {
             return Err(format!("engine `{id}`: `based_on` and `fitted_on` exclude each other"));
         }
+        if e.efficiencies_from_microbenchmarks && e.fitted_on.is_some() {
+            return Err(format!(
+                "engine `{id}`: `efficiencies_from_microbenchmarks` and `fitted_on` exclude each other"
+            ));
+        }
         let (mut base, inherited) = match &e.based_on {
             Some(parent) => {
                 // Follow the chain first: a cycle would otherwise recurse without end.
@@ -110,7 +202,13 @@ impl Workspace {
             base.set_named(name, v).map_err(|m| format!("engine `{id}`: {m}"))?;
             given.push(name.clone());
         }
-        let given = if given.is_empty() { String::new() } else { format!("; given: {}", given.join(", ")) };
+        let mut given = if given.is_empty() { String::new() } else { format!("; given: {}", given.join(", ")) };
+        if e.efficiencies_from_microbenchmarks {
+            given.push_str(
+                "; efficiencies from each machine's public microbenchmarks (its hardware file's `microbenchmarks`: \
+                 achieved / spec) where it has them, else as given",
+            );
+        }
         let Some(f) = &e.fitted_on else {
             let obtained =
                 if inherited.is_empty() { format!("not fitted{given}") } else { format!("{inherited}{given}") };
@@ -136,5 +234,79 @@ impl Workspace {
             obtained: format!("fitted on {} points of {} ({modes}){given}", coefficients.points_used, f.dataset),
             coefficients: coefficients.coefficients,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dataset::SourceText;
+    use crate::Mode;
+
+    /// The files a plan on the 8x H100 server needs; `strip` drops the hardware file's microbenchmarks (the spec
+    /// roofline).
+    fn h100_workspace(strip: bool) -> Workspace {
+        let mut hardware: serde_json::Value =
+            serde_json::from_str(include_str!("../../../data/hardware/h100-sxm.json")).expect("hardware json");
+        if strip {
+            hardware.as_object_mut().expect("object").remove("microbenchmarks");
+        }
+        let files = [
+            ("sources.json", include_str!("../../../data/sources.json").to_string()),
+            ("hardware/h100-sxm.json", hardware.to_string()),
+            ("models/minimax-m3.json", include_str!("../../../data/models/minimax-m3.json").to_string()),
+            ("engines/roofline.json", include_str!("../../../data/engines/roofline.json").to_string()),
+        ];
+        let files: Vec<SourceText> =
+            files.into_iter().map(|(path, text)| SourceText { path: path.into(), text }).collect();
+        Workspace::load(&files, None)
+    }
+
+    #[test]
+    fn the_practical_roofline_predicts_at_most_the_spec_roofline_and_names_its_benchmarks() {
+        let scenario = include_str!("../../../data/scenarios/plan-minimax-m3-h100-sxm.json");
+        let run = |strip: bool| {
+            let ws = h100_workspace(strip);
+            let run = ws.scenario_from_text("plan.json", scenario, FitSet::All).expect("scenario resolves");
+            ws.with_engine(run, "roofline").expect("the roofline profile")
+        };
+        let (practical, spec) = (run(false), run(true));
+        let k = &practical.coefficients;
+        assert!((k.hbm_efficiency - 3.18 / 3.35).abs() < 1e-9, "{}", k.hbm_efficiency);
+        assert!((k.slow_efficiency - 51.0 / 54.0).abs() < 1e-9, "{}", k.slow_efficiency);
+        assert!((k.compute_efficiency - 0.698).abs() < 1e-12, "{}", k.compute_efficiency);
+        for name in ["BabelStream", "nvbandwidth", "cuBLASLt", "AI-benchmarking-guide"] {
+            assert!(practical.engine.contains(name), "the basis names {name}: {}", practical.engine);
+        }
+        let s = &spec.coefficients;
+        assert_eq!((s.hbm_efficiency, s.slow_efficiency, s.compute_efficiency), (1.0, 1.0, 1.0));
+        assert!(spec.engine.contains("no `hbm_bandwidth` microbenchmark"), "{}", spec.engine);
+        let modes = [Mode::Single, Mode::Tp2, Mode::Pd];
+        let conc = [1, 4, 16, 64, 256];
+        let (p, q) = (practical.predict(&modes, &conc), spec.predict(&modes, &conc));
+        assert_eq!(p.len(), q.len());
+        for (a, b) in p.iter().zip(&q) {
+            assert!(
+                a.output_tok_s <= b.output_tok_s * (1.0 + 1e-9),
+                "{:?} {}/{} at {}: practical {} above spec {}",
+                a.mode,
+                a.isl,
+                a.osl,
+                a.concurrency,
+                a.output_tok_s,
+                b.output_tok_s
+            );
+        }
+        assert!(p.iter().zip(&q).any(|(a, b)| a.output_tok_s < b.output_tok_s * 0.99), "the benchmarks lower it");
+    }
+
+    #[test]
+    fn an_efficiency_without_a_microbenchmark_keeps_the_profile_value_and_says_so() {
+        let mut k =
+            Coefficients { hbm_efficiency: 1.0, slow_efficiency: 1.0, compute_efficiency: 1.0, ..Default::default() };
+        let bases = practical_efficiencies(&mut k, None, "inline-box");
+        assert_eq!((k.hbm_efficiency, k.slow_efficiency, k.compute_efficiency), (1.0, 1.0, 1.0));
+        assert_eq!(bases.len(), 3);
+        assert!(bases.iter().all(|b| b.contains("as the profile gives it") && b.contains("inline-box")), "{bases:?}");
     }
 }

@@ -280,8 +280,7 @@ impl Workspace {
                 format!("fitted on {} single-station points of {REPORT_DATASET}", cal.points_used),
             ));
         }
-        let e = self.engine(&s.engine)?;
-        Ok((e.coefficients.clone(), format!("engine profile `{}` ({}): {}", e.id, e.name, e.obtained)))
+        self.scenario_coefficients(s)
     }
 
     /// A measured scenario (a report model's is named after it) and its coefficients (fitted over `set`) with
