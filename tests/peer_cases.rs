@@ -156,6 +156,7 @@ pub fn sim_core_scenario(c: &Case) -> Scenario {
         workloads: vec![],
         concurrency: vec![],
         modes: vec![Mode::Single],
+        load: Default::default(),
     }
 }
 

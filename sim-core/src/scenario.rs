@@ -19,6 +19,8 @@ pub struct Scenario {
     pub workloads: Vec<Workload>,
     pub concurrency: Vec<u32>,
     pub modes: Vec<Mode>,
+    /// How the clients send requests: a closed loop, or synchronized batches (`ScenarioLoad`).
+    pub load: ScenarioLoad,
 }
 
 fn si(q: &Quantity) -> f64 {
@@ -297,6 +299,7 @@ pub fn resolve(ds: &Dataset, file: &str, sc: &ScenarioFile) -> Result<Scenario, 
         hardware,
         model,
         workloads: sc.workloads.clone(),
+        load: sc.load,
         concurrency: sc.concurrency.clone(),
         modes: sc.modes.clone(),
     };

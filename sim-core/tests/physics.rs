@@ -8,6 +8,7 @@ mod fsio;
 use fsio::load_dir;
 use proptest::prelude::*;
 use sim_core::dataset::load;
+use sim_core::dataset::schema::ScenarioLoad;
 use sim_core::model::{bandwidth::place, predict, Coefficients};
 use sim_core::scenario::{apply_override, Scenario};
 use sim_core::{report, Mode};
@@ -180,6 +181,24 @@ fn two_copies_are_two_machines_at_half_the_load() {
 
 /// The input embedding is gathered, not streamed: a model that says how big its table is reads fewer bytes
 /// per decode step, so one stream runs faster, and the memory it occupies does not change.
+/// A llama-benchy run (`"load": "batch"`) sends its requests together and measures decode from the first
+/// first token to the last end: one request's `tg` is its decode rate after the first token, 1 / TPOT, above
+/// the closed loop's rate, which pays a prompt between requests.
+#[test]
+fn a_batch_measures_decode_from_the_first_first_token_to_the_last_end() {
+    let mut s = scenarios()["kubis-gemma-4-26b-a4b-dgx-spark"].clone();
+    assert_eq!(s.load, ScenarioLoad::Batch, "the kubis.ai sweeps are llama-benchy batches");
+    let k = Coefficients::default();
+    let one = predict(&s, &k, Mode::Single, 1024, 128, 1);
+    assert!((one.output_tok_s * one.tpot_s - 1.0).abs() < 1e-6, "tg {} tpot {}", one.output_tok_s, one.tpot_s);
+    let batch64 = predict(&s, &k, Mode::Single, 1024, 128, 64);
+    s.load = ScenarioLoad::ClosedLoop;
+    let closed = predict(&s, &k, Mode::Single, 1024, 128, 1);
+    assert!(one.output_tok_s > 1.02 * closed.output_tok_s, "batch {} closed {}", one.output_tok_s, closed.output_tok_s);
+    // 64 prompts sent at once wait for each other's prefill: the mean first token comes later than one's.
+    assert!(batch64.ttft_s > 4.0 * one.ttft_s, "ttft 64: {} one: {}", batch64.ttft_s, one.ttft_s);
+}
+
 #[test]
 fn the_input_embedding_is_gathered_not_streamed() {
     let k = Coefficients::default();

@@ -975,8 +975,10 @@ pub struct Conditions {
     /// Benchmark tool and version.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub benchmark_tool: Option<String>,
-    /// `closed_loop` (fixed concurrency, the model's workload) or `open_loop` (requests sent at a rate, or all at
-    /// once: a saturation run the closed-loop model cannot predict).
+    /// `closed_loop` (fixed concurrency: each client sends its next request when the last one ends),
+    /// `batch` (each run sends `concurrency` requests together and the next run starts when all have ended,
+    /// as llama-benchy does; its scenario says `"load": "batch"`), or `open_loop` (requests sent at a rate, or
+    /// all at once: a saturation run neither loop can predict).
     pub load: String,
     /// Requests or runs per concurrency level.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -989,7 +991,7 @@ pub struct Conditions {
 }
 
 impl Conditions {
-    pub const LOADS: [&'static str; 2] = ["closed_loop", "open_loop"];
+    pub const LOADS: [&'static str; 3] = ["closed_loop", "batch", "open_loop"];
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -1316,9 +1318,36 @@ pub struct ScenarioFile {
     /// The engine profile (`data/engines/`); absent means `DEFAULT_ENGINE`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub engine: Option<String>,
+    /// How the clients send requests: `closed_loop` (absent: each client sends its next request as soon as its
+    /// last one ends) or `batch` (the benchmark sends `concurrency` requests together and waits for all of them;
+    /// throughput is then the tokens generated after each request's first over the time from the first first
+    /// token to the last finish, llama-benchy's `tg` figure).
+    #[serde(default, skip_serializing_if = "ScenarioLoad::is_closed_loop")]
+    pub load: ScenarioLoad,
     /// Calibrated coefficients (written by `sim-core calibrate`).
     #[serde(default)]
     pub calibration: Option<BTreeMap<String, f64>>,
+}
+
+/// How a scenario's clients send requests (`ScenarioFile::load`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum ScenarioLoad {
+    /// Each client sends its next request as soon as its last one ends (vLLM's `bench serve
+    /// --max-concurrency`, genai-perf's concurrency mode): the steady state of a closed loop.
+    #[default]
+    ClosedLoop,
+    /// Runs of `concurrency` requests sent together, the next run after the last request ends (llama-benchy:
+    /// `asyncio.gather` over one batch per run in `runner.py`); throughput is llama-benchy's batch `tg`:
+    /// (tokens generated - requests) / (last finish - first first token), in `results.py`.
+    Batch,
+}
+
+impl ScenarioLoad {
+    pub fn is_closed_loop(&self) -> bool {
+        *self == ScenarioLoad::ClosedLoop
+    }
 }
 
 /// One scenario override: a bare SI number, or a quantity that says its unit and where it comes from.

@@ -364,6 +364,7 @@ impl Workspace {
             workloads: vec![q.workload],
             concurrency: q.concurrency.clone(),
             modes: Mode::ALL.to_vec(),
+            load: crate::dataset::schema::ScenarioLoad::ClosedLoop,
         };
         let (mut coefficients, engine) = self.coefficients_for(&scenario, FitSet::All)?;
         settings::apply(&mut scenario, &mut coefficients, &q.settings)?;
@@ -392,6 +393,7 @@ impl Workspace {
             overrides: BTreeMap::new(),
             calibration: None,
             engine: Some(run.scenario.engine.clone()),
+            load: run.scenario.load,
         });
         file.calibration = Some(calibration.coefficients.calibration_map(&run.scenario.model));
         file.id = format!("{}-calibrated", file.id);

@@ -174,6 +174,7 @@ mod tests {
             workloads: vec![],
             concurrency: vec![],
             modes: vec![],
+            load: Default::default(),
         };
         let mut k = Coefficients::default();
         let pin = WHAT_IF[5];

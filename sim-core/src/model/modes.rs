@@ -14,8 +14,9 @@
 
 use super::bandwidth::place;
 use super::batching::Engine;
-use super::serving::{colocated, disaggregated, Measured};
+use super::serving::{colocated, colocated_batch, disaggregated, disaggregated_batch, Measured};
 use super::{Coefficients, Prediction};
+use crate::dataset::schema::ScenarioLoad;
 use crate::scenario::Scenario;
 use crate::Mode;
 
@@ -81,13 +82,19 @@ pub fn predict(s: &Scenario, k: &Coefficients, mode: Mode, isl: u32, osl: u32, c
     match mode {
         Mode::Single | Mode::Tp2 => {
             let e = engine(s, k, if mode == Mode::Tp2 { 2.0 } else { 1.0 });
-            let r = colocated(&e, c, fi, fo);
+            let r = match s.load {
+                ScenarioLoad::ClosedLoop => colocated(&e, c, fi, fo),
+                ScenarioLoad::Batch => colocated_batch(&e, c, fi, fo),
+            };
             prediction(mode, isl, osl, concurrency, &r, e.tokens_per_step())
         }
         Mode::Pd => {
             let pre = engine(s, k, 1.0);
             let dec = engine(s, k, 1.0);
-            let r = disaggregated(&pre, &dec, handoff_s(s, fi), c, fi, fo);
+            let r = match s.load {
+                ScenarioLoad::ClosedLoop => disaggregated(&pre, &dec, handoff_s(s, fi), c, fi, fo),
+                ScenarioLoad::Batch => disaggregated_batch(&pre, &dec, handoff_s(s, fi), c, fi, fo),
+            };
             prediction(mode, isl, osl, concurrency, &r, dec.tokens_per_step())
         }
         Mode::Dp2 => two_copies(s, k, isl, osl, concurrency),

@@ -764,16 +764,56 @@ fn failed(b: Bottleneck, max_resident: f64) -> Measured {
 /// Runs `c` closed-loop clients sending ISL/OSL requests to one engine (one machine, or TP across machines).
 /// Past saturation it runs `saturating_clients` of them and adds the others' wait by Little's law.
 pub fn colocated(e: &Engine, c: f64, isl: f64, osl: f64) -> Measured {
-    colocated_with(e, c, isl, osl, true)
+    colocated_with(e, c, isl, osl, Run::Closed { shortcut: true })
+}
+
+/// One synchronized batch on one engine: `c` requests sent together at t = 0 and none after, run until the
+/// last ends (a llama-benchy run). `output_tok_s` is llama-benchy's batch `tg` figure (`Batch::throughput`).
+pub fn colocated_batch(e: &Engine, c: f64, isl: f64, osl: f64) -> Measured {
+    colocated_with(e, c, isl, osl, Run::Batch)
 }
 
 /// `colocated` with every client in the loop: the reference the saturation shortcut is checked against
 /// (`tests/physics.rs`), and slower by the queue's length.
 pub fn colocated_every_client(e: &Engine, c: f64, isl: f64, osl: f64) -> Measured {
-    colocated_with(e, c, isl, osl, false)
+    colocated_with(e, c, isl, osl, Run::Closed { shortcut: false })
 }
 
-fn colocated_with(e: &Engine, c: f64, isl: f64, osl: f64, shortcut: bool) -> Measured {
+/// How a measurement drives the clients.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Run {
+    /// A closed loop measured in its steady state; `shortcut` leaves clients past saturation to Little's law.
+    Closed { shortcut: bool },
+    /// One batch of requests sent together, measured from the first first token to the last finish.
+    Batch,
+}
+
+/// The window llama-benchy measures a batch's decode over: from the first request's first token to the last
+/// request's end.
+#[derive(Default)]
+struct BatchWindow {
+    first_token_s: Option<f64>,
+}
+
+impl BatchWindow {
+    /// Notes the first tokens the running requests have produced by now (a cohort's first token is set by the
+    /// step that completes its prompt, before any merge moves it).
+    fn note(&mut self, running: &[Cohort]) {
+        for t in running.iter().filter_map(|c| c.first_token_s) {
+            self.first_token_s = Some(self.first_token_s.map_or(t, |f| f.min(t)));
+        }
+    }
+
+    /// llama-benchy's batch `tg` throughput (`results.py`): tokens generated after each request's first, over the
+    /// time from the first first token to the last finish at `end_s`.
+    fn throughput(&self, mut r: Measured, requests: f64, osl: f64, end_s: f64) -> Measured {
+        let span = end_s - self.first_token_s.unwrap_or(end_s);
+        r.output_tok_s = if span > 0.0 { requests * (osl - 1.0).max(0.0) / span } else { 0.0 };
+        r
+    }
+}
+
+fn colocated_with(e: &Engine, c: f64, isl: f64, osl: f64, run: Run) -> Measured {
     let max_res = e.max_resident(isl, osl);
     if !e.placement.fits {
         return failed(Bottleneck::DoesNotFit, max_res);
@@ -784,9 +824,12 @@ fn colocated_with(e: &Engine, c: f64, isl: f64, osl: f64, shortcut: bool) -> Mea
     let clients = c.max(1.0).round();
     let mut mach = Machine::new(e, Role::Colocated, isl, osl);
     let max_seqs = e.k.max_num_seqs.max(1.0);
-    let c = if shortcut { saturating_clients(&mach, max_seqs, clients) } else { clients };
+    let c =
+        if run == (Run::Closed { shortcut: true }) { saturating_clients(&mach, max_seqs, clients) } else { clients };
     mach.waiting = initial_cohorts(c, isl);
-    let warm = c;
+    // A batch is measured whole: no warm-up round, since nothing comes after it.
+    let warm = if run == Run::Batch { 0.0 } else { c };
+    let mut window = BatchWindow::default();
     let mut at_the_edge = clients > max_res || clients > max_seqs;
     let mut tally = Tally::default();
     for _ in 0..MAX_STEPS {
@@ -797,6 +840,7 @@ fn colocated_with(e: &Engine, c: f64, isl: f64, osl: f64, shortcut: bool) -> Mea
                 let decoding: f64 = mach.running.iter().map(|c| c.size).sum();
                 tally.ran(j, dt, decoding, mach.kv_use());
             }
+            window.note(&mach.running);
             continue;
         }
         let Some((dt, out)) = mach.step(max_seqs, !warming) else { break };
@@ -806,6 +850,14 @@ fn colocated_with(e: &Engine, c: f64, isl: f64, osl: f64, shortcut: bool) -> Mea
             tally.ran(1.0, dt, decoding, mach.kv_use());
         }
         tally.finish(&out.done, mach.clock_s, osl, warm);
+        if run == Run::Batch {
+            // Requests that finished in this step had their first token noted in an earlier one.
+            window.note(&mach.running);
+            if mach.running.is_empty() && mach.waiting.is_empty() {
+                break;
+            }
+            continue;
+        }
         // Each finished client sends its next request at once; those finishing together arrive together.
         let returning: f64 = out.done.iter().map(|c| c.size).sum();
         if returning > 0.0 {
@@ -819,13 +871,29 @@ fn colocated_with(e: &Engine, c: f64, isl: f64, osl: f64, shortcut: bool) -> Mea
     if tally.preemptions > 0.0 || clients > max_res {
         bottleneck = Bottleneck::KvCapacity;
     }
-    with_queue(tally.measured(mach.clock_s, osl, max_res, bottleneck), clients, c, osl)
+    let r = tally.measured(mach.clock_s, osl, max_res, bottleneck);
+    if run == Run::Batch {
+        return window.throughput(r, clients, osl, mach.clock_s);
+    }
+    with_queue(r, clients, c, osl)
 }
 
 /// PD: one engine prefills and ships each KV cache over the link to the other, which only decodes. The decode
 /// side reserves a request's blocks before its transfer starts; transfers share the link one at a time.
 pub fn disaggregated(pre: &Engine, dec: &Engine, transfer_s_per_request: f64, c: f64, isl: f64, osl: f64) -> Measured {
-    disaggregated_with(pre, dec, transfer_s_per_request, c, isl, osl, true)
+    disaggregated_with(pre, dec, transfer_s_per_request, c, isl, osl, Run::Closed { shortcut: true })
+}
+
+/// PD for one synchronized batch of `c` requests (as `colocated_batch`).
+pub fn disaggregated_batch(
+    pre: &Engine,
+    dec: &Engine,
+    transfer_s_per_request: f64,
+    c: f64,
+    isl: f64,
+    osl: f64,
+) -> Measured {
+    disaggregated_with(pre, dec, transfer_s_per_request, c, isl, osl, Run::Batch)
 }
 
 /// `disaggregated` with every client in the loop (the shortcut's reference, as `colocated_every_client`).
@@ -837,7 +905,7 @@ pub fn disaggregated_every_client(
     isl: f64,
     osl: f64,
 ) -> Measured {
-    disaggregated_with(pre, dec, transfer_s_per_request, c, isl, osl, false)
+    disaggregated_with(pre, dec, transfer_s_per_request, c, isl, osl, Run::Closed { shortcut: false })
 }
 
 fn disaggregated_with(
@@ -847,7 +915,7 @@ fn disaggregated_with(
     c: f64,
     isl: f64,
     osl: f64,
-    shortcut: bool,
+    run: Run,
 ) -> Measured {
     let max_res = dec.max_resident(isl, osl);
     if !dec.placement.fits || !pre.placement.fits {
@@ -861,9 +929,10 @@ fn disaggregated_with(
     let mut d = Machine::new(dec, Role::DecodeOnly, isl, osl);
     let max_seqs = dec.k.max_num_seqs.max(1.0);
     // The decode side is where requests are held; the prefill side only runs ahead of it.
-    let c = if shortcut { saturating_clients(&d, max_seqs, clients) } else { clients };
+    let c = if run == (Run::Closed { shortcut: true }) { saturating_clients(&d, max_seqs, clients) } else { clients };
     p.waiting = initial_cohorts(c, isl);
-    let warm = c;
+    let warm = if run == Run::Batch { 0.0 } else { c };
+    let mut window = BatchWindow::default();
     let mut at_the_edge = clients > max_res || clients > max_seqs;
     let mut tally = Tally::default();
     // Prefilled requests waiting for decode-side blocks, and transfers in flight (arrival time, cohort).
@@ -944,6 +1013,7 @@ fn disaggregated_with(
                     d_busy += j * dt;
                     tally.ran(j, dt, d.seqs(), d.kv_use());
                 }
+                window.note(&d.running);
                 continue;
             }
             let Some((dt, out)) = d.step(max_seqs, !warming) else {
@@ -959,6 +1029,11 @@ fn disaggregated_with(
                 tally.ran(1.0, dt, d.seqs(), d.kv_use());
             }
             tally.finish(&out.done, d.clock_s, osl, warm);
+            if run == Run::Batch {
+                // Nothing is sent again: the loop ends when neither side has work left.
+                window.note(&d.running);
+                continue;
+            }
             let returning: f64 = out.done.iter().map(|c| c.size).sum();
             if returning > 0.0 {
                 enqueue_fresh(&mut p.waiting, Cohort::fresh(returning, d.clock_s, isl));
@@ -970,5 +1045,9 @@ fn disaggregated_with(
     }
     let bottleneck = if p_busy > d_busy { Bottleneck::PrefillRate } else { dominant(&d.busy) };
     let bottleneck = if clients > max_res { Bottleneck::KvCapacity } else { bottleneck };
-    with_queue(tally.measured(d.clock_s, osl, max_res, bottleneck), clients, c, osl)
+    let r = tally.measured(d.clock_s, osl, max_res, bottleneck);
+    if run == Run::Batch {
+        return window.throughput(r, clients, osl, d.clock_s);
+    }
+    with_queue(r, clients, c, osl)
 }
