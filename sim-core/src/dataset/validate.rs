@@ -797,6 +797,23 @@ impl Checker<'_> {
                     );
                 }
                 Some(sc) => {
+                    // The scenario's load drives the loop the sweep's points are predicted with: it must be the
+                    // load the benchmark ran (a closed loop, or llama-benchy's batches).
+                    let load = sweep.conditions.as_ref().map(|c| c.load.as_str());
+                    let batch = sc.load == ScenarioLoad::Batch;
+                    let known = matches!(load, None | Some("closed_loop") | Some("batch"));
+                    if known && (load == Some("batch")) != batch {
+                        self.err(
+                            file,
+                            "/conditions/load".into(),
+                            format!(
+                                "the sweep ran load `{}` but scenario `{id}` predicts a {}",
+                                load.unwrap_or("closed_loop"),
+                                if batch { "batch" } else { "closed loop" }
+                            ),
+                            "a batch benchmark (llama-benchy) needs `\"load\": \"batch\"` in its scenario, and only it",
+                        );
+                    }
                     if let ModelRef::Id(m) = &sc.model {
                         if *m != sweep.model {
                             self.err(
@@ -889,7 +906,7 @@ impl Checker<'_> {
                 file,
                 "/conditions/load".into(),
                 format!("unknown load `{}`", c.load),
-                "use `closed_loop` (fixed concurrency) or `open_loop` (requests at a rate or all at once)",
+                "use `closed_loop` (fixed concurrency), `batch` (runs of requests sent together, as llama-benchy) or `open_loop` (requests at a rate or all at once)",
             );
         }
         let numbers = [
