@@ -322,7 +322,7 @@ fn fit_fixing(
     models.dedup();
     models.retain(|m| !fixed_acceptance.contains(m));
     let priors: BTreeMap<String, f64> =
-        scenarios.values().map(|s| (s.model.id.clone(), s.model.draft_acceptance)).collect();
+        crate::stats::map_of(scenarios.values().map(|s| (s.model.id.clone(), s.model.draft_acceptance)));
     let base = base.clone();
     // Models whose fitted points include an engine that spills weights to CPU memory.
     let mut spilling: Vec<String> = used
@@ -485,7 +485,7 @@ pub fn nelder_mead(f: &dyn Fn(&[f64]) -> f64, x0: &[f64], step: f64, max_evals: 
     let nan_last =
         |a: &(Vec<f64>, f64), b: &(Vec<f64>, f64)| a.1.partial_cmp(&b.1).unwrap_or(std::cmp::Ordering::Greater);
     while evals < max_evals {
-        simplex.sort_by(nan_last);
+        crate::stats::sort_by(&mut simplex, nan_last);
         let (best, worst) = (simplex[0].1, simplex[n].1);
         if (worst - best).abs() < 1e-10 * (1.0 + best.abs()) {
             break;
@@ -519,7 +519,7 @@ pub fn nelder_mead(f: &dyn Fn(&[f64]) -> f64, x0: &[f64], step: f64, max_evals: 
             }
         }
     }
-    simplex.sort_by(nan_last);
+    crate::stats::sort_by(&mut simplex, nan_last);
     (simplex[0].0.clone(), evals)
 }
 

@@ -97,7 +97,8 @@ pub struct Report {
 /// each model (the report's own setup) and every scenario a sweep file names. Other scenarios (planner
 /// examples on other hardware) never stand in for a measured setup.
 pub fn sweep_scenarios(ds: &Dataset) -> (BTreeMap<String, Scenario>, Vec<Diagnostic>) {
-    let named: std::collections::BTreeSet<&str> = ds.sweeps.values().filter_map(|s| s.scenario.as_deref()).collect();
+    let named: std::collections::BTreeSet<&str> =
+        crate::stats::set_of(ds.sweeps.values().filter_map(|s| s.scenario.as_deref()));
     let mut out = BTreeMap::new();
     let mut errs = Vec::new();
     for sc in ds.scenarios.values() {
@@ -191,11 +192,9 @@ pub fn build_for(
         .collect();
     // A model with no single-station point cannot be predicted from one station: its pair points are shown
     // per model but kept out of the overall predictive statistic, which answers "fit one, predict two".
-    let has_single: std::collections::BTreeSet<&str> = rows
-        .iter()
-        .filter(|r| r.mode == Mode::Single && r.role != PointRole::Flagged)
-        .map(|r| r.model.as_str())
-        .collect();
+    let has_single: std::collections::BTreeSet<&str> = crate::stats::set_of(
+        rows.iter().filter(|r| r.mode == Mode::Single && r.role != PointRole::Flagged).map(|r| r.model.as_str()),
+    );
     // The overall numbers answer for the calibration dataset (the GB300 report); other datasets have their own.
     let overall = group("overall".into(), &|r: &ReportRow| {
         r.dataset == REPORT_DATASET && (r.role != PointRole::Predicted || has_single.contains(r.model.as_str()))

@@ -31,6 +31,25 @@ pub fn sort_by<T>(v: &mut [T], mut cmp: impl FnMut(&T, &T) -> Ordering) {
     }
 }
 
+/// Collects pairs into a map as `collect()` does (a later pair wins a repeated key), by inserting them one by
+/// one: `collect()` sorts the pairs first with a copy of the standard stable sort per pair type.
+pub fn map_of<K: Ord, V>(pairs: impl IntoIterator<Item = (K, V)>) -> std::collections::BTreeMap<K, V> {
+    let mut m = std::collections::BTreeMap::new();
+    for (k, v) in pairs {
+        m.insert(k, v);
+    }
+    m
+}
+
+/// Collects items into a set as `collect()` does, by inserting them one by one (see `map_of`).
+pub fn set_of<T: Ord>(items: impl IntoIterator<Item = T>) -> std::collections::BTreeSet<T> {
+    let mut s = std::collections::BTreeSet::new();
+    for x in items {
+        s.insert(x);
+    }
+    s
+}
+
 /// Sorts `v` stably by a key, as `v.sort_by_key(key)` does (see `sort_by`).
 pub fn sort_by_key<T, K: Ord>(v: &mut [T], mut key: impl FnMut(&T) -> K) {
     sort_by(v, |a, b| key(a).cmp(&key(b)));

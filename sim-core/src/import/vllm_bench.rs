@@ -626,14 +626,11 @@ fn is_measurement(key: &str) -> bool {
 /// `backend`, `endpoint_type`, `label`, `model_id`, `tokenizer_id`, `num_prompts`, `burstiness`, and the keys
 /// `--metadata KEY=VALUE` adds), as text; null values and per-request lists are left out.
 fn metadata(obj: &Map<String, Value>) -> BTreeMap<String, String> {
-    obj.iter()
-        .filter(|(k, _)| !is_measurement(k))
-        .filter_map(|(k, v)| match v {
-            Value::String(s) => Some((k.clone(), s.clone())),
-            Value::Number(_) | Value::Bool(_) => Some((k.clone(), v.to_string())),
-            _ => None,
-        })
-        .collect()
+    crate::stats::map_of(obj.iter().filter(|(k, _)| !is_measurement(k)).filter_map(|(k, v)| match v {
+        Value::String(s) => Some((k.clone(), s.clone())),
+        Value::Number(_) | Value::Bool(_) => Some((k.clone(), v.to_string())),
+        _ => None,
+    }))
 }
 
 /// The verbatim fragments of `keys` in the result text, in file order, joined by ` … ` (what an ellipsis
