@@ -58,30 +58,34 @@ fn provenance(q: &Quantity) -> String {
 /// efficiency's basis in words, naming the benchmark.
 pub fn practical_efficiencies(k: &mut Coefficients, hw: Option<&HardwareFile>, machine: &str) -> Vec<String> {
     let mb = hw.and_then(|h| h.microbenchmarks.as_ref());
-    // (efficiency, microbenchmark field, the figure, the spec it divides: none for a fraction)
-    type Figure<'a> = (&'static str, &'static str, Option<&'a Quantity>, Option<&'a Quantity>);
+    // (efficiency, its value in the profile, microbenchmark field, the figure, the spec it divides: none for a
+    // fraction)
+    type Figure<'a> = (&'static str, f64, &'static str, Option<&'a Quantity>, Option<&'a Quantity>);
     let figures: [Figure; 3] = [
         (
             "hbm_efficiency",
+            k.hbm_efficiency,
             "hbm_bandwidth",
             mb.and_then(|m| m.hbm_bandwidth.as_ref()),
             hw.map(|h| &h.gpu_memory_bandwidth),
         ),
         (
             "slow_efficiency",
+            k.slow_efficiency,
             "slow_path_bandwidth",
             mb.and_then(|m| m.slow_path_bandwidth.as_ref()),
             hw.map(|h| &h.slow_path_bandwidth),
         ),
-        ("compute_efficiency", "dense_gemm_fraction", mb.and_then(|m| m.dense_gemm_fraction.as_ref()), None),
+        (
+            "compute_efficiency",
+            k.compute_efficiency,
+            "dense_gemm_fraction",
+            mb.and_then(|m| m.dense_gemm_fraction.as_ref()),
+            None,
+        ),
     ];
     let mut bases = Vec::new();
-    for (name, field, figure, spec) in figures {
-        let current = match name {
-            "hbm_efficiency" => k.hbm_efficiency,
-            "slow_efficiency" => k.slow_efficiency,
-            _ => k.compute_efficiency,
-        };
+    for (name, current, field, figure, spec) in figures {
         let Some(q) = figure else {
             bases.push(format!(
                 "{name} {current:.3} as the profile gives it (no `{field}` microbenchmark for {machine})"

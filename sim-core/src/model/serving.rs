@@ -840,7 +840,9 @@ fn colocated_with(e: &Engine, c: f64, isl: f64, osl: f64, run: Run) -> Measured 
                 let decoding: f64 = mach.running.iter().map(|c| c.size).sum();
                 tally.ran(j, dt, decoding, mach.kv_use());
             }
-            window.note(&mach.running);
+            if run == Run::Batch {
+                window.note(&mach.running);
+            }
             continue;
         }
         let Some((dt, out)) = mach.step(max_seqs, !warming) else { break };
@@ -1013,7 +1015,9 @@ fn disaggregated_with(
                     d_busy += j * dt;
                     tally.ran(j, dt, d.seqs(), d.kv_use());
                 }
-                window.note(&d.running);
+                if run == Run::Batch {
+                    window.note(&d.running);
+                }
                 continue;
             }
             let Some((dt, out)) = d.step(max_seqs, !warming) else {
