@@ -138,6 +138,12 @@ struct Machine<'e, 'a> {
     free_blocks: f64,
     /// Bytes one KV block holds on this engine's GPU (computed once: `blocks_for` runs every step).
     block_bytes: f64,
+    /// `ModelSpec::kv_per_layer`, computed once: `blocks_for` and the step's load need it for every cohort.
+    kv_per_layer: f64,
+    /// Whether a waiting cohort may still hold prefix-cache blocks (`cached_blocks > 0`). Set when a request is
+    /// preempted, cleared when `take_blocks` finds none: most steps take blocks for every running cohort, and
+    /// scanning the waiting queue for cached blocks each time was a fifth of the loop's time.
+    waiting_may_hold_cache: bool,
     /// Accepted tokens per decoding sequence per step, and tokens each verifies.
     accepted: f64,
     verify: f64,
@@ -178,6 +184,8 @@ impl<'e, 'a> Machine<'e, 'a> {
             total_blocks,
             free_blocks: total_blocks,
             block_bytes,
+            kv_per_layer: e.model.kv_per_layer(),
+            waiting_may_hold_cache: false,
             accepted: e.tokens_per_step(),
             verify: e.model.draft_tokens.max(0.0) + 1.0,
             isl,
@@ -211,7 +219,18 @@ impl<'e, 'a> Machine<'e, 'a> {
         } else {
             // Window layers hold at most their window: count the pool in full-attention-equivalent tokens. A
             // request's last block is half full on average (the fluid form of rounding up).
-            self.e.kv_bytes_at(tokens) / self.block_bytes + 0.5
+            self.kv_bytes_at(tokens) / self.block_bytes + 0.5
+        }
+    }
+
+    /// `Engine::kv_bytes_at` with the per-layer bytes computed once (the same arithmetic, so the same bits).
+    fn kv_bytes_at(&self, ctx: f64) -> f64 {
+        let m = self.e.model;
+        let whole = m.attention.kv_storage_bytes(self.kv_per_layer, ctx);
+        if m.kv_split_under_tp {
+            whole / self.e.placement.tp
+        } else {
+            whole
         }
     }
 
@@ -251,6 +270,7 @@ impl<'e, 'a> Machine<'e, 'a> {
         victim.cached_blocks = cached;
         victim.computed = if cached > 0.0 { hit } else { 0.0 };
         victim.preemptions += 1.0;
+        self.waiting_may_hold_cache |= cached > 0.0;
         self.waiting.push_front(victim);
         n
     }
@@ -260,9 +280,10 @@ impl<'e, 'a> Machine<'e, 'a> {
     /// go first, then its own, tail first, which shortens its prefix-cache hit.
     fn take_blocks(&mut self, n: f64) {
         self.free_blocks -= n;
-        if n <= 0.0 {
+        if n <= 0.0 || !self.waiting_may_hold_cache {
             return;
         }
+        let mut any_cached = false;
         for w in self.waiting.iter_mut().filter(|w| w.cached_blocks > 0.0) {
             let over = n - w.evict_ahead;
             w.evict_ahead = (w.evict_ahead - n).max(0.0);
@@ -276,7 +297,9 @@ impl<'e, 'a> Machine<'e, 'a> {
                     w.computed = 0.0;
                 }
             }
+            any_cached |= w.cached_blocks > 0.0;
         }
+        self.waiting_may_hold_cache = any_cached;
     }
 
     /// Admits `c` (just split off the waiting queue) holding `each` blocks per request: its prefix-cache hits
