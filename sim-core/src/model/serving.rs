@@ -140,6 +140,9 @@ struct Machine<'e, 'a> {
     block_bytes: f64,
     /// `ModelSpec::kv_per_layer`, computed once: `blocks_for` and the step's load need it for every cohort.
     kv_per_layer: f64,
+    /// What a sequence's KV bytes are divided by on one GPU: the tensor-parallel degree when GQA KV is split,
+    /// else 1 (dividing by 1 is exact, so `kv_bytes_at` needs no branch).
+    kv_tp_divisor: f64,
     /// Whether a waiting cohort may still hold prefix-cache blocks (`cached_blocks > 0`). Set when a request is
     /// preempted, cleared when `take_blocks` finds none: most steps take blocks for every running cohort, and
     /// scanning the waiting queue for cached blocks each time was a fifth of the loop's time.
@@ -185,6 +188,7 @@ impl<'e, 'a> Machine<'e, 'a> {
             free_blocks: total_blocks,
             block_bytes,
             kv_per_layer: e.model.kv_per_layer(),
+            kv_tp_divisor: if e.model.kv_split_under_tp { e.placement.tp } else { 1.0 },
             waiting_may_hold_cache: false,
             accepted: e.tokens_per_step(),
             verify: e.model.draft_tokens.max(0.0) + 1.0,
@@ -225,13 +229,7 @@ impl<'e, 'a> Machine<'e, 'a> {
 
     /// `Engine::kv_bytes_at` with the per-layer bytes computed once (the same arithmetic, so the same bits).
     fn kv_bytes_at(&self, ctx: f64) -> f64 {
-        let m = self.e.model;
-        let whole = m.attention.kv_storage_bytes(self.kv_per_layer, ctx);
-        if m.kv_split_under_tp {
-            whole / self.e.placement.tp
-        } else {
-            whole
-        }
+        self.e.model.attention.kv_storage_bytes(self.kv_per_layer, ctx) / self.kv_tp_divisor
     }
 
     /// Share of the KV block pool in use.
@@ -348,22 +346,23 @@ impl<'e, 'a> Machine<'e, 'a> {
         if j < 2.0 {
             return None;
         }
-        if blocks_after(j) > self.free_blocks {
-            let (mut lo, mut hi) = (1.0, j);
-            while hi - lo > 1.0 {
-                let mid = ((lo + hi) / 2.0).floor();
-                if blocks_after(mid) <= self.free_blocks {
-                    lo = mid;
-                } else {
-                    hi = mid;
-                }
+        let blocks_at_j = blocks_after(j);
+        if blocks_at_j > self.free_blocks {
+            j = most_steps_that_fit(blocks_after, self.free_blocks, j, blocks_at_j);
+            if j < 2.0 {
+                return None;
             }
-            j = lo;
         }
         let m = self.e.model;
         let mut load = StepLoad::default();
         for c in &self.running {
-            load.add_decodes(m, c.size, self.isl + c.generated + (j - 1.0) / 2.0 * a, self.verify);
+            load.add_decodes_with(
+                m,
+                self.kv_per_layer,
+                c.size,
+                self.isl + c.generated + (j - 1.0) / 2.0 * a,
+                self.verify,
+            );
         }
         let t = self.e.step(&load);
         if horizon_s.is_finite() {
@@ -510,7 +509,7 @@ impl<'e, 'a> Machine<'e, 'a> {
             let c = &self.running[i];
             match work {
                 Work::Prefill { per, offset } => load.add_prefill(m, c.size, offset, per),
-                Work::Decode { ctx } => load.add_decodes(m, c.size, ctx, self.verify),
+                Work::Decode { ctx } => load.add_decodes_with(m, self.kv_per_layer, c.size, ctx, self.verify),
             }
         }
         let t = self.e.step(&load);
@@ -666,6 +665,40 @@ fn fcfs_share(remaining: f64, budget: f64, size: f64) -> f64 {
         return 0.0;
     }
     (budget / remaining).max(MIN_PART).min(size)
+}
+
+/// The most steps `j` in `[2, hi)` whose new blocks `blocks_after(j)` fit in `free` blocks, or 1 when none does;
+/// `blocks_after(hi)` is `blocks_at_hi`, already known not to fit. `blocks_after` never decreases with `j` (a sum,
+/// in a fixed order, of terms that grow with the context: rounding keeps that order), so the answer is the
+/// boundary a bisection over `[1, hi)` finds. The search interpolates between the bracket's ends instead: a
+/// decode-only stretch's blocks grow almost linearly with its steps, so it lands within a step or two of the
+/// boundary in two or three evaluations of a sum over every cohort where bisection took twelve (the jump's
+/// search was a third of PD's sweep). A step that fails to halve the bracket is followed by a bisection, so it
+/// never takes more than twice bisection's evaluations.
+fn most_steps_that_fit(blocks_after: impl Fn(f64) -> f64, free: f64, hi: f64, blocks_at_hi: f64) -> f64 {
+    let blocks_at_two = blocks_after(2.0);
+    if blocks_at_two > free {
+        return 1.0;
+    }
+    let (mut lo, mut at_lo) = (2.0, blocks_at_two);
+    let (mut hi, mut at_hi) = (hi, blocks_at_hi);
+    let mut bisect = false;
+    while hi - lo > 1.0 {
+        let width = hi - lo;
+        let mid = if bisect || at_hi <= at_lo {
+            ((lo + hi) / 2.0).floor()
+        } else {
+            (lo + ((free - at_lo) / (at_hi - at_lo) * width).floor()).clamp(lo + 1.0, hi - 1.0)
+        };
+        let at_mid = blocks_after(mid);
+        if at_mid <= free {
+            (lo, at_lo) = (mid, at_mid);
+        } else {
+            (hi, at_hi) = (mid, at_mid);
+        }
+        bisect = !bisect && hi - lo > width / 2.0;
+    }
+    lo
 }
 
 /// Where a step's time is booked in `Machine::busy`.
