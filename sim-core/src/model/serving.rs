@@ -332,8 +332,9 @@ impl<'e, 'a> Machine<'e, 'a> {
             }
         }
         let a = self.accepted;
+        // The fewest steps any cohort has left (rounding up commutes with the minimum: one `ceil`, not one each).
         let until_done =
-            self.running.iter().map(|c| ((self.osl - c.generated) / a).ceil()).fold(f64::INFINITY, f64::min) - 1.0;
+            self.running.iter().map(|c| (self.osl - c.generated) / a).fold(f64::INFINITY, f64::min).ceil() - 1.0;
         let blocks_after = |j: f64| -> f64 {
             self.running
                 .iter()
@@ -418,6 +419,10 @@ impl<'e, 'a> Machine<'e, 'a> {
         let mut out = StepOut::default();
         let mut plan = std::mem::take(&mut self.plan);
         plan.clear();
+        // The step's load is summed as work is planned, in plan order: a planned cohort never changes size
+        // afterwards (preemption takes from the back, splits happen before a cohort is planned), so this is
+        // the sum a second pass over the plan would make, without the pass.
+        let mut load = StepLoad::default();
         let mut i = 0;
         while i < self.running.len() {
             // FCFS chunking: the budget goes to whole prompts in order, the last one taking what is left; the
@@ -465,6 +470,10 @@ impl<'e, 'a> Machine<'e, 'a> {
             let c = &mut self.running[i];
             c.blocks += need_each;
             budget -= per_req * c.size;
+            match work {
+                Work::Prefill { per, offset } => load.add_prefill(m, c.size, offset, per),
+                Work::Decode { ctx } => load.add_decodes_with(m, self.kv_per_layer, c.size, ctx, self.verify),
+            }
             plan.push((i, work));
             i += 1;
         }
@@ -496,6 +505,7 @@ impl<'e, 'a> Machine<'e, 'a> {
                 c.scheduled_s.get_or_insert(self.clock_s);
                 budget -= per * c.size;
                 seqs += c.size;
+                load.add_prefill(m, c.size, c.computed, per);
                 plan.push((self.running.len(), Work::Prefill { per, offset: c.computed }));
                 self.running.push(c);
             }
@@ -503,14 +513,6 @@ impl<'e, 'a> Machine<'e, 'a> {
         if plan.is_empty() {
             self.plan = plan;
             return None;
-        }
-        let mut load = StepLoad::default();
-        for &(i, work) in &plan {
-            let c = &self.running[i];
-            match work {
-                Work::Prefill { per, offset } => load.add_prefill(m, c.size, offset, per),
-                Work::Decode { ctx } => load.add_decodes_with(m, self.kv_per_layer, c.size, ctx, self.verify),
-            }
         }
         let t = self.e.step(&load);
         let now = self.clock_s + t.total_s;
