@@ -140,9 +140,6 @@ struct Machine<'e, 'a> {
     block_bytes: f64,
     /// `ModelSpec::kv_per_layer`, computed once: `blocks_for` and the step's load need it for every cohort.
     kv_per_layer: f64,
-    /// What a sequence's KV bytes are divided by on one GPU: the tensor-parallel degree when GQA KV is split,
-    /// else 1 (dividing by 1 is exact, so `kv_bytes_at` needs no branch).
-    kv_tp_divisor: f64,
     /// Whether a waiting cohort may still hold prefix-cache blocks (`cached_blocks > 0`). Set when a request is
     /// preempted, cleared when `take_blocks` finds none: most steps take blocks for every running cohort, and
     /// scanning the waiting queue for cached blocks each time was a fifth of the loop's time.
@@ -188,7 +185,6 @@ impl<'e, 'a> Machine<'e, 'a> {
             free_blocks: total_blocks,
             block_bytes,
             kv_per_layer: e.model.kv_per_layer(),
-            kv_tp_divisor: if e.model.kv_split_under_tp { e.placement.tp } else { 1.0 },
             waiting_may_hold_cache: false,
             accepted: e.tokens_per_step(),
             verify: e.model.draft_tokens.max(0.0) + 1.0,
@@ -229,7 +225,14 @@ impl<'e, 'a> Machine<'e, 'a> {
 
     /// `Engine::kv_bytes_at` with the per-layer bytes computed once (the same arithmetic, so the same bits).
     fn kv_bytes_at(&self, ctx: f64) -> f64 {
-        self.e.model.attention.kv_storage_bytes(self.kv_per_layer, ctx) / self.kv_tp_divisor
+        let m = self.e.model;
+        let whole = m.attention.kv_storage_bytes(self.kv_per_layer, ctx);
+        // A predictable branch, not a division by 1: the loop waits on its divisions more than on its count.
+        if m.kv_split_under_tp {
+            whole / self.e.placement.tp
+        } else {
+            whole
+        }
     }
 
     /// Share of the KV block pool in use.
