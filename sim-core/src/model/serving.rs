@@ -335,9 +335,11 @@ impl<'e, 'a> Machine<'e, 'a> {
             }
         }
         let a = self.accepted;
-        // The fewest steps any cohort has left (rounding up commutes with the minimum: one `ceil`, not one each).
-        let until_done =
-            self.running.iter().map(|c| (self.osl - c.generated) / a).fold(f64::INFINITY, f64::min).ceil() - 1.0;
+        // The fewest steps any cohort has left: the most advanced cohort's. Subtracting, dividing by a positive
+        // `a` and rounding up all keep order, so one of each on the maximum equals the minimum of them per cohort
+        // (a division per cohort was a good part of a jump's time).
+        let most_generated = self.running.iter().map(|c| c.generated).fold(f64::NEG_INFINITY, f64::max);
+        let until_done = ((self.osl - most_generated) / a).ceil() - 1.0;
         let blocks_after = |j: f64| -> f64 {
             self.running
                 .iter()
