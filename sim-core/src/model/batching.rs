@@ -50,8 +50,13 @@ pub struct StepLoad {
 impl StepLoad {
     /// Adds `count` decoding sequences at context `ctx`, each verifying `per_seq` tokens.
     pub fn add_decodes(&mut self, m: &ModelSpec, count: f64, ctx: f64, per_seq: f64) {
+        self.add_decodes_with(m, m.kv_per_layer(), count, ctx, per_seq);
+    }
+
+    /// `add_decodes` given `m.kv_per_layer()`, for a loop that adds decodes every step.
+    pub fn add_decodes_with(&mut self, m: &ModelSpec, kv_per_layer: f64, count: f64, ctx: f64, per_seq: f64) {
         self.decode_seqs += count;
-        self.kv_read_bytes += count * m.attention.decode_kv_bytes(m.kv_per_layer(), ctx);
+        self.kv_read_bytes += count * m.attention.decode_kv_bytes(kv_per_layer, ctx);
         self.attention_flops += count * per_seq * m.attention.query_flops(ctx);
     }
 

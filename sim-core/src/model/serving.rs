@@ -138,6 +138,12 @@ struct Machine<'e, 'a> {
     free_blocks: f64,
     /// Bytes one KV block holds on this engine's GPU (computed once: `blocks_for` runs every step).
     block_bytes: f64,
+    /// `ModelSpec::kv_per_layer`, computed once: `blocks_for` and the step's load need it for every cohort.
+    kv_per_layer: f64,
+    /// Whether a waiting cohort may still hold prefix-cache blocks (`cached_blocks > 0`). Set when a request is
+    /// preempted, cleared when `take_blocks` finds none: most steps take blocks for every running cohort, and
+    /// scanning the waiting queue for cached blocks each time was a fifth of the loop's time.
+    waiting_may_hold_cache: bool,
     /// Accepted tokens per decoding sequence per step, and tokens each verifies.
     accepted: f64,
     verify: f64,
@@ -178,6 +184,8 @@ impl<'e, 'a> Machine<'e, 'a> {
             total_blocks,
             free_blocks: total_blocks,
             block_bytes,
+            kv_per_layer: e.model.kv_per_layer(),
+            waiting_may_hold_cache: false,
             accepted: e.tokens_per_step(),
             verify: e.model.draft_tokens.max(0.0) + 1.0,
             isl,
@@ -211,7 +219,19 @@ impl<'e, 'a> Machine<'e, 'a> {
         } else {
             // Window layers hold at most their window: count the pool in full-attention-equivalent tokens. A
             // request's last block is half full on average (the fluid form of rounding up).
-            self.e.kv_bytes_at(tokens) / self.block_bytes + 0.5
+            self.kv_bytes_at(tokens) / self.block_bytes + 0.5
+        }
+    }
+
+    /// `Engine::kv_bytes_at` with the per-layer bytes computed once (the same arithmetic, so the same bits).
+    fn kv_bytes_at(&self, ctx: f64) -> f64 {
+        let m = self.e.model;
+        let whole = m.attention.kv_storage_bytes(self.kv_per_layer, ctx);
+        // A predictable branch, not a division by 1: the loop waits on its divisions more than on its count.
+        if m.kv_split_under_tp {
+            whole / self.e.placement.tp
+        } else {
+            whole
         }
     }
 
@@ -251,6 +271,7 @@ impl<'e, 'a> Machine<'e, 'a> {
         victim.cached_blocks = cached;
         victim.computed = if cached > 0.0 { hit } else { 0.0 };
         victim.preemptions += 1.0;
+        self.waiting_may_hold_cache |= cached > 0.0;
         self.waiting.push_front(victim);
         n
     }
@@ -260,9 +281,10 @@ impl<'e, 'a> Machine<'e, 'a> {
     /// go first, then its own, tail first, which shortens its prefix-cache hit.
     fn take_blocks(&mut self, n: f64) {
         self.free_blocks -= n;
-        if n <= 0.0 {
+        if n <= 0.0 || !self.waiting_may_hold_cache {
             return;
         }
+        let mut any_cached = false;
         for w in self.waiting.iter_mut().filter(|w| w.cached_blocks > 0.0) {
             let over = n - w.evict_ahead;
             w.evict_ahead = (w.evict_ahead - n).max(0.0);
@@ -276,7 +298,9 @@ impl<'e, 'a> Machine<'e, 'a> {
                     w.computed = 0.0;
                 }
             }
+            any_cached |= w.cached_blocks > 0.0;
         }
+        self.waiting_may_hold_cache = any_cached;
     }
 
     /// Admits `c` (just split off the waiting queue) holding `each` blocks per request: its prefix-cache hits
@@ -311,8 +335,11 @@ impl<'e, 'a> Machine<'e, 'a> {
             }
         }
         let a = self.accepted;
-        let until_done =
-            self.running.iter().map(|c| ((self.osl - c.generated) / a).ceil()).fold(f64::INFINITY, f64::min) - 1.0;
+        // The fewest steps any cohort has left: the most advanced cohort's. Subtracting, dividing by a positive
+        // `a` and rounding up all keep order, so one of each on the maximum equals the minimum of them per cohort
+        // (a division per cohort was a good part of a jump's time).
+        let most_generated = self.running.iter().map(|c| c.generated).fold(f64::NEG_INFINITY, f64::max);
+        let until_done = ((self.osl - most_generated) / a).ceil() - 1.0;
         let blocks_after = |j: f64| -> f64 {
             self.running
                 .iter()
@@ -325,22 +352,23 @@ impl<'e, 'a> Machine<'e, 'a> {
         if j < 2.0 {
             return None;
         }
-        if blocks_after(j) > self.free_blocks {
-            let (mut lo, mut hi) = (1.0, j);
-            while hi - lo > 1.0 {
-                let mid = ((lo + hi) / 2.0).floor();
-                if blocks_after(mid) <= self.free_blocks {
-                    lo = mid;
-                } else {
-                    hi = mid;
-                }
+        let blocks_at_j = blocks_after(j);
+        if blocks_at_j > self.free_blocks {
+            j = most_steps_that_fit(blocks_after, self.free_blocks, j, blocks_at_j);
+            if j < 2.0 {
+                return None;
             }
-            j = lo;
         }
         let m = self.e.model;
         let mut load = StepLoad::default();
         for c in &self.running {
-            load.add_decodes(m, c.size, self.isl + c.generated + (j - 1.0) / 2.0 * a, self.verify);
+            load.add_decodes_with(
+                m,
+                self.kv_per_layer,
+                c.size,
+                self.isl + c.generated + (j - 1.0) / 2.0 * a,
+                self.verify,
+            );
         }
         let t = self.e.step(&load);
         if horizon_s.is_finite() {
@@ -396,6 +424,10 @@ impl<'e, 'a> Machine<'e, 'a> {
         let mut out = StepOut::default();
         let mut plan = std::mem::take(&mut self.plan);
         plan.clear();
+        // The step's load is summed as work is planned, in plan order: a planned cohort never changes size
+        // afterwards (preemption takes from the back, splits happen before a cohort is planned), so this is
+        // the sum a second pass over the plan would make, without the pass.
+        let mut load = StepLoad::default();
         let mut i = 0;
         while i < self.running.len() {
             // FCFS chunking: the budget goes to whole prompts in order, the last one taking what is left; the
@@ -443,6 +475,10 @@ impl<'e, 'a> Machine<'e, 'a> {
             let c = &mut self.running[i];
             c.blocks += need_each;
             budget -= per_req * c.size;
+            match work {
+                Work::Prefill { per, offset } => load.add_prefill(m, c.size, offset, per),
+                Work::Decode { ctx } => load.add_decodes_with(m, self.kv_per_layer, c.size, ctx, self.verify),
+            }
             plan.push((i, work));
             i += 1;
         }
@@ -474,6 +510,7 @@ impl<'e, 'a> Machine<'e, 'a> {
                 c.scheduled_s.get_or_insert(self.clock_s);
                 budget -= per * c.size;
                 seqs += c.size;
+                load.add_prefill(m, c.size, c.computed, per);
                 plan.push((self.running.len(), Work::Prefill { per, offset: c.computed }));
                 self.running.push(c);
             }
@@ -481,14 +518,6 @@ impl<'e, 'a> Machine<'e, 'a> {
         if plan.is_empty() {
             self.plan = plan;
             return None;
-        }
-        let mut load = StepLoad::default();
-        for &(i, work) in &plan {
-            let c = &self.running[i];
-            match work {
-                Work::Prefill { per, offset } => load.add_prefill(m, c.size, offset, per),
-                Work::Decode { ctx } => load.add_decodes(m, c.size, ctx, self.verify),
-            }
         }
         let t = self.e.step(&load);
         let now = self.clock_s + t.total_s;
@@ -643,6 +672,40 @@ fn fcfs_share(remaining: f64, budget: f64, size: f64) -> f64 {
         return 0.0;
     }
     (budget / remaining).max(MIN_PART).min(size)
+}
+
+/// The most steps `j` in `[2, hi)` whose new blocks `blocks_after(j)` fit in `free` blocks, or 1 when none does;
+/// `blocks_after(hi)` is `blocks_at_hi`, already known not to fit. `blocks_after` never decreases with `j` (a sum,
+/// in a fixed order, of terms that grow with the context: rounding keeps that order), so the answer is the
+/// boundary a bisection over `[1, hi)` finds. The search interpolates between the bracket's ends instead: a
+/// decode-only stretch's blocks grow almost linearly with its steps, so it lands within a step or two of the
+/// boundary in two or three evaluations of a sum over every cohort where bisection took twelve (the jump's
+/// search was a third of PD's sweep). A step that fails to halve the bracket is followed by a bisection, so it
+/// never takes more than twice bisection's evaluations.
+fn most_steps_that_fit(blocks_after: impl Fn(f64) -> f64, free: f64, hi: f64, blocks_at_hi: f64) -> f64 {
+    let blocks_at_two = blocks_after(2.0);
+    if blocks_at_two > free {
+        return 1.0;
+    }
+    let (mut lo, mut at_lo) = (2.0, blocks_at_two);
+    let (mut hi, mut at_hi) = (hi, blocks_at_hi);
+    let mut bisect = false;
+    while hi - lo > 1.0 {
+        let width = hi - lo;
+        let mid = if bisect || at_hi <= at_lo {
+            ((lo + hi) / 2.0).floor()
+        } else {
+            (lo + ((free - at_lo) / (at_hi - at_lo) * width).floor()).clamp(lo + 1.0, hi - 1.0)
+        };
+        let at_mid = blocks_after(mid);
+        if at_mid <= free {
+            (lo, at_lo) = (mid, at_mid);
+        } else {
+            (hi, at_hi) = (mid, at_mid);
+        }
+        bisect = !bisect && hi - lo > width / 2.0;
+    }
+    lo
 }
 
 /// Where a step's time is booked in `Machine::busy`.
