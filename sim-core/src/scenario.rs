@@ -21,6 +21,8 @@ pub struct Scenario {
     pub modes: Vec<Mode>,
     /// How the clients send requests: a closed loop, or synchronized batches (`ScenarioLoad`).
     pub load: ScenarioLoad,
+    /// How two copies' router spreads requests (`DpRouter`).
+    pub router: DpRouter,
 }
 
 fn si(q: &Quantity) -> f64 {
@@ -300,6 +302,7 @@ pub fn resolve(ds: &Dataset, file: &str, sc: &ScenarioFile) -> Result<Scenario, 
         model,
         workloads: sc.workloads.clone(),
         load: sc.load,
+        router: sc.router,
         concurrency: sc.concurrency.clone(),
         modes: sc.modes.clone(),
     };

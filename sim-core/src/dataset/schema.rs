@@ -1324,6 +1324,11 @@ pub struct ScenarioFile {
     /// token to the last finish, llama-benchy's `tg` figure).
     #[serde(default, skip_serializing_if = "ScenarioLoad::is_closed_loop")]
     pub load: ScenarioLoad,
+    /// How the router in front of two copies (`dp2`) spreads requests: `balanced` (absent: half of the clients
+    /// to each copy, as a round-robin or least-load router keeps it) or `random` (each request to a copy drawn
+    /// at random, as LiteLLM's `simple-shuffle` does).
+    #[serde(default, skip_serializing_if = "DpRouter::is_balanced")]
+    pub router: DpRouter,
     /// Calibrated coefficients (written by `sim-core calibrate`).
     #[serde(default)]
     pub calibration: Option<BTreeMap<String, f64>>,
@@ -1347,6 +1352,26 @@ pub enum ScenarioLoad {
 impl ScenarioLoad {
     pub fn is_closed_loop(&self) -> bool {
         *self == ScenarioLoad::ClosedLoop
+    }
+}
+
+/// How a router spreads requests over two independent copies (`ScenarioFile::router`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum DpRouter {
+    /// Each copy serves half of the clients (the larger half when odd): round-robin or least-load routing of a
+    /// steady load.
+    #[default]
+    Balanced,
+    /// Each request goes to a copy drawn at random with equal odds (LiteLLM's `simple-shuffle`): the split of
+    /// `c` clients is binomial, and a batch lasts as long as the busier copy needs.
+    Random,
+}
+
+impl DpRouter {
+    pub fn is_balanced(&self) -> bool {
+        *self == DpRouter::Balanced
     }
 }
 

@@ -814,6 +814,25 @@ impl Checker<'_> {
                             "a batch benchmark (llama-benchy) needs `\"load\": \"batch\"` in its scenario, and only it",
                         );
                     }
+                    // Two copies are predicted behind the scenario's router: a shuffling (random) router's
+                    // uneven splits are part of what the sweep measured.
+                    let router = sweep.conditions.as_ref().and_then(|c| c.router.as_deref());
+                    if let Some(r) = router {
+                        let lower = r.to_ascii_lowercase();
+                        let random = lower.contains("shuffle") || lower.contains("random");
+                        if random != (sc.router == DpRouter::Random) {
+                            self.err(
+                                file,
+                                "/conditions/router".into(),
+                                format!(
+                                    "the sweep's router `{r}` spreads requests {} but scenario `{id}` predicts a {} router",
+                                    if random { "at random" } else { "evenly" },
+                                    if sc.router == DpRouter::Random { "random" } else { "balanced" }
+                                ),
+                                "a shuffling router (LiteLLM simple-shuffle) needs `\"router\": \"random\"` in its scenario, and only it",
+                            );
+                        }
+                    }
                     if let ModelRef::Id(m) = &sc.model {
                         if *m != sweep.model {
                             self.err(

@@ -365,6 +365,7 @@ impl Workspace {
             concurrency: q.concurrency.clone(),
             modes: Mode::ALL.to_vec(),
             load: crate::dataset::schema::ScenarioLoad::ClosedLoop,
+            router: crate::dataset::schema::DpRouter::Balanced,
         };
         let (mut coefficients, engine) = self.coefficients_for(&scenario, FitSet::All)?;
         settings::apply(&mut scenario, &mut coefficients, &q.settings)?;
@@ -394,6 +395,7 @@ impl Workspace {
             calibration: None,
             engine: Some(run.scenario.engine.clone()),
             load: run.scenario.load,
+            router: run.scenario.router,
         });
         file.calibration = Some(calibration.coefficients.calibration_map(&run.scenario.model));
         file.id = format!("{}-calibrated", file.id);

@@ -175,6 +175,7 @@ mod tests {
             concurrency: vec![],
             modes: vec![],
             load: Default::default(),
+            router: Default::default(),
         };
         let mut k = Coefficients::default();
         let pin = WHAT_IF[5];

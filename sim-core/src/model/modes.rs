@@ -7,8 +7,8 @@
 //!   pd:      [A: prefill only] --KV cache, one way over the link--> [B: decode only, never pauses]
 //!   dp2:     router --ceil(c/2) clients--> [A: a whole copy]   --floor(c/2) clients--> [B: a whole copy]
 //! ```
-//! DP2 assumes the router balances clients evenly (a round-robin or least-load router; a random "shuffle"
-//! router is uneven at small c, which the model does not capture) and nothing crosses the link.
+//! DP2's router is the scenario's: balanced (half of the clients each: round-robin or least-load) or random (a
+//! "shuffle" router: binomial splits, averaged; `two_copies_of`); nothing crosses the link.
 //! Every mode runs the step-level closed loop of `serving`; PD runs one prefill engine and one decode engine
 //! joined by the link (KV cache of ISL tokens per request, one way).
 
@@ -16,7 +16,7 @@ use super::bandwidth::place;
 use super::batching::Engine;
 use super::serving::{colocated, colocated_batch, disaggregated, disaggregated_batch, Measured};
 use super::{Coefficients, Prediction};
-use crate::dataset::schema::ScenarioLoad;
+use crate::dataset::schema::{DpRouter, ScenarioLoad};
 use crate::scenario::Scenario;
 use crate::Mode;
 
@@ -101,34 +101,122 @@ pub fn predict(s: &Scenario, k: &Coefficients, mode: Mode, isl: u32, osl: u32, c
     }
 }
 
-/// Two copies of the single-machine engine, each serving half of the clients (the larger half when odd).
+/// Two copies of the single-machine engine behind the scenario's router.
 fn two_copies(s: &Scenario, k: &Coefficients, isl: u32, osl: u32, concurrency: u32) -> Prediction {
-    two_copies_of(isl, osl, concurrency, |c| predict(s, k, Mode::Single, isl, osl, c))
+    two_copies_of(s.router, s.load, concurrency, |c| predict(s, k, Mode::Single, isl, osl, c))
 }
 
+/// Probability mass a random router's splits may leave out: the rarest, most lopsided splits of a large `c`.
+const RANDOM_SPLIT_TAIL: f64 = 1e-3;
+
 /// `two_copies` with the single-machine answers from `single` (a memo when a sweep already has them).
-fn two_copies_of(isl: u32, osl: u32, concurrency: u32, mut single: impl FnMut(u32) -> Prediction) -> Prediction {
+///
+/// A balanced router gives each copy half of the clients. A random one (`DpRouter::Random`) sends each request
+/// to a copy with even odds, so the busier copy serves `m >= c/2` clients with binomial probability; the answer
+/// is the expectation over those splits. Under a steady closed loop the two copies' rates add. Under batches
+/// the window runs to the busier copy's last finish, so the `c` requests' decode tokens take as long as its
+/// `m` do: `c * tg(m) / m` (what made kubis.ai's two shuffled Sparks at 2 and 4 clients slower than two
+/// halves).
+fn two_copies_of(
+    router: DpRouter,
+    load: ScenarioLoad,
+    concurrency: u32,
+    mut single: impl FnMut(u32) -> Prediction,
+) -> Prediction {
     let c = concurrency.max(1);
-    let (big, small) = (c.div_ceil(2), c / 2);
-    let a = single(big);
-    // An even count splits into two equal halves: the second copy's answer is the first's.
+    if router == DpRouter::Balanced {
+        return split_between(c, c.div_ceil(2), load, &mut single);
+    }
+    let splits = busier_copy_odds(c);
+    let mut out: Option<Prediction> = None;
+    let mut likeliest = 0.0;
+    for &(m, p) in &splits {
+        let q = split_between(c, m, load, &mut single);
+        // Averaged fields start from zero; the likeliest split names the bottleneck.
+        let acc = out.get_or_insert_with(|| Prediction {
+            output_tok_s: 0.0,
+            ttft_s: 0.0,
+            tpot_s: 0.0,
+            step_s: 0.0,
+            resident_seqs: 0.0,
+            preemptions_per_request: 0.0,
+            kv_utilization: 0.0,
+            queue_s: 0.0,
+            ..q.clone()
+        });
+        if p > likeliest {
+            likeliest = p;
+            acc.bottleneck = q.bottleneck;
+            acc.tokens_per_step = q.tokens_per_step;
+        }
+        acc.output_tok_s += p * q.output_tok_s;
+        acc.ttft_s += p * q.ttft_s;
+        acc.tpot_s += p * q.tpot_s;
+        acc.step_s += p * q.step_s;
+        acc.resident_seqs += p * q.resident_seqs;
+        acc.preemptions_per_request += p * q.preemptions_per_request;
+        acc.kv_utilization += p * q.kv_utilization;
+        acc.queue_s += p * q.queue_s;
+    }
+    out.unwrap_or_else(|| split_between(c, c.div_ceil(2), load, &mut single))
+}
+
+/// The busier copy's client count `m` (from `ceil(c/2)` to `c`) under a random router, with its probability
+/// (`Binomial(c, 1/2)` folded at the middle), most even first; the lopsided tail past `1 - RANDOM_SPLIT_TAIL`
+/// of the mass is left out and the rest renormalised.
+pub fn busier_copy_odds(c: u32) -> Vec<(u32, f64)> {
+    let c = c.max(1);
+    let n = f64::from(c);
+    // ln C(c, k) - c ln 2, built up from k = 0 so no factorial overflows.
+    let mut ln_p = -n * std::f64::consts::LN_2;
+    let mut pmf = Vec::with_capacity(c as usize + 1);
+    for k in 0..=c {
+        pmf.push(ln_p.exp());
+        ln_p += (f64::from(c - k)).ln() - (f64::from(k) + 1.0).ln();
+    }
+    let mut odds: Vec<(u32, f64)> = Vec::new();
+    let mut mass = 0.0;
+    for m in c.div_ceil(2)..=c {
+        let p = if 2 * m == c { pmf[m as usize] } else { pmf[m as usize] + pmf[(c - m) as usize] };
+        odds.push((m, p));
+        mass += p;
+        if mass >= 1.0 - RANDOM_SPLIT_TAIL {
+            break;
+        }
+    }
+    let total: f64 = odds.iter().map(|(_, p)| p).sum();
+    odds.iter().map(|&(m, p)| (m, p / total)).collect()
+}
+
+/// Two copies with `busy` of the `c` clients on one and the rest on the other.
+fn split_between(c: u32, busy: u32, load: ScenarioLoad, single: &mut impl FnMut(u32) -> Prediction) -> Prediction {
+    let a = single(busy);
+    let small = c - busy;
+    // An even split's second copy answers as the first.
     let b = match small {
         0 => None,
-        n if n == big => Some(a.clone()),
+        n if n == busy => Some(a.clone()),
         n => Some(single(n)),
     };
-    let (n_a, n_b) = (f64::from(big), f64::from(small));
+    let (n_a, n_b) = (f64::from(busy), f64::from(small));
     // Latencies are what an average client sees: weighted by the clients each copy serves.
     let mean = |x: f64, y: Option<f64>| match y {
         Some(y) => (x * n_a + y * n_b) / (n_a + n_b),
         None => x,
     };
+    let output_tok_s = match load {
+        // Both copies decode the whole time: their rates add.
+        ScenarioLoad::ClosedLoop => a.output_tok_s + b.as_ref().map_or(0.0, |b| b.output_tok_s),
+        // One window from the first first token to the busier copy's last finish (the smaller batch ends
+        // first): all `c` requests' decode tokens over the time the busier copy's `busy` take.
+        ScenarioLoad::Batch => a.output_tok_s * f64::from(c) / n_a,
+    };
     Prediction {
         mode: Mode::Dp2,
-        isl,
-        osl,
-        concurrency,
-        output_tok_s: a.output_tok_s + b.as_ref().map_or(0.0, |b| b.output_tok_s),
+        isl: a.isl,
+        osl: a.osl,
+        concurrency: c,
+        output_tok_s,
         ttft_s: mean(a.ttft_s, b.as_ref().map(|b| b.ttft_s)),
         tpot_s: mean(a.tpot_s, b.as_ref().map(|b| b.tpot_s)),
         step_s: mean(a.step_s, b.as_ref().map(|b| b.step_s)),
@@ -164,8 +252,8 @@ impl<'a> Sweep<'a> {
         match mode {
             Mode::Single => self.single(concurrency),
             Mode::Dp2 => {
-                let (isl, osl) = (self.isl, self.osl);
-                two_copies_of(isl, osl, concurrency, |c| self.single(c))
+                let (router, load) = (self.s.router, self.s.load);
+                two_copies_of(router, load, concurrency, |c| self.single(c))
             }
             _ => predict(self.s, self.k, mode, self.isl, self.osl, concurrency),
         }
@@ -178,5 +266,73 @@ impl<'a> Sweep<'a> {
         let p = predict(self.s, self.k, Mode::Single, self.isl, self.osl, concurrency);
         self.single.push((concurrency, p.clone()));
         p
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Bottleneck;
+
+    /// A stand-in single machine whose batch rate per client falls as clients are added.
+    fn single(n: u32) -> Prediction {
+        let n_f = f64::from(n);
+        Prediction {
+            mode: Mode::Single,
+            isl: 1024,
+            osl: 128,
+            concurrency: n,
+            output_tok_s: 60.0 * n_f / (1.0 + 0.1 * (n_f - 1.0)),
+            ttft_s: 0.1 * n_f,
+            tpot_s: 0.01,
+            step_s: 0.01,
+            resident_seqs: n_f,
+            max_resident_seqs: 100.0,
+            bottleneck: Bottleneck::HbmBandwidth,
+            tokens_per_step: 1.0,
+            preemptions_per_request: 0.0,
+            kv_utilization: 0.1,
+            queue_s: 0.0,
+        }
+    }
+
+    #[test]
+    fn a_random_router_splits_clients_binomially() {
+        let four = busier_copy_odds(4);
+        let expect = [(2, 6.0 / 16.0), (3, 8.0 / 16.0), (4, 2.0 / 16.0)];
+        assert_eq!(four.len(), expect.len());
+        for ((m, p), (em, ep)) in four.iter().zip(expect) {
+            assert_eq!(*m, em);
+            assert!((p - ep).abs() < 1e-12, "{four:?}");
+        }
+        for c in [1, 2, 7, 64, 1000] {
+            let odds = busier_copy_odds(c);
+            let total: f64 = odds.iter().map(|(_, p)| p).sum();
+            assert!((total - 1.0).abs() < 1e-9, "c {c}: {total}");
+            assert!(odds.iter().all(|&(m, p)| 2 * m >= c && m <= c && p > 0.0), "c {c}: {odds:?}");
+        }
+        // At 64 clients the busier copy carries about 32 + 4 * sqrt(2 / pi) of them.
+        let mean: f64 = busier_copy_odds(64).iter().map(|&(m, p)| f64::from(m) * p).sum();
+        assert!((mean - 35.2).abs() < 0.3, "{mean}");
+    }
+
+    #[test]
+    fn a_random_router_loses_to_a_balanced_one_and_a_batch_waits_for_the_busier_copy() {
+        // Two clients: half the time one per copy (2 x single(1)), half the time both on one copy, whose batch
+        // window carries both requests' tokens: single(2).
+        let random = two_copies_of(DpRouter::Random, ScenarioLoad::Batch, 2, single);
+        let expect = 0.5 * 2.0 * single(1).output_tok_s + 0.5 * single(2).output_tok_s;
+        assert!((random.output_tok_s - expect).abs() < 1e-9, "{random:?}");
+        // A closed loop's copies add their rates whatever the split.
+        let closed = two_copies_of(DpRouter::Random, ScenarioLoad::ClosedLoop, 3, single);
+        let expect3 = 0.75 * (single(2).output_tok_s + single(1).output_tok_s) + 0.25 * single(3).output_tok_s;
+        assert!((closed.output_tok_s - expect3).abs() < 1e-9, "{closed:?}");
+        for c in [1, 2, 3, 8, 64] {
+            for load in [ScenarioLoad::Batch, ScenarioLoad::ClosedLoop] {
+                let r = two_copies_of(DpRouter::Random, load, c, single).output_tok_s;
+                let b = two_copies_of(DpRouter::Balanced, load, c, single).output_tok_s;
+                assert!(r <= b + 1e-9, "c {c} {load:?}: random {r} above balanced {b}");
+            }
+        }
     }
 }
