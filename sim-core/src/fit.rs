@@ -371,15 +371,21 @@ fn fit_fixing(
                 * prior_weight;
         sum / used.len().max(1) as f64 + reg
     };
-    let steady = |s: &Scenario, k: &Coefficients, p: &MeasuredPoint| {
-        crate::model::steady::output_tok_s(s, k, p.mode, p.isl, p.osl, p.concurrency)
+    let steady = |s: &Scenario, k: &Coefficients, p: &MeasuredPoint| match s.load {
+        crate::dataset::schema::ScenarioLoad::ClosedLoop => {
+            crate::model::steady::output_tok_s(s, k, p.mode, p.isl, p.osl, p.concurrency)
+        }
+        // A batch is one run of the step loop, not a steady state: the closed form would search on prefill
+        // the batch window never sees.
+        crate::dataset::schema::ScenarioLoad::Batch => predict(s, k, p.mode, p.isl, p.osl, p.concurrency).output_tok_s,
     };
     let stepped = |s: &Scenario, k: &Coefficients, p: &MeasuredPoint| {
         predict(s, k, p.mode, p.isl, p.osl, p.concurrency).output_tok_s
     };
     let x0 = encode(&base, &models, &spilling, &priors);
     // Search on the closed-form steady state (microseconds a point; it tracks the step loop within a few
-    // percent wherever the KV pool does not bind), then polish on the step loop, which is what predicts.
+    // percent wherever the KV pool does not bind; batch runs have no steady state and use the loop), then
+    // polish on the step loop, which is what predicts.
     let (mut best, mut evals) = nelder_mead(&|x| objective_on(x, &steady), &x0, 0.5, 1500);
     // A restart from the optimum escapes the simplex collapsing early, a known Nelder-Mead weakness.
     let (b2, e2) = nelder_mead(&|x| objective_on(x, &steady), &best, 0.25, 1000);
