@@ -157,7 +157,7 @@ pub fn sim_core_scenario(c: &Case) -> Scenario {
         concurrency: vec![],
         modes: vec![Mode::Single],
         load: Default::default(),
-            router: Default::default(),
+        router: Default::default(),
     }
 }
 
