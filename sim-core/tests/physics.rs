@@ -471,27 +471,3 @@ fn pinning_a_model_that_fits_slows_one_stream() {
     assert_eq!(pa.spilled_bytes(), 0.0);
     assert!((pb.kv_pool_bytes - pa.kv_pool_bytes - 20e9).abs() < 1e3, "{pa:?} -> {pb:?}");
 }
-
-/// A GEMM whose weights live in CPU memory streams them over the slow path while it runs: its FLOPs cannot hide
-/// under other layers' HBM reads or compute. A prompt chunk on a spilling machine (GLM-5.2 on one station) costs
-/// at least the step-wide roofline, and more; with every weight in HBM (GLM-5.3 Flash) it is that roofline.
-#[test]
-fn weights_in_cpu_memory_serialise_their_gemms() {
-    use sim_core::model::batching::StepLoad;
-    use sim_core::model::modes::engine;
-    let k = Coefficients::default();
-    for (id, spills) in [("glm-5.2", true), ("glm-5.3-flash", false)] {
-        let s = &scenarios()[id];
-        let e = engine(s, &k, 1.0);
-        assert_eq!(e.placement.spilled_bytes() > 0.0, spills, "{id}: {:?}", e.placement);
-        let mut load = StepLoad::default();
-        load.add_prefill(e.model, 1.0, 0.0, 8192.0);
-        let t = e.step(&load);
-        let step_roofline = (t.hbm_s + t.slow_s).max(t.compute_s) + t.comm_s + t.overhead_s;
-        if spills {
-            assert!(t.total_s > 1.05 * step_roofline, "{id}: {t:?} against {step_roofline}");
-        } else {
-            assert_eq!(t.total_s, step_roofline, "{id}: {t:?}");
-        }
-    }
-}

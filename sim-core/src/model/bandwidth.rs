@@ -49,26 +49,6 @@ fn is_zero(x: &f64) -> bool {
 }
 
 impl Placement {
-    /// Share of one token's weight FLOPs on this GPU that multiply weights living in CPU memory: the dense bytes
-    /// there, plus the routing mass of the experts there (`spilled_routing_share` of uniform for spilled ones,
-    /// uniform for pinned ones), over every byte a token multiplies (bytes stand in for parameters: one
-    /// precision throughout).
-    pub fn host_matmul_share(&self, model: &ModelSpec, spilled_routing_share: f64) -> f64 {
-        let per_token = if model.routed_experts > 0.0 { model.experts_per_token / model.routed_experts } else { 0.0 };
-        let dense = (self.dense_bytes_hbm - model.input_embedding_bytes / self.tp).max(0.0)
-            + self.dense_bytes_spilled
-            + self.dense_bytes_pinned;
-        let experts = self.expert_bytes_hbm + self.expert_bytes_spilled + self.expert_bytes_pinned;
-        let active = dense + per_token * experts;
-        if active <= 0.0 {
-            return 0.0;
-        }
-        let host = self.dense_bytes_spilled
-            + self.dense_bytes_pinned
-            + per_token * (spilled_routing_share.max(0.0) * self.expert_bytes_spilled + self.expert_bytes_pinned);
-        (host / active).clamp(0.0, 1.0)
-    }
-
     /// Weight bytes that did not fit in HBM (the pin excluded: it is the deployment's choice, not overflow).
     pub fn spilled_bytes(&self) -> f64 {
         self.expert_bytes_spilled + self.dense_bytes_spilled
@@ -243,25 +223,6 @@ mod tests {
 
     fn close(a: f64, b: f64) -> bool {
         (a - b).abs() <= 1e-6 * a.abs().max(b.abs()).max(1.0)
-    }
-
-    #[test]
-    fn a_tokens_host_matmul_share_is_the_routing_mass_on_weights_in_cpu_memory() {
-        let k = Coefficients::default();
-        // Everything in HBM: no weight FLOPs stream from CPU memory.
-        let (m, hw) = case(200.0);
-        assert_eq!(place(&m, &hw, 1.0, &k).host_matmul_share(&m, 1.0), 0.0);
-        // 100 GB on a 60 GB GPU: experts spill; a token multiplies the 19 GB of streamed dense weights and
-        // 4/64 of the experts, of which the spilled share at `s` times uniform routing.
-        let (m, hw) = case(60.0);
-        let p = place(&m, &hw, 1.0, &k);
-        assert!(p.expert_bytes_spilled > 0.0 && p.dense_bytes_spilled == 0.0, "{p:?}");
-        let per_token = 4.0 / 64.0;
-        let active = 19e9 + per_token * 80e9;
-        for s in [0.0, 0.5, 1.0] {
-            let expect = per_token * s * p.expert_bytes_spilled / active;
-            assert!(close(p.host_matmul_share(&m, s), expect), "s {s}: {} vs {expect}", p.host_matmul_share(&m, s));
-        }
     }
 
     #[test]

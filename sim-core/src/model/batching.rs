@@ -9,9 +9,8 @@
 //!                + attention FLOPs at each sequence's context / BF16 peak) / tp / eta_c
 //!   t_comm    = (2 * layers + 2 + 4 * k) * alpha * scale + 2 * layers * T * hidden * 2 B / all-reduce bw  (TP)
 //!   t_draft   = k * ((draft bytes + draft experts touched by n tokens) / tp / (eta_hbm * B_hbm) + draft overhead)
-//!   t_step    = max(t_hbm, t_compute - t_host) + max(t_slow, t_host) + t_comm + t_draft + step overhead
-//!               + (per-sequence overhead + speculative-decoding overhead when the model drafts) x n
-//!               t_host = the weight FLOPs' share on weights in CPU memory (`Placement::host_matmul_share`)
+//!   t_step    = max(t_mem, t_compute) + t_comm + t_draft + step overhead + (per-sequence overhead
+//!               + speculative-decoding overhead when the model drafts) x n
 //! ```
 //! The closed loop that decides which sequences and chunks share a step is `serving`.
 
@@ -132,17 +131,7 @@ impl Engine<'_> {
         let spec_s = if m.draft_tokens > 0.0 { k.spec_per_seq_overhead_s * seqs } else { 0.0 };
         let overhead_s =
             if tokens > 0.0 { k.step_overhead_s + k.per_seq_overhead_s * seqs + spec_s + draft_s } else { 0.0 };
-        // A roofline per kernel, not per step: the GEMMs of weights in CPU memory stream them over the slow
-        // path while they run, so their share of the weight FLOPs cannot hide under other layers' HBM reads or
-        // compute, nor the slow-path reads under theirs (DOMAIN.md 3: layers run in order). Without weights in
-        // CPU memory this is the step's roofline, max(HBM reads, compute).
-        let host_share = self.placement.host_matmul_share(m, self.spilled_routing_share);
-        let host_compute_s = if host_share > 0.0 {
-            2.0 * m.active_params * tokens / self.flops() / tp / k.compute_efficiency * host_share
-        } else {
-            0.0
-        };
-        let total_s = hbm_s.max(compute_s - host_compute_s) + slow_s.max(host_compute_s) + comm_s + overhead_s;
+        let total_s = (hbm_s + slow_s).max(compute_s) + comm_s + overhead_s;
         StepTime { total_s, hbm_s, slow_s, compute_s, comm_s, overhead_s }
     }
 
