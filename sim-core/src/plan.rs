@@ -1,6 +1,7 @@
 //! The planner: for one model, workload and machine, what one machine gives, what two give as TP2 and as
 //! PD, which to run and why.
 
+use crate::dataset::schema::DpRouter;
 use crate::model::bandwidth::{place, Placement};
 use crate::model::modes::Sweep;
 use crate::model::{Coefficients, Prediction};
@@ -147,7 +148,7 @@ pub fn plan(s: &Scenario, k: &Coefficients) -> Plan {
                     ),
                 )
             } else {
-                (pair_best, explain(r, one.spilled_bytes(), pair_best))
+                (pair_best, explain(r, one.spilled_bytes(), pair_best, s.router))
             }
         }
     };
@@ -188,8 +189,9 @@ pub fn pair_ratios(row: &PlanRow) -> String {
 
 /// A one-line reason for a recommendation, from the predicted numbers: why the mode wins and every pair
 /// mode's ratio over one machine, so the margin is visible.
-/// `spilled_bytes` is what one machine spills to the slow path (0 when the model fits in GPU memory).
-pub fn explain(row: &PlanRow, spilled_bytes: f64, better: Mode) -> String {
+/// `spilled_bytes` is what one machine spills to the slow path (0 when the model fits in GPU memory); `router`
+/// is how the scenario's router spreads clients over two copies.
+pub fn explain(row: &PlanRow, spilled_bytes: f64, better: Mode, router: DpRouter) -> String {
     let bound = |m: Mode| row.get(m).bottleneck.name();
     let why = match (better, spilled_bytes > 0.0) {
         (Mode::Tp2, true) => format!(
@@ -210,11 +212,15 @@ pub fn explain(row: &PlanRow, spilled_bytes: f64, better: Mode) -> String {
             bound(Mode::Pd)
         ),
         (Mode::Dp2, spills) => format!(
-            "{}two independent copies win: each serves half of the clients and nothing crosses the link (bound: {})",
+            "{}two independent copies win: {} and nothing crosses the link (bound: {})",
             if spills {
                 format!("one machine spills {:.0} GB, yet ", spilled_bytes / 1e9)
             } else {
                 "the model fits one machine; ".into()
+            },
+            match router {
+                DpRouter::Balanced => "each serves half of the clients",
+                DpRouter::Random => "each serves the clients a random router sends it",
             },
             bound(Mode::Dp2)
         ),

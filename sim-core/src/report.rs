@@ -219,7 +219,7 @@ pub fn compare_modes(s: &Scenario, k: &Coefficients) -> Vec<ModeComparison> {
             let spills = placement.spilled_bytes() > 0.0;
             let better =
                 if row.get(Mode::Tp2).output_tok_s >= row.get(Mode::Pd).output_tok_s { Mode::Tp2 } else { Mode::Pd };
-            let reason = explain(&row, placement.spilled_bytes(), better);
+            let reason = explain(&row, placement.spilled_bytes(), better, s.router);
             ModeComparison { model: s.model.id.clone(), row, spills_on_one_station: spills, better, reason }
         })
         .collect()
