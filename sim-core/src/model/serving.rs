@@ -16,7 +16,7 @@
 //! cohort, so KV pressure is resolved request by request. Throughput (requests completed times OSL per second), TTFT and TPOT are measured
 //! over two rounds of requests (six under preemption) after a first round that fills the pipeline.
 
-use super::batching::{Engine, StepLoad};
+use super::batching::{Engine, StepLoad, StepTime};
 use super::{Admission, Bottleneck};
 use std::collections::VecDeque;
 
@@ -352,6 +352,13 @@ impl<'e, 'a> Machine<'e, 'a> {
         if j < 2.0 {
             return None;
         }
+        // A step's time never falls as contexts grow (every term of `Engine::step` is a sum or maximum of terms
+        // that grow with them, and rounding keeps that order), so no jump fits before the horizon when two steps
+        // at the shortest jump's mean context do not: say so before searching the free blocks (on PD's decode
+        // side, hand-offs arrive every few steps and most jumps ended here after the search).
+        if horizon_s.is_finite() && ((horizon_s - self.clock_s) / self.decode_step(2.0).total_s).floor() < 2.0 {
+            return None;
+        }
         let blocks_at_j = blocks_after(j);
         if blocks_at_j > self.free_blocks {
             j = most_steps_that_fit(blocks_after, self.free_blocks, j, blocks_at_j);
@@ -359,18 +366,7 @@ impl<'e, 'a> Machine<'e, 'a> {
                 return None;
             }
         }
-        let m = self.e.model;
-        let mut load = StepLoad::default();
-        for c in &self.running {
-            load.add_decodes_with(
-                m,
-                self.kv_per_layer,
-                c.size,
-                self.isl + c.generated + (j - 1.0) / 2.0 * a,
-                self.verify,
-            );
-        }
-        let t = self.e.step(&load);
+        let t = self.decode_step(j);
         if horizon_s.is_finite() {
             j = j.min(((horizon_s - self.clock_s) / t.total_s).floor());
         }
@@ -391,6 +387,23 @@ impl<'e, 'a> Machine<'e, 'a> {
         self.take_blocks(used);
         self.clock_s += j * t.total_s;
         Some((t.total_s, j, bottleneck_slot(t.bottleneck())))
+    }
+
+    /// Time of one step of a `j`-step decode-only jump: every running cohort decoding at the jump's mean context.
+    fn decode_step(&self, j: f64) -> StepTime {
+        let m = self.e.model;
+        let a = self.accepted;
+        let mut load = StepLoad::default();
+        for c in &self.running {
+            load.add_decodes_with(
+                m,
+                self.kv_per_layer,
+                c.size,
+                self.isl + c.generated + (j - 1.0) / 2.0 * a,
+                self.verify,
+            );
+        }
+        self.e.step(&load)
     }
 
     /// Keeps the running cohorts within `MAX_COHORTS`: first-come-first-served chunking admits a few requests a
