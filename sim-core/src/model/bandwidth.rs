@@ -169,14 +169,16 @@ pub fn step_reads(
     let hbm_share =
         if hbm_fraction > 0.0 { ((1.0 - s * spilled_share - pinned_share) / hbm_fraction).max(0.0) } else { 1.0 };
     let touched = expert_touch_fraction(model, tokens, hbm_share);
-    let touched_spilled = expert_touch_fraction(model, tokens, s);
+    // Under uniform routing both shares are 1: the same call, so reuse its answer (a `powf` per step saved).
+    let touched_spilled = if s == hbm_share { touched } else { expert_touch_fraction(model, tokens, s) };
     // The input embedding sits with the dense weights but a step gathers one row per token, not the table.
     let streamed_dense = (p.dense_bytes_hbm - model.input_embedding_bytes / p.tp).max(0.0);
     let mut slow_bytes = p.dense_bytes_spilled
         + p.expert_bytes_spilled * touched_spilled
         + tokens * model.pinned_read_bytes_per_token / p.tp;
     if p.dense_bytes_pinned > 0.0 || p.expert_bytes_pinned > 0.0 {
-        slow_bytes += p.dense_bytes_pinned + p.expert_bytes_pinned * expert_touch_fraction(model, tokens, 1.0);
+        let touched_uniform = if s == 1.0 { touched_spilled } else { expert_touch_fraction(model, tokens, 1.0) };
+        slow_bytes += p.dense_bytes_pinned + p.expert_bytes_pinned * touched_uniform;
     }
     StepReads { hbm_bytes: streamed_dense + p.expert_bytes_hbm * touched + kv_read_bytes, slow_bytes }
 }

@@ -16,7 +16,7 @@
 //! cohort, so KV pressure is resolved request by request. Throughput (requests completed times OSL per second), TTFT and TPOT are measured
 //! over two rounds of requests (six under preemption) after a first round that fills the pipeline.
 
-use super::batching::{Engine, StepLoad};
+use super::batching::{Engine, StepLoad, StepTime};
 use super::{Admission, Bottleneck};
 use std::collections::VecDeque;
 
@@ -159,6 +159,10 @@ struct Machine<'e, 'a> {
     /// them anew was an eighth of the loop's time.
     plan: Vec<(usize, Work)>,
     finished: Vec<usize>,
+    /// The time of the last step when it decoded every running cohort and nothing has changed the cohorts
+    /// since but that step's own advance (no finish, preemption, admission, merge or arrival): a lower bound on
+    /// the time of any decode step of the same cohorts from here, which `jump` tests its horizon against.
+    last_full_decode_s: Option<f64>,
 }
 
 /// What one step finished.
@@ -196,6 +200,7 @@ impl<'e, 'a> Machine<'e, 'a> {
             busy: [0.0; 5],
             plan: Vec::new(),
             finished: Vec::new(),
+            last_full_decode_s: None,
         }
     }
 
@@ -352,6 +357,20 @@ impl<'e, 'a> Machine<'e, 'a> {
         if j < 2.0 {
             return None;
         }
+        // A step's time never falls as contexts grow (every term of `Engine::step` is a sum or maximum of terms
+        // that grow with them, and rounding keeps that order), so no jump fits before the horizon when two steps
+        // at the shortest jump's mean context do not: say so before searching the free blocks (on PD's decode
+        // side, hand-offs arrive every few steps and most jumps ended here after the search). The step just run,
+        // when it decoded every running cohort at their contexts before this one, is shorter still: when even it
+        // does not fit twice, not even that step's load needs summing.
+        if horizon_s.is_finite() {
+            let room_s = horizon_s - self.clock_s;
+            if self.last_full_decode_s.is_some_and(|t| (room_s / t).floor() < 2.0)
+                || (room_s / self.decode_step(2.0).total_s).floor() < 2.0
+            {
+                return None;
+            }
+        }
         let blocks_at_j = blocks_after(j);
         if blocks_at_j > self.free_blocks {
             j = most_steps_that_fit(blocks_after, self.free_blocks, j, blocks_at_j);
@@ -359,18 +378,7 @@ impl<'e, 'a> Machine<'e, 'a> {
                 return None;
             }
         }
-        let m = self.e.model;
-        let mut load = StepLoad::default();
-        for c in &self.running {
-            load.add_decodes_with(
-                m,
-                self.kv_per_layer,
-                c.size,
-                self.isl + c.generated + (j - 1.0) / 2.0 * a,
-                self.verify,
-            );
-        }
-        let t = self.e.step(&load);
+        let t = self.decode_step(j);
         if horizon_s.is_finite() {
             j = j.min(((horizon_s - self.clock_s) / t.total_s).floor());
         }
@@ -390,7 +398,25 @@ impl<'e, 'a> Machine<'e, 'a> {
         }
         self.take_blocks(used);
         self.clock_s += j * t.total_s;
+        self.last_full_decode_s = None;
         Some((t.total_s, j, bottleneck_slot(t.bottleneck())))
+    }
+
+    /// Time of one step of a `j`-step decode-only jump: every running cohort decoding at the jump's mean context.
+    fn decode_step(&self, j: f64) -> StepTime {
+        let m = self.e.model;
+        let a = self.accepted;
+        let mut load = StepLoad::default();
+        for c in &self.running {
+            load.add_decodes_with(
+                m,
+                self.kv_per_layer,
+                c.size,
+                self.isl + c.generated + (j - 1.0) / 2.0 * a,
+                self.verify,
+            );
+        }
+        self.e.step(&load)
     }
 
     /// Keeps the running cohorts within `MAX_COHORTS`: first-come-first-served chunking admits a few requests a
@@ -418,6 +444,7 @@ impl<'e, 'a> Machine<'e, 'a> {
 
     /// Plans and runs one step at `clock_s`; `None` when there is nothing to run.
     fn step(&mut self, max_seqs: f64, record: bool) -> Option<(f64, StepOut)> {
+        self.last_full_decode_s = None;
         self.merge_closest();
         let m = self.e.model;
         let mut budget = self.e.k.prefill_chunk_tokens.max(1.0);
@@ -526,10 +553,12 @@ impl<'e, 'a> Machine<'e, 'a> {
         }
         let mut finished = std::mem::take(&mut self.finished);
         finished.clear();
+        let mut decode_only = true;
         for &(i, work) in &plan {
             let c = &mut self.running[i];
             match work {
                 Work::Prefill { per, .. } => {
+                    decode_only = false;
                     c.computed += per;
                     if !c.prefilling() {
                         if self.role == Role::PrefillOnly {
@@ -560,6 +589,9 @@ impl<'e, 'a> Machine<'e, 'a> {
             } else {
                 out.done.push(c);
             }
+        }
+        if finished.is_empty() && out.preempted == 0.0 && decode_only && plan.len() == self.running.len() {
+            self.last_full_decode_s = Some(t.total_s);
         }
         self.plan = plan;
         self.finished = finished;
@@ -1067,6 +1099,7 @@ fn disaggregated_with(
             while in_flight.front().is_some_and(|(t, _)| *t <= d.clock_s) {
                 let (_, c) = in_flight.pop_front().expect("front exists");
                 d.running.push(c);
+                d.last_full_decode_s = None;
             }
             // The decode side must not run ahead of hand-offs still to come: stop at the next arrival, and at
             // the prefill side's clock while it has prompts in hand.
