@@ -371,16 +371,16 @@ fn fit_fixing(
                 * prior_weight;
         sum / used.len().max(1) as f64 + reg
     };
+    let stepped = |s: &Scenario, k: &Coefficients, p: &MeasuredPoint| {
+        predict(s, k, p.mode, p.isl, p.osl, p.concurrency).output_tok_s
+    };
     let steady = |s: &Scenario, k: &Coefficients, p: &MeasuredPoint| match s.load {
         crate::dataset::schema::ScenarioLoad::ClosedLoop => {
             crate::model::steady::output_tok_s(s, k, p.mode, p.isl, p.osl, p.concurrency)
         }
         // A batch is one run of the step loop, not a steady state: the closed form would search on prefill
         // the batch window never sees.
-        crate::dataset::schema::ScenarioLoad::Batch => predict(s, k, p.mode, p.isl, p.osl, p.concurrency).output_tok_s,
-    };
-    let stepped = |s: &Scenario, k: &Coefficients, p: &MeasuredPoint| {
-        predict(s, k, p.mode, p.isl, p.osl, p.concurrency).output_tok_s
+        crate::dataset::schema::ScenarioLoad::Batch => stepped(s, k, p),
     };
     let x0 = encode(&base, &models, &spilling, &priors);
     // Search on the closed-form steady state (microseconds a point; it tracks the step loop within a few

@@ -127,38 +127,23 @@ fn two_copies_of(
     if router == DpRouter::Balanced {
         return split_between(c, c.div_ceil(2), load, &mut single);
     }
-    let splits = busier_copy_odds(c);
-    let mut out: Option<Prediction> = None;
-    let mut likeliest = 0.0;
-    for &(m, p) in &splits {
-        let q = split_between(c, m, load, &mut single);
-        // Averaged fields start from zero; the likeliest split names the bottleneck.
-        let acc = out.get_or_insert_with(|| Prediction {
-            output_tok_s: 0.0,
-            ttft_s: 0.0,
-            tpot_s: 0.0,
-            step_s: 0.0,
-            resident_seqs: 0.0,
-            preemptions_per_request: 0.0,
-            kv_utilization: 0.0,
-            queue_s: 0.0,
-            ..q.clone()
-        });
-        if p > likeliest {
-            likeliest = p;
-            acc.bottleneck = q.bottleneck;
-            acc.tokens_per_step = q.tokens_per_step;
-        }
-        acc.output_tok_s += p * q.output_tok_s;
-        acc.ttft_s += p * q.ttft_s;
-        acc.tpot_s += p * q.tpot_s;
-        acc.step_s += p * q.step_s;
-        acc.resident_seqs += p * q.resident_seqs;
-        acc.preemptions_per_request += p * q.preemptions_per_request;
-        acc.kv_utilization += p * q.kv_utilization;
-        acc.queue_s += p * q.queue_s;
+    let splits: Vec<(f64, Prediction)> =
+        busier_copy_odds(c).into_iter().map(|(m, p)| (p, split_between(c, m, load, &mut single))).collect();
+    // The likeliest split names the bottleneck; the rest is the expectation over splits.
+    let likeliest = splits.iter().reduce(|a, b| if b.0 > a.0 { b } else { a }).map(|(_, q)| q.clone());
+    let expect = |field: fn(&Prediction) -> f64| splits.iter().map(|(p, q)| p * field(q)).sum::<f64>();
+    Prediction {
+        output_tok_s: expect(|q| q.output_tok_s),
+        ttft_s: expect(|q| q.ttft_s),
+        tpot_s: expect(|q| q.tpot_s),
+        step_s: expect(|q| q.step_s),
+        resident_seqs: expect(|q| q.resident_seqs),
+        preemptions_per_request: expect(|q| q.preemptions_per_request),
+        kv_utilization: expect(|q| q.kv_utilization),
+        queue_s: expect(|q| q.queue_s),
+        // `busier_copy_odds` always has a split: the most even one.
+        ..likeliest.unwrap_or_else(|| split_between(c, c.div_ceil(2), load, &mut single))
     }
-    out.unwrap_or_else(|| split_between(c, c.div_ceil(2), load, &mut single))
 }
 
 /// The busier copy's client count `m` (from `ceil(c/2)` to `c`) under a random router, with its probability
