@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 #! Builds the browser explorer into dist/ with Trunk (release, profile wasm-release, wasm-opt from npm binaryen 132),
 #! then moves Trunk's inline loader into a file so the page runs under a strict Content-Security-Policy.
-# Cold build (tools installed, empty target/ for wasm32) measured at 1 min 32 s on 2 cores (2026-11, trunk 0.21.14, rustc wasm32, LTO + wasm-opt -Oz);
+# Cold build (tools installed, empty target/ for wasm32) measured at 4 min on 2 cores (2026-12, trunk 0.21.14, std rebuilt, LTO + wasm-opt -Oz);
 # a rebuild after an app change takes about 40 s (LTO dominates).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -11,6 +11,18 @@ export PATH="$HOME/.cargo/bin:$ROOT/.tools/node_modules/.bin:$PATH"
 # Leptos builds each component as a type-erased view (AnyView) instead of one nested type per view: fewer
 # monomorphised copies of the render code, a smaller bundle (the wasm-release profile is only built here).
 export RUSTFLAGS="${RUSTFLAGS:-} --cfg erase_components"
+# The standard library is rebuilt with the bundle's own settings (opt-level z, LTO) and its size-first
+# algorithms, and a panic stops the page at once instead of formatting a message (-Cpanic=immediate-abort:
+# no panic strings, locations or formatting machinery in the bundle). Measured on 2026-12-01 (gzip -9 of the
+# wasm, binaryen 132): 483,319 bytes before, 467,959 with std rebuilt for size, 450,384 with immediate abort
+# too. A panic then shows in the console as "RuntimeError: unreachable", which the browser tests fail on as on
+# any error; a build without these flags (plain `trunk build`) keeps the messages (console_error_panic_hook).
+# Both are unstable cargo/rustc options on the stable toolchain, hence RUSTC_BOOTSTRAP=1, as scripts/fuzz.sh
+# does for cargo-fuzz; they apply to the wasm target only (build scripts run on the host's prebuilt std).
+export RUSTC_BOOTSTRAP=1
+export CARGO_UNSTABLE_BUILD_STD="std,panic_abort"
+export CARGO_UNSTABLE_BUILD_STD_FEATURES="optimize_for_size"
+export RUSTFLAGS="$RUSTFLAGS -Zunstable-options -Cpanic=immediate-abort"
 trunk build --release "$@"
 
 # The page's policy is `script-src 'self' 'wasm-unsafe-eval'; style-src 'self'`: no inline script may run. Trunk
