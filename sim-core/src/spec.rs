@@ -211,9 +211,13 @@ impl AttentionSpec {
             + self.indexer_flops_per_position_layer * self.full_layers * ctx)
     }
 
-    /// KV bytes one sequence holds at context `ctx` (window layers keep only their window).
+    /// KV bytes one sequence holds at context `ctx` (window layers keep only their window). A sparse indexer's
+    /// keys are cached beside the latent for every position of every full layer (the indexer scores them all
+    /// each step, `decode_kv_bytes`), so they take pool space too: what a step reads per position is what the
+    /// pool holds per position.
     pub fn kv_storage_bytes(&self, kv_per_layer: f64, ctx: f64) -> f64 {
         kv_per_layer * (self.full_layers * ctx + self.window_layers * ctx.min(self.window))
+            + self.indexer_bytes_per_position_layer * self.full_layers * ctx
     }
 }
 
@@ -222,5 +226,53 @@ impl ModelSpec {
     /// hold at most their window on top).
     pub fn kv_per_layer(&self) -> f64 {
         self.kv_bytes_per_token / self.attention.full_layers.max(1.0)
+    }
+
+    /// KV bytes one sequence holds (on all ranks together) at context `ctx`: what the pool keeps for it and what
+    /// a PD hand-off ships.
+    pub fn kv_bytes_held(&self, ctx: f64) -> f64 {
+        self.attention.kv_storage_bytes(self.kv_per_layer(), ctx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::AttentionSpec;
+    use proptest::prelude::*;
+
+    /// Any attention geometry: full and window layers, a window, a top-k and a sparse indexer (or none).
+    fn any_attention() -> impl Strategy<Value = AttentionSpec> {
+        (1.0..100.0f64, 0.0..60.0f64, 64.0..8192.0f64, prop::option::of(256.0..4096.0f64), 0.0..256.0f64).prop_map(
+            |(full, window_layers, window, top_k, indexer_dim)| AttentionSpec {
+                full_layers: full.round(),
+                window_layers: window_layers.round(),
+                window,
+                top_k: top_k.unwrap_or(f64::INFINITY),
+                flops_per_position_layer: 1.0,
+                prefill_flops_per_position_layer: 1.0,
+                indexer_flops_per_position_layer: 0.0,
+                indexer_bytes_per_position_layer: if top_k.is_some() { indexer_dim } else { 0.0 },
+            },
+        )
+    }
+
+    proptest! {
+        /// A decode step reads only positions the cache holds: a sequence's KV reads never exceed its stored KV
+        /// (a sparse indexer's keys are read for every position, so the pool must hold them for every position).
+        #[test]
+        fn a_step_reads_no_more_kv_than_the_pool_holds(a in any_attention(), per_layer in 1.0..2e5f64, ctx in 1.0..2e5f64) {
+            let read = a.decode_kv_bytes(per_layer, ctx);
+            let held = a.kv_storage_bytes(per_layer, ctx);
+            prop_assert!(read <= held * (1.0 + 1e-12), "reads {read} B of a sequence holding {held} B");
+        }
+    }
+
+    #[test]
+    fn sparse_indexer_keys_take_pool_space() {
+        let mut a = AttentionSpec::dense(78.0, 6144.0);
+        let latent = a.kv_storage_bytes(1152.0, 9216.0);
+        a.top_k = 2048.0;
+        a.indexer_bytes_per_position_layer = 128.0;
+        assert_eq!(a.kv_storage_bytes(1152.0, 9216.0) - latent, 128.0 * 78.0 * 9216.0);
     }
 }

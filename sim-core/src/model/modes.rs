@@ -71,9 +71,10 @@ fn prediction(mode: Mode, isl: u32, osl: u32, concurrency: u32, r: &Measured, a:
     }
 }
 
-/// PD's KV hand-off of one request with an `isl`-token prompt: one way over the link.
+/// PD's KV hand-off of one request with an `isl`-token prompt: one way over the link, every byte the prompt's KV
+/// holds (window layers only their window, a sparse indexer's keys too).
 pub fn handoff_s(s: &Scenario, isl: f64) -> f64 {
-    isl * s.model.kv_bytes_per_token / s.hardware.link.payload_bytes_per_sec() + s.hardware.link.call_latency_s
+    s.model.kv_bytes_held(isl) / s.hardware.link.payload_bytes_per_sec() + s.hardware.link.call_latency_s
 }
 
 /// Predicts output throughput and latencies for one mode, workload and concurrency.

@@ -78,8 +78,7 @@ fn pd(s: &Scenario, k: &Coefficients, fi: f64, fo: f64, c: f64) -> f64 {
     let chunk = k.prefill_chunk_tokens.max(1.0);
     let full_chunk_s = st(&pre, 0.0, chunk, 0.0, fi.min(chunk) / 2.0).total_s;
     let prefill_rate = (chunk / fi) / full_chunk_s;
-    let t_x =
-        fi * s.model.kv_bytes_per_token / s.hardware.link.payload_bytes_per_sec() + s.hardware.link.call_latency_s;
+    let t_x = super::modes::handoff_s(s, fi);
     let decode_rate = |n: f64| {
         let n_eff = n.max(1.0);
         let t = st(&dec, n_eff, 0.0, n_eff * (fi + fo / 2.0), 0.0).total_s;
