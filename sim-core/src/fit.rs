@@ -57,6 +57,11 @@ const N_GLOBAL: usize = 8;
 /// Evaluations of the step loop that polish the steady-state optimum.
 const POLISH_EVALUATIONS: usize = 300;
 
+/// Search rounds after the first, each from the last optimum, while a round lowers the objective by more than
+/// `ROUND_GAIN` of it (the fit converges in two or three on the report's data).
+const MAX_EXTRA_ROUNDS: usize = 4;
+const ROUND_GAIN: f64 = 1e-3;
+
 /// Index of the TP latency scale among the shared coordinates.
 const TP_SCALE: usize = 7;
 /// Indices of the per-sequence costs of every model and of models that draft.
@@ -386,12 +391,30 @@ fn fit_fixing(
     // Search on the closed-form steady state (microseconds a point; it tracks the step loop within a few
     // percent wherever the KV pool does not bind; batch runs have no steady state and use the loop), then
     // polish on the step loop, which is what predicts.
-    let (mut best, mut evals) = nelder_mead(&|x| objective_on(x, &steady), &x0, 0.5, 1500);
-    // A restart from the optimum escapes the simplex collapsing early, a known Nelder-Mead weakness.
-    let (b2, e2) = nelder_mead(&|x| objective_on(x, &steady), &best, 0.25, 1000);
-    let (b3, e3) = nelder_mead(&|x| objective_on(x, &stepped), &b2, 0.05, POLISH_EVALUATIONS);
-    best = b3;
-    evals += e2 + e3;
+    // One round: a wide search and a restart on the steady state (a restart escapes the simplex collapsing
+    // early, a known Nelder-Mead weakness), then the polish on the loop.
+    let round = |from: &[f64], step: f64| {
+        let (b1, e1) = nelder_mead(&|x| objective_on(x, &steady), from, step, 1500);
+        let (b2, e2) = nelder_mead(&|x| objective_on(x, &steady), &b1, 0.25, 1000);
+        let (b3, e3) = nelder_mead(&|x| objective_on(x, &stepped), &b2, 0.05, POLISH_EVALUATIONS);
+        (b3, e1 + e2 + e3)
+    };
+    let (mut best, mut evals) = round(&x0, 0.5);
+    // The polish stops where its simplex collapsed, not always at the minimum: rounds started from the optimum
+    // go on while they lower the objective (same objective, same priors). Measured on the GB300 report
+    // (2026-12-01): the first round left its loss at 0.300, the next ones reached 0.284 and 0.283.
+    let mut f_best = objective_on(&best, &stepped);
+    for _ in 0..MAX_EXTRA_ROUNDS {
+        let (b, e) = round(&best, 0.25);
+        let f = objective_on(&b, &stepped);
+        evals += e + 1;
+        if f < f_best - ROUND_GAIN * f_best.abs() {
+            best = b;
+            f_best = f;
+        } else {
+            break;
+        }
+    }
     hold(&mut best);
     let mut k = decode(&best, &base, &models, &spilling);
     k.held_at_prior = [(!has_plain, "per_seq_overhead_s"), (!has_drafting, "spec_per_seq_overhead_s")]
