@@ -156,6 +156,13 @@ impl ModelDescription {
             0.0
         };
         let experts = experts.min(self.total_params);
+        let compute_bits = if self.bits_per_weight <= 5.0 {
+            4.0
+        } else if self.bits_per_weight <= 8.0 {
+            8.0
+        } else {
+            16.0
+        };
         // One draft pass reads about one layer's active weights plus the LM head.
         let per_layer_active =
             (self.active_params - 2.0 * self.hidden_size * 150_000.0).max(self.active_params * 0.5) / self.layers;
@@ -169,14 +176,10 @@ impl ModelDescription {
             hidden_size: self.hidden_size,
             routed_experts: self.routed_experts,
             experts_per_token: self.experts_per_token,
-            // The tensor precision the weights compute at: 4-bit formats at FP4, 8-bit at FP8, wider at BF16.
-            compute_bits: if self.bits_per_weight <= 5.0 {
-                4.0
-            } else if self.bits_per_weight <= 8.0 {
-                8.0
-            } else {
-                16.0
-            },
+            // The tensor precision the weights compute at: 4-bit formats at FP4, 8-bit at FP8, wider at BF16. A
+            // description gives one precision for every layer.
+            compute_bits,
+            dense_compute_bits: compute_bits,
             kv_bytes_per_token: kv_per_token,
             kv_split_under_tp: self.attention == "gqa",
             pinned_cpu_bytes: 0.0,

@@ -67,6 +67,7 @@ pub fn model_spec(m: &ModelFile) -> ModelSpec {
         routed_experts: si(&a.routed_experts),
         experts_per_token: si(&a.experts_per_token),
         compute_bits: si(&a.compute_bits),
+        dense_compute_bits: a.dense_compute_bits.as_ref().map(si).unwrap_or_else(|| si(&a.compute_bits)),
         kv_bytes_per_token: si(&a.kv_bytes_per_token),
         kv_split_under_tp: a.attention == "gqa",
         pinned_cpu_bytes: a.pinned_cpu_bytes.as_ref().map(si).unwrap_or(0.0),
@@ -181,6 +182,7 @@ pub const OVERRIDES: &[OverrideKey] = &[
     model("model.routed_experts", "count", |m| &mut m.routed_experts),
     model("model.experts_per_token", "count", |m| &mut m.experts_per_token),
     model("model.compute_bits", "count", |m| &mut m.compute_bits),
+    model("model.dense_compute_bits", "count", |m| &mut m.dense_compute_bits),
     model("model.draft_pass_bytes", "B", |m| &mut m.draft_pass_bytes),
     // Weights pinned to host memory per GPU (`spec::HostPin`): vLLM's `--cpu-offload-gb` in bytes, whole layers,
     // or routed experts per MoE layer. They add up.

@@ -91,7 +91,11 @@ pub struct ModelSpec {
     pub hidden_size: f64,
     pub routed_experts: f64,
     pub experts_per_token: f64,
+    /// Precision of the routed experts' multiplies (a 4-bit format computes at FP4, 8 bits at FP8, wider at BF16).
     pub compute_bits: f64,
+    /// Precision of every other linear layer (attention projections, shared experts, dense layers, LM head):
+    /// an NVFP4 checkpoint quantises only its routed experts.
+    pub dense_compute_bits: f64,
     pub kv_bytes_per_token: f64,
     /// GQA splits KV across tensor-parallel ranks; MLA replicates it.
     pub kv_split_under_tp: bool,
@@ -221,7 +225,27 @@ impl AttentionSpec {
     }
 }
 
+/// Stored bits per parameter of a weight format of `bits`: a 4-bit format carries block scales (NVFP4 one FP8
+/// scale per 16 values: 4.5 bits; MXFP4's one per 32 would be 4.25), wider formats their own width.
+pub fn stored_bits_per_param(bits: f64) -> f64 {
+    if bits <= 4.0 {
+        4.5
+    } else {
+        bits
+    }
+}
+
 impl ModelSpec {
+    /// Parameters of the routed experts one token multiplies by: `experts_per_token` of `routed_experts`, from
+    /// the routed-expert bytes at the experts' stored width (at most every active parameter).
+    pub fn routed_active_params(&self) -> f64 {
+        if self.routed_experts <= 0.0 || self.routed_expert_bytes <= 0.0 {
+            return 0.0;
+        }
+        let params = self.routed_expert_bytes * 8.0 / stored_bits_per_param(self.compute_bits);
+        (params * self.experts_per_token / self.routed_experts).min(self.active_params).max(0.0)
+    }
+
     /// KV bytes per position of one layer: `kv_bytes_per_token` counts the full-attention layers (window layers
     /// hold at most their window on top).
     pub fn kv_per_layer(&self) -> f64 {

@@ -489,8 +489,15 @@ pub struct Architecture {
     pub hidden_size: Quantity,
     pub routed_experts: Quantity,
     pub experts_per_token: Quantity,
-    /// Bits per weight for compute: 4 for NVFP4, 8 for FP8.
+    /// Bits per weight for compute: 4 for NVFP4, 8 for FP8. In a mixed-precision checkpoint this is the routed
+    /// experts' precision (what "NVFP4" names), and `dense_compute_bits` the rest's.
     pub compute_bits: Quantity,
+    /// Bits at which the linear layers outside the routed experts (attention projections, shared experts, dense
+    /// layers, LM head) multiply. NVFP4 checkpoints quantise the routed experts only and leave these at the
+    /// source's precision (nvidia/DeepSeek-R1-FP4's card; llm-compressor's DeepSeek V4 Flash recipe keeps the
+    /// attention projections FP8-block). Absent: `compute_bits` (every layer at one precision).
+    #[serde(default)]
+    pub dense_compute_bits: Option<Quantity>,
     pub kv_bytes_per_token: Quantity,
     /// `mla` (KV replicated under tensor parallel) or `gqa` (KV split across ranks).
     pub attention: String,

@@ -520,6 +520,7 @@ impl Checker<'_> {
                 ("sparse_top_k", &a.sparse_top_k),
                 ("indexer_heads", &a.indexer_heads),
                 ("indexer_head_dim", &a.indexer_head_dim),
+                ("dense_compute_bits", &a.dense_compute_bits),
             ] {
                 if let Some(q) = q {
                     self.quantity(&file, &format!("/architecture/{name}"), q, Count, false);

@@ -140,6 +140,20 @@ pub fn expert_touch_fraction(model: &ModelSpec, tokens: f64, routing_share: f64)
     1.0 - (1.0 - per_token).powf(tokens.max(0.0))
 }
 
+/// Shares of a step's weight multiplies whose weights live in CPU memory: (routed-expert, dense). A routed
+/// share follows the routing `step_reads` gives the spilled and pinned experts, so mass is conserved.
+pub fn host_compute_shares(p: &Placement, spilled_routing_share: f64) -> (f64, f64) {
+    let experts = p.expert_bytes_hbm + p.expert_bytes_spilled + p.expert_bytes_pinned;
+    let routed = if experts > 0.0 {
+        (spilled_routing_share.max(0.0) * p.expert_bytes_spilled + p.expert_bytes_pinned) / experts
+    } else {
+        0.0
+    };
+    let dense = p.dense_bytes_hbm + p.dense_bytes_spilled + p.dense_bytes_pinned;
+    let dense_host = if dense > 0.0 { (p.dense_bytes_spilled + p.dense_bytes_pinned) / dense } else { 0.0 };
+    (routed.clamp(0.0, 1.0), dense_host.clamp(0.0, 1.0))
+}
+
 /// Bytes one step reads from each tier.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StepReads {
@@ -202,6 +216,7 @@ mod tests {
             routed_experts: 64.0,
             experts_per_token: 4.0,
             compute_bits: 8.0,
+            dense_compute_bits: 8.0,
             kv_bytes_per_token: 100e3,
             kv_split_under_tp: true,
             pinned_cpu_bytes: 0.0,
@@ -225,6 +240,79 @@ mod tests {
 
     fn close(a: f64, b: f64) -> bool {
         (a - b).abs() <= 1e-6 * a.abs().max(b.abs()).max(1.0)
+    }
+
+    #[test]
+    fn an_nvfp4_checkpoint_multiplies_its_dense_layers_at_their_own_rate() {
+        use crate::model::batching::{Engine, StepLoad};
+        // 80 GB of FP4 experts (4.5 stored bits): 142.2B routed parameters, 4 of 64 per token = 8.9B of the 10B
+        // active; the other 1.1B multiply at FP8 in the mixed checkpoint.
+        let (mut m, mut hw) = case(200.0);
+        m.compute_bits = 4.0;
+        m.dense_compute_bits = 4.0;
+        hw.flops_fp4 = 8e15;
+        hw.flops_fp8 = 2e15;
+        let routed = 80e9 * 8.0 / 4.5 * 4.0 / 64.0;
+        assert!(close(m.routed_active_params(), routed), "{}", m.routed_active_params());
+        let k = Coefficients::default();
+        let compute = |m: &ModelSpec| {
+            let e = Engine {
+                model: m,
+                hw: &hw,
+                k: &k,
+                placement: place(m, &hw, 1.0, &k),
+                allreduce_bytes_per_sec: f64::INFINITY,
+                allreduce_latency_s: 0.0,
+                acceptance: 0.0,
+                spilled_routing_share: 1.0,
+            };
+            e.step(&StepLoad { prefill_tokens: 4096.0, ..StepLoad::default() }).compute_s
+        };
+        let all_fp4 = compute(&m);
+        assert!(close(all_fp4, 2.0 * 10e9 * 4096.0 / 8e15 / k.compute_efficiency), "{all_fp4}");
+        m.dense_compute_bits = 8.0;
+        let mixed = compute(&m);
+        let want = 2.0 * 4096.0 * (routed / 8e15 + (10e9 - routed) / 2e15) / k.compute_efficiency;
+        assert!(close(mixed, want), "{mixed} against {want}");
+        assert!(mixed > all_fp4);
+    }
+
+    #[test]
+    fn weights_in_cpu_memory_keep_their_multiplies_off_the_hbm_roofline() {
+        use crate::model::batching::{Engine, StepLoad};
+        let k = Coefficients::default();
+        let step = |hbm: f64, load: &StepLoad| {
+            let (m, hw) = case(hbm);
+            let e = Engine {
+                model: &m,
+                hw: &hw,
+                k: &k,
+                placement: place(&m, &hw, 1.0, &k),
+                allreduce_bytes_per_sec: f64::INFINITY,
+                allreduce_latency_s: 0.0,
+                acceptance: 0.0,
+                spilled_routing_share: 1.0,
+            };
+            e.step(load)
+        };
+        for tokens in [1.0, 64.0, 2048.0, 16384.0] {
+            let load = StepLoad { prefill_tokens: tokens, ..StepLoad::default() };
+            let mut last = 0.0;
+            // Less HBM spills more experts: a step never gets faster, and never beats the per-step roofline.
+            for hbm in [200.0, 110.0, 90.0, 70.0, 50.0] {
+                let t = step(hbm, &load);
+                let floor = (t.hbm_s + t.slow_s).max(t.compute_s) + t.overhead_s;
+                assert!(t.total_s >= floor * (1.0 - 1e-12), "{tokens} tokens on {hbm} GB: {t:?}");
+                assert!(t.total_s >= last * (1.0 - 1e-12), "{tokens} tokens on {hbm} GB: {} < {last}", t.total_s);
+                last = t.total_s;
+            }
+        }
+        // A compute-bound prefill with a few of its experts in CPU memory: their multiplies wait for the
+        // slow path's stream instead of hiding under the HBM reads.
+        let load = StepLoad { prefill_tokens: 16384.0, ..StepLoad::default() };
+        let t = step(110.0, &load);
+        assert!(t.compute_s > t.hbm_s + t.slow_s, "{t:?}");
+        assert!(t.total_s > t.compute_s + t.overhead_s, "{t:?}");
     }
 
     #[test]

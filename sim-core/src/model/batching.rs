@@ -3,18 +3,21 @@
 //! Step time (seconds) for a step with n decoding sequences (each verifying `k` draft tokens plus one) and P
 //! prompt tokens, T = n * (k + 1) + P:
 //! ```text
-//!   t_mem     = hbm_bytes / (eta_hbm * B_hbm) + slow_bytes / (eta_slow * B_slow)     (serialised tiers)
+//!   t_hbm     = hbm_bytes / (eta_hbm * B_hbm),   t_slow = slow_bytes / (eta_slow * B_slow)
 //!               hbm_bytes = dense + experts touched by T tokens + KV each sequence attends to (per architecture)
-//!   t_compute = (2 * active_params * T / peak at the weights' precision
+//!   t_compute = (2 * T * (routed active params / peak at the experts' precision
+//!                         + other active params / peak at the dense layers' precision)
 //!                + attention FLOPs at each sequence's context / BF16 peak) / tp / eta_c
 //!   t_comm    = (2 * layers + 2 + 4 * k) * alpha * scale + 2 * layers * T * hidden * 2 B / all-reduce bw  (TP)
 //!   t_draft   = k * ((draft bytes + draft experts touched by n tokens) / tp / (eta_hbm * B_hbm) + draft overhead)
-//!   t_step    = max(t_mem, t_compute) + t_comm + t_draft + step overhead + (per-sequence overhead
+//!   t_host    = the share of t_compute whose weights sit in CPU memory (spilled or pinned)
+//!   t_step    = max(t_hbm, t_compute - t_host) + max(t_slow, t_host) + t_comm + t_draft + step overhead
+//!               + (per-sequence overhead
 //!               + speculative-decoding overhead when the model drafts) x n
 //! ```
 //! The closed loop that decides which sequences and chunks share a step is `serving`.
 
-use super::bandwidth::{expert_touch_fraction, step_reads, Placement};
+use super::bandwidth::{expert_touch_fraction, host_compute_shares, step_reads, Placement};
 use super::{Bottleneck, Coefficients};
 use crate::spec::{HardwareSpec, ModelSpec};
 
@@ -79,15 +82,27 @@ impl Engine<'_> {
         }
     }
 
-    /// The dense tensor rate of the model's compute precision: FP4 (NVFP4, MXFP4), FP8, or BF16 above 8 bits.
-    fn flops(&self) -> f64 {
-        if self.model.compute_bits <= 4.0 {
+    /// The dense tensor rate of a precision of `bits`: FP4 (NVFP4, MXFP4), FP8, or BF16 above 8 bits.
+    fn flops_at(&self, bits: f64) -> f64 {
+        if bits <= 4.0 {
             self.hw.flops_fp4
-        } else if self.model.compute_bits <= 8.0 {
+        } else if bits <= 8.0 {
             self.hw.flops_fp8
         } else {
             self.hw.flops_bf16
         }
+    }
+
+    /// Seconds at the spec peak for the weight multiplies of one token (2 FLOPs per active parameter), as
+    /// (routed experts, every other linear layer): each at its own precision (an NVFP4 checkpoint's attention
+    /// projections and shared experts multiply at FP8 or BF16, not at the FP4 rate).
+    pub fn weight_seconds_per_token(&self) -> (f64, f64) {
+        let m = self.model;
+        let routed = m.routed_active_params();
+        (
+            2.0 * routed / self.flops_at(m.compute_bits),
+            2.0 * (m.active_params - routed) / self.flops_at(m.dense_compute_bits),
+        )
     }
 
     /// Time of one engine step carrying `load`.
@@ -104,9 +119,15 @@ impl Engine<'_> {
         let slow_s = reads.slow_bytes / (k.slow_efficiency * self.hw.slow_path_bytes_per_sec);
         // Weights multiply at their own precision; attention runs at BF16 (FlashAttention and FlashMLA kernels
         // compute in BF16, dequantising an FP8 KV cache).
-        let compute_s = (2.0 * m.active_params * tokens / self.flops() + load.attention_flops / self.hw.flops_bf16)
-            / tp
-            / k.compute_efficiency;
+        let (routed_per_token, dense_per_token) = self.weight_seconds_per_token();
+        let scale = 1.0 / (tp * k.compute_efficiency);
+        let compute_s =
+            ((routed_per_token + dense_per_token) * tokens + load.attention_flops / self.hw.flops_bf16) * scale;
+        // The multiplies of weights in CPU memory stream them over the slow path while they run: that share of
+        // the compute cannot hide under the HBM reads or the other layers' compute (a roofline per kernel, not
+        // per step), and the rest cannot hide under the slow path.
+        let (host_routed, host_dense) = host_compute_shares(&self.placement, self.spilled_routing_share);
+        let host_compute_s = (routed_per_token * host_routed + dense_per_token * host_dense) * tokens * scale;
         let comm_s = if tp > 1.0 && tokens > 0.0 {
             // Per forward pass: two all-reduces per layer, one for the vocabulary-parallel embedding and one
             // gather of the LM head's logits; each draft pass is one more layer with its own embedding and head.
@@ -131,7 +152,7 @@ impl Engine<'_> {
         let spec_s = if m.draft_tokens > 0.0 { k.spec_per_seq_overhead_s * seqs } else { 0.0 };
         let overhead_s =
             if tokens > 0.0 { k.step_overhead_s + k.per_seq_overhead_s * seqs + spec_s + draft_s } else { 0.0 };
-        let total_s = (hbm_s + slow_s).max(compute_s) + comm_s + overhead_s;
+        let total_s = hbm_s.max(compute_s - host_compute_s) + slow_s.max(host_compute_s) + comm_s + overhead_s;
         StepTime { total_s, hbm_s, slow_s, compute_s, comm_s, overhead_s }
     }
 
