@@ -135,6 +135,7 @@ pub fn sim_core_scenario(c: &Case) -> Scenario {
         experts_per_token,
         routed_expert_params: None,
         bits_per_weight: 16.0,
+        dense_bits_per_weight: None,
         draft_tokens: 0.0,
         draft_acceptance: 0.7,
         attention_heads: None,

@@ -252,6 +252,7 @@ pub fn form_description(st: &UrlState) -> ModelDescription {
         experts_per_token: if v(pf::EXPERTS) > 0.0 { v(pf::TOPK) } else { 0.0 },
         routed_expert_params: None,
         bits_per_weight: p.bits,
+        dense_bits_per_weight: p.dense_bits,
         draft_tokens: v(pf::DRAFT),
         draft_acceptance: v(pf::ACCEPT) / 100.0,
         attention_heads: None,
@@ -269,7 +270,9 @@ pub fn plan_query(st: &UrlState) -> PlanQuery {
     let model = match p.source {
         ModelSource::Report => ModelChoice::Report(st.model.clone()),
         ModelSource::Form => ModelChoice::Described(form_description(st)),
-        ModelSource::HfConfig => ModelChoice::HfConfig { text: p.hf.clone(), bits_per_weight: p.bits },
+        ModelSource::HfConfig => {
+            ModelChoice::HfConfig { text: p.hf.clone(), bits_per_weight: p.bits, dense_bits_per_weight: p.dense_bits }
+        }
     };
     let settings =
         pf::HARDWARE.zip(HARDWARE).filter_map(|(i, knob)| p.values[i].map(|value| Setting { knob, value })).collect();

@@ -241,6 +241,8 @@ pub struct PlanState {
     /// `mla` or `gqa`.
     pub attention: String,
     pub bits: f64,
+    /// Bits per weight of the layers outside the routed experts (one of `BITS`); `None`: as `bits`.
+    pub dense_bits: Option<f64>,
     /// The pasted config.json.
     pub hf: String,
     /// Pasted `vllm bench serve` / `benchmark_serving.py` results to calibrate on; in the URL only when short
@@ -266,6 +268,7 @@ impl Default for PlanState {
             values: [None; 21],
             attention: "mla".into(),
             bits: 4.5,
+            dense_bits: None,
             hf: String::new(),
             measurements: String::new(),
         }
@@ -374,6 +377,10 @@ impl UrlState {
                     Some(b) => s.plan.bits = b,
                     None => warn.push(format!("bits=`{v}` is not one of 4.5, 8, 16; using 4.5")),
                 },
+                "dbits" => match v.parse::<f64>().ok().filter(|b| BITS.iter().any(|(x, _)| x == b)) {
+                    Some(b) => s.plan.dense_bits = Some(b),
+                    None => warn.push(format!("dbits=`{v}` is not one of 4.5, 8, 16; using the experts' bits")),
+                },
                 "hf" => s.plan.hf = v,
                 "meas" => s.plan.measurements = v,
                 key if PLAN_FIELDS.iter().any(|fl| fl.key == key) => {
@@ -439,6 +446,9 @@ impl UrlState {
         }
         if p.bits != 4.5 {
             parts.push(format!("bits={}", trim(p.bits)));
+        }
+        if let Some(b) = p.dense_bits {
+            parts.push(format!("dbits={}", trim(b)));
         }
         for (fl, v) in PLAN_FIELDS.iter().zip(p.values) {
             if let Some(v) = v {
@@ -589,12 +599,12 @@ mod tests {
     #[test]
     fn planner_round_trip_and_nonsense() {
         let hw = vec!["gb300-station".to_string(), "dgx-spark".to_string()];
-        let q = "?view=plan&hw=dgx-spark&src=hf&bits=8&isl=2048&cmax=64&hw_mem=96&hf=%7B%22a%22%3A%201%7D&attn=gqa";
+        let q = "?view=plan&hw=dgx-spark&src=hf&bits=8&dbits=16&isl=2048&cmax=64&hw_mem=96&hf=%7B%22a%22%3A%201%7D&attn=gqa";
         let (s, w) = UrlState::parse_with(q, &models(), &hw);
         assert!(w.is_empty(), "{w:?}");
         assert_eq!(
-            (s.view, s.plan.hardware.as_str(), s.plan.source, s.plan.bits),
-            (View::Plan, "dgx-spark", ModelSource::HfConfig, 8.0)
+            (s.view, s.plan.hardware.as_str(), s.plan.source, s.plan.bits, s.plan.dense_bits),
+            (View::Plan, "dgx-spark", ModelSource::HfConfig, 8.0, Some(16.0))
         );
         assert_eq!(s.plan.hf, "{\"a\": 1}");
         assert_eq!(s.plan.concurrency(), vec![1, 2, 4, 8, 16, 32, 64]);
@@ -605,8 +615,9 @@ mod tests {
         assert_eq!(UrlState::parse_with(&m.to_query(), &models(), &hw).0, m);
         m.plan.measurements = "x".repeat(MEASUREMENTS_URL_MAX + 1);
         assert!(!m.to_query().contains("meas="));
-        let (s, w) = UrlState::parse_with("view=plan&hw=tpu&bits=3&isl=-1&cmax=x&src=zz&attn=ssm", &models(), &hw);
+        let (s, w) =
+            UrlState::parse_with("view=plan&hw=tpu&bits=3&dbits=2&isl=-1&cmax=x&src=zz&attn=ssm", &models(), &hw);
         assert_eq!(s.plan, PlanState::default());
-        assert_eq!(w.len(), 6, "{w:?}");
+        assert_eq!(w.len(), 7, "{w:?}");
     }
 }

@@ -396,6 +396,17 @@ fn planner_plans_presets_forms_and_configs() {
     let pf2 = compute::plan(&b, &f2).expect("form plan 2");
     let tp2 = |p: &sim_core::plan::Plan| p.rows.last().unwrap().get(Mode::Tp2).output_tok_s;
     assert_ne!(tp2(&pf), tp2(&pf2));
+    // NVFP4 experts with BF16 other layers: those layers weigh more and multiply at the BF16 rate, in the form
+    // and in a pasted config alike.
+    let (fd, w) = UrlState::parse_with("view=plan&src=form&dbits=16", &models, &hw);
+    assert!(w.is_empty(), "{w:?}");
+    let (m4, m16) =
+        (compute::plan_run(&b, &f).unwrap().scenario.model, compute::plan_run(&b, &fd).unwrap().scenario.model);
+    assert_eq!(
+        (m4.compute_bits, m4.dense_compute_bits, m16.compute_bits, m16.dense_compute_bits),
+        (4.0, 4.0, 4.0, 16.0)
+    );
+    assert!(m16.weight_bytes > m4.weight_bytes && m16.routed_expert_bytes == m4.routed_expert_bytes);
     // A pasted config plans; a broken one is an error message.
     let mut c = f.clone();
     c.plan.source = twotower_app::state::ModelSource::HfConfig;
@@ -404,6 +415,8 @@ fn planner_plans_presets_forms_and_configs() {
         "moe_intermediate_size": 2048, "first_k_dense_replace": 3}"#
         .into();
     assert!(compute::plan(&b, &c).is_ok());
+    c.plan.dense_bits = Some(8.0);
+    assert_eq!(compute::plan_run(&b, &c).unwrap().scenario.model.dense_compute_bits, 8.0);
     c.plan.hf = "{not json".into();
     let e = compute::plan(&b, &c).unwrap_err();
     assert!(e.contains("not valid JSON"), "{e}");

@@ -41,8 +41,14 @@ pub struct ModelDescription {
     /// Parameters in all routed experts together; default: total minus active plus the active experts' share.
     #[serde(default)]
     pub routed_expert_params: Option<f64>,
-    /// Bits per weight as loaded: 4.5 for NVFP4 (with scales), 8 for FP8, 16 for BF16.
+    /// Bits per weight as loaded: 4.5 for NVFP4 (with scales), 8 for FP8, 16 for BF16. With
+    /// `dense_bits_per_weight`, the routed experts' width.
     pub bits_per_weight: f64,
+    /// Bits per weight of every layer outside the routed experts (attention projections, shared experts, dense
+    /// layers, LM head), which NVFP4 checkpoints leave at FP8 or BF16; absent: `bits_per_weight`. It sets those
+    /// layers' bytes and the tensor rate they multiply at.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dense_bits_per_weight: Option<f64>,
     #[serde(default)]
     pub draft_tokens: f64,
     /// Per-token draft acceptance, 0..1. Default 0.7.
@@ -63,6 +69,18 @@ pub struct ModelDescription {
     pub indexer_heads: Option<f64>,
     #[serde(default)]
     pub indexer_head_dim: Option<f64>,
+}
+
+/// The tensor precision weights of `bits` per weight compute at: 4-bit formats (with their scales) at FP4,
+/// 8-bit at FP8, wider at BF16.
+fn compute_bits_of(bits: f64) -> f64 {
+    if bits <= 5.0 {
+        4.0
+    } else if bits <= 8.0 {
+        8.0
+    } else {
+        16.0
+    }
 }
 
 fn two() -> f64 {
@@ -88,6 +106,10 @@ impl ModelDescription {
         pos("layers", self.layers)?;
         pos("hidden_size", self.hidden_size)?;
         pos("bits_per_weight", self.bits_per_weight)?;
+        let dense_bits = match self.dense_bits_per_weight {
+            Some(b) => pos("dense_bits_per_weight", b)?,
+            None => self.bits_per_weight,
+        };
         pos("kv_bytes_per_element", self.kv_bytes_per_element)?;
         if self.active_params > self.total_params {
             return Err("`active_params` exceeds `total_params`".into());
@@ -156,30 +178,22 @@ impl ModelDescription {
             0.0
         };
         let experts = experts.min(self.total_params);
-        let compute_bits = if self.bits_per_weight <= 5.0 {
-            4.0
-        } else if self.bits_per_weight <= 8.0 {
-            8.0
-        } else {
-            16.0
-        };
+        let dense_bytes = dense_bits / 8.0;
         // One draft pass reads about one layer's active weights plus the LM head.
         let per_layer_active =
             (self.active_params - 2.0 * self.hidden_size * 150_000.0).max(self.active_params * 0.5) / self.layers;
         Ok(ModelSpec {
             id: self.id.clone(),
             name: self.name.clone().unwrap_or_else(|| self.id.clone()),
-            weight_bytes: self.total_params * bytes,
+            weight_bytes: experts * bytes + (self.total_params - experts) * dense_bytes,
             routed_expert_bytes: experts * bytes,
             active_params: self.active_params,
             layers: self.layers,
             hidden_size: self.hidden_size,
             routed_experts: self.routed_experts,
             experts_per_token: self.experts_per_token,
-            // The tensor precision the weights compute at: 4-bit formats at FP4, 8-bit at FP8, wider at BF16. A
-            // description gives one precision for every layer.
-            compute_bits,
-            dense_compute_bits: compute_bits,
+            compute_bits: compute_bits_of(self.bits_per_weight),
+            dense_compute_bits: compute_bits_of(dense_bits),
             kv_bytes_per_token: kv_per_token,
             kv_split_under_tp: self.attention == "gqa",
             pinned_cpu_bytes: 0.0,
@@ -270,6 +284,7 @@ impl ModelDescription {
             experts_per_token: top_k,
             routed_expert_params: (experts > 0.0).then_some(routed),
             bits_per_weight,
+            dense_bits_per_weight: None,
             // A config with MTP layers drafts one token per layer unless the engine is told otherwise.
             draft_tokens: draft,
             draft_acceptance: 0.7,
@@ -302,6 +317,25 @@ mod tests {
         let s = d.to_spec().expect("spec");
         assert_eq!(s.kv_bytes_per_token, 61.0 * 576.0 * 2.0);
         assert!(!s.kv_split_under_tp);
+    }
+
+    #[test]
+    fn an_nvfp4_description_keeps_its_other_layers_at_their_own_width() {
+        let mut d = ModelDescription::from_hf_config("v3", V3, 4.5).expect("parse");
+        let all_fp4 = d.to_spec().expect("spec");
+        assert_eq!((all_fp4.compute_bits, all_fp4.dense_compute_bits), (4.0, 4.0));
+        d.dense_bits_per_weight = Some(8.0);
+        let mixed = d.to_spec().expect("spec");
+        assert_eq!((mixed.compute_bits, mixed.dense_compute_bits), (4.0, 8.0));
+        assert_eq!(mixed.routed_expert_bytes, all_fp4.routed_expert_bytes);
+        let dense_params = d.total_params - all_fp4.routed_expert_bytes * 8.0 / 4.5;
+        let grown = mixed.weight_bytes - all_fp4.weight_bytes;
+        assert!((grown - dense_params * (8.0 - 4.5) / 8.0).abs() < 1e-3 * grown, "{grown}");
+        // The routed experts' share of the active parameters is the same either way (37B active, ~24B routed).
+        assert!((mixed.routed_active_params() - all_fp4.routed_active_params()).abs() < 1.0);
+        assert!(mixed.routed_active_params() > 0.5 * d.active_params && mixed.routed_active_params() < d.active_params);
+        d.dense_bits_per_weight = Some(-1.0);
+        assert!(d.to_spec().is_err());
     }
 
     #[test]

@@ -150,6 +150,14 @@ fn describe_model_reads_a_config_json() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     let total = v["describe"]["total_params"].as_f64().expect("total");
     assert!((25e9..35e9).contains(&total), "Qwen3-30B-A3B's config, got {total}");
+    assert!(v["describe"].get("dense_bits_per_weight").is_none(), "one width for every layer unless told");
+    let mixed = bin().args(["describe-model", "--bits", "4.5", "--dense-bits", "16"]).arg(&cfg).output().expect("run");
+    assert!(mixed.status.success(), "{}", String::from_utf8_lossy(&mixed.stderr));
+    let m: serde_json::Value = serde_json::from_slice(&mixed.stdout).expect("json");
+    assert_eq!(m["describe"]["dense_bits_per_weight"].as_f64(), Some(16.0));
+    let nonsense = bin().args(["describe-model", "--dense-bits", "0"]).arg(&cfg).output().expect("run");
+    assert_eq!(nonsense.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&nonsense.stderr).contains("dense_bits_per_weight"));
     std::fs::write(&cfg, "{\"hidden_size\": 4096").expect("write");
     let bad = bin().args(["describe-model"]).arg(&cfg).output().expect("run");
     assert_eq!(bad.status.code(), Some(2));

@@ -140,6 +140,7 @@ fn a_bf16_model_computes_at_the_bf16_rate() {
         experts_per_token: 0.0,
         routed_expert_params: None,
         bits_per_weight: 16.0,
+        dense_bits_per_weight: None,
         draft_tokens: 0.0,
         draft_acceptance: 0.0,
         attention_heads: None,

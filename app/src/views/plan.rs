@@ -170,6 +170,19 @@ pub fn PlanControls(
                         view! { <option value=b.to_string() prop:selected=move || st.with(|s| s.plan.bits == b)>{*label}</option> }
                     }).collect_view()}
                 </select>
+                // NVFP4 checkpoints quantise the routed experts only: attention, shared experts and the LM head
+                // stay FP8 or BF16, with their bytes and their slower tensor rate.
+                <label for="plan-dense-bits">"Bits of the other layers"</label>
+                <select id="plan-dense-bits" on:change=move |ev| {
+                    let b = event_target_value(&ev).parse::<f64>().ok();
+                    st.update(|s| s.plan.dense_bits = b);
+                }>
+                    <option value="same" prop:selected=move || st.with(|s| s.plan.dense_bits.is_none())>"as the experts"</option>
+                    {BITS.iter().map(|(b, label)| {
+                        let b = *b;
+                        view! { <option value=b.to_string() prop:selected=move || st.with(|s| s.plan.dense_bits == Some(b))>{*label}</option> }
+                    }).collect_view()}
+                </select>
             </div>
             <div class="model-form" class:hidden=move || source() != ModelSource::Form>
                 {fields(pf::TOTAL..pf::KV_HEADS)}

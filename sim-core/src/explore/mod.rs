@@ -98,8 +98,9 @@ pub enum ModelChoice {
     Report(String),
     /// A few numbers describing a model.
     Described(ModelDescription),
-    /// A Hugging Face `config.json` and the bits per weight it is served at.
-    HfConfig { text: String, bits_per_weight: f64 },
+    /// A Hugging Face `config.json`, the bits per weight its routed experts (or all its layers) are served at,
+    /// and optionally the other layers' bits (`ModelDescription::dense_bits_per_weight`).
+    HfConfig { text: String, bits_per_weight: f64, dense_bits_per_weight: Option<f64> },
 }
 
 /// The planner's question: a hardware preset with its fields changed, a model, one workload, the concurrency
@@ -346,11 +347,13 @@ impl Workspace {
                 self.scenarios.get(id).map(|s| s.model.clone()).ok_or_else(|| format!("unknown model `{id}`"))?
             }
             ModelChoice::Described(d) => d.to_spec()?,
-            ModelChoice::HfConfig { text, bits_per_weight } => {
+            ModelChoice::HfConfig { text, bits_per_weight, dense_bits_per_weight } => {
                 if text.trim().is_empty() {
                     return Err("paste a Hugging Face config.json into the box".into());
                 }
-                ModelDescription::from_hf_config("pasted-config", text, *bits_per_weight)?.to_spec()?
+                let mut d = ModelDescription::from_hf_config("pasted-config", text, *bits_per_weight)?;
+                d.dense_bits_per_weight = *dense_bits_per_weight;
+                d.to_spec()?
             }
         };
         let mut scenario = Scenario {

@@ -130,6 +130,10 @@ enum Command {
         /// Bits per weight as loaded: 4.5 for NVFP4, 8 for FP8, 16 for BF16.
         #[arg(long, default_value_t = 16.0)]
         bits: f64,
+        /// Bits per weight of the layers outside the routed experts, when they differ (an NVFP4 checkpoint keeps
+        /// attention, shared experts and the LM head at 8 or 16).
+        #[arg(long)]
+        dense_bits: Option<f64>,
     },
     /// Write the JSON Schema of every kind of dataset file (sweep.json, model.json, ...) into a directory:
     /// what `data/schema/` ships and each data file names by "$schema".
@@ -346,7 +350,7 @@ fn run(cmd: Command, out: &mut Out) -> Result<ExitCode, CliError> {
             out.line(&render::json(&cal.file));
             Ok(ExitCode::SUCCESS)
         }
-        Command::DescribeModel { config, id, bits } => {
+        Command::DescribeModel { config, id, bits, dense_bits } => {
             let text = read_text(&config)?;
             let id = id.unwrap_or_else(|| {
                 config
@@ -355,8 +359,9 @@ fn run(cmd: Command, out: &mut Out) -> Result<ExitCode, CliError> {
                     .map(|n| n.to_string_lossy().into_owned())
                     .unwrap_or_else(|| "model".into())
             });
-            let d = sim_core::describe::ModelDescription::from_hf_config(&id, &text, bits)
+            let mut d = sim_core::describe::ModelDescription::from_hf_config(&id, &text, bits)
                 .map_err(|e| CliError::Usage(format!("{}: {e}", config.display())))?;
+            d.dense_bits_per_weight = dense_bits;
             d.to_spec().map_err(|e| CliError::Usage(format!("{}: {e}", config.display())))?;
             out.line(&render::json(&serde_json::json!({ "describe": d })));
             Ok(ExitCode::SUCCESS)
