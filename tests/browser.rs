@@ -52,7 +52,9 @@ use std::time::Instant;
 /// Then 454 KiB (464,383 bytes): scripts/build-app.sh rebuilds std with the bundle's size settings and its
 /// `optimize_for_size` algorithms (-15.4 KB) and builds with `-Cpanic=immediate-abort` (no panic messages,
 /// locations or formatting in the bundle, -17.6 KB).
-const BUDGET_GZIP_BYTES: u64 = 455 * 1024;
+/// Then 455 KiB (466,264 bytes): the planner's "Bits of the other layers" control and the step's compute per
+/// precision and per kernel put 1.9 KB on; the budget moves by that, 455 -> 456 KiB.
+const BUDGET_GZIP_BYTES: u64 = 456 * 1024;
 
 /// The default page's throughput chart for one model and the 8192/1024 workload (index 1 of the workload picker).
 const MINIMAX_LONG: &str = "?model=minimax-m3&workload=8192-1024";
