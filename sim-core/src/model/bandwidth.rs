@@ -72,6 +72,11 @@ impl Placement {
     pub fn hbm_weight_bytes(&self) -> f64 {
         self.dense_bytes_hbm + self.expert_bytes_hbm
     }
+
+    /// Routed-expert bytes of this GPU wherever they live (HBM, spilled, pinned).
+    pub fn expert_bytes(&self) -> f64 {
+        self.expert_bytes_hbm + self.expert_bytes_spilled + self.expert_bytes_pinned
+    }
 }
 
 /// Per-GPU (dense, routed-expert) bytes a host pin moves to CPU memory, given the GPU's dense and expert bytes.
@@ -143,7 +148,7 @@ pub fn expert_touch_fraction(model: &ModelSpec, tokens: f64, routing_share: f64)
 /// Shares of a step's weight multiplies whose weights live in CPU memory: (routed-expert, dense). A routed
 /// share follows the routing `step_reads` gives the spilled and pinned experts, so mass is conserved.
 pub fn host_compute_shares(p: &Placement, spilled_routing_share: f64) -> (f64, f64) {
-    let experts = p.expert_bytes_hbm + p.expert_bytes_spilled + p.expert_bytes_pinned;
+    let experts = p.expert_bytes();
     let routed = if experts > 0.0 {
         (spilled_routing_share.max(0.0) * p.expert_bytes_spilled + p.expert_bytes_pinned) / experts
     } else {
@@ -172,7 +177,7 @@ pub fn step_reads(
     kv_read_bytes: f64,
     spilled_routing_share: f64,
 ) -> StepReads {
-    let experts = p.expert_bytes_hbm + p.expert_bytes_spilled + p.expert_bytes_pinned;
+    let experts = p.expert_bytes();
     let spilled_share = if experts > 0.0 { p.expert_bytes_spilled / experts } else { 0.0 };
     let pinned_share = if experts > 0.0 { p.expert_bytes_pinned / experts } else { 0.0 };
     let s = spilled_routing_share.max(0.0);
@@ -242,9 +247,27 @@ mod tests {
         (a - b).abs() <= 1e-6 * a.abs().max(b.abs()).max(1.0)
     }
 
+    /// One GPU's engine for `m` on `hw`, without links and drafts.
+    fn lone_engine<'a>(
+        m: &'a ModelSpec,
+        hw: &'a HardwareSpec,
+        k: &'a Coefficients,
+    ) -> crate::model::batching::Engine<'a> {
+        crate::model::batching::Engine {
+            model: m,
+            hw,
+            k,
+            placement: place(m, hw, 1.0, k),
+            allreduce_bytes_per_sec: f64::INFINITY,
+            allreduce_latency_s: 0.0,
+            acceptance: 0.0,
+            spilled_routing_share: 1.0,
+        }
+    }
+
     #[test]
     fn an_nvfp4_checkpoint_multiplies_its_dense_layers_at_their_own_rate() {
-        use crate::model::batching::{Engine, StepLoad};
+        use crate::model::batching::StepLoad;
         // 80 GB of FP4 experts (4.5 stored bits): 142.2B routed parameters, 4 of 64 per token = 8.9B of the 10B
         // active; the other 1.1B multiply at FP8 in the mixed checkpoint.
         let (mut m, mut hw) = case(200.0);
@@ -256,17 +279,7 @@ mod tests {
         assert!(close(m.routed_active_params(), routed), "{}", m.routed_active_params());
         let k = Coefficients::default();
         let compute = |m: &ModelSpec| {
-            let e = Engine {
-                model: m,
-                hw: &hw,
-                k: &k,
-                placement: place(m, &hw, 1.0, &k),
-                allreduce_bytes_per_sec: f64::INFINITY,
-                allreduce_latency_s: 0.0,
-                acceptance: 0.0,
-                spilled_routing_share: 1.0,
-            };
-            e.step(&StepLoad { prefill_tokens: 4096.0, ..StepLoad::default() }).compute_s
+            lone_engine(m, &hw, &k).step(&StepLoad { prefill_tokens: 4096.0, ..StepLoad::default() }).compute_s
         };
         let all_fp4 = compute(&m);
         assert!(close(all_fp4, 2.0 * 10e9 * 4096.0 / 8e15 / k.compute_efficiency), "{all_fp4}");
@@ -279,21 +292,11 @@ mod tests {
 
     #[test]
     fn weights_in_cpu_memory_keep_their_multiplies_off_the_hbm_roofline() {
-        use crate::model::batching::{Engine, StepLoad};
+        use crate::model::batching::StepLoad;
         let k = Coefficients::default();
         let step = |hbm: f64, load: &StepLoad| {
             let (m, hw) = case(hbm);
-            let e = Engine {
-                model: &m,
-                hw: &hw,
-                k: &k,
-                placement: place(&m, &hw, 1.0, &k),
-                allreduce_bytes_per_sec: f64::INFINITY,
-                allreduce_latency_s: 0.0,
-                acceptance: 0.0,
-                spilled_routing_share: 1.0,
-            };
-            e.step(load)
+            lone_engine(&m, &hw, &k).step(load)
         };
         for tokens in [1.0, 64.0, 2048.0, 16384.0] {
             let load = StepLoad { prefill_tokens: tokens, ..StepLoad::default() };
