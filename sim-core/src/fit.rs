@@ -6,7 +6,7 @@
 //! `calibrate_team`). Flagged points (dips, other checkpoints, capped or rate-limited runs) never enter.
 
 use crate::dataset::MeasuredPoint;
-use crate::model::{predict, Coefficients};
+use crate::model::{predict, Coefficients, EngineSettings};
 use crate::scenario::Scenario;
 use crate::Mode;
 use serde::Serialize;
@@ -307,7 +307,21 @@ pub fn fit_from(
     set: FitSet,
     prior_weight: f64,
 ) -> Calibration {
-    fit_fixing(base, scenarios, points, set, prior_weight, &[])
+    fit_fixing(base, scenarios, points, set, prior_weight, &[], &BTreeMap::new())
+}
+
+/// `fit_from` over points of several engine builds: each scenario's points are predicted with the fitted
+/// coefficients under its own build's `EngineSettings` (keyed by scenario id; a scenario without an entry
+/// takes `base`'s), so one fit shares what the builds have in common (efficiencies, overheads) and never
+/// what each states for itself (admission, memory shares). Calibration's coefficients carry `base`'s settings.
+pub fn fit_across_engines(
+    base: &Coefficients,
+    scenarios: &BTreeMap<String, Scenario>,
+    points: &[MeasuredPoint],
+    prior_weight: f64,
+    settings: &BTreeMap<String, EngineSettings>,
+) -> Calibration {
+    fit_fixing(base, scenarios, points, FitSet::All, prior_weight, &[], settings)
 }
 
 /// `fit_from`, with the draft acceptance of the models in `fixed_acceptance` held at `base`'s value instead
@@ -319,7 +333,12 @@ fn fit_fixing(
     set: FitSet,
     prior_weight: f64,
     fixed_acceptance: &[String],
+    settings: &BTreeMap<String, EngineSettings>,
 ) -> Calibration {
+    // The coefficients a point is predicted with: the fitted ones under its build's settings, if it has any.
+    let own = |k: &Coefficients, scenario: &str| -> Option<Coefficients> {
+        settings.get(scenario).filter(|st| !st.is_empty()).map(|st| st.applied_to(k))
+    };
     let used: Vec<&MeasuredPoint> =
         points.iter().filter(|p| set.includes(p) && scenarios.contains_key(&p.scenario)).collect();
     let mut models: Vec<String> = used.iter().map(|p| p.model.clone()).collect();
@@ -335,7 +354,8 @@ fn fit_fixing(
         .filter(|p| {
             let s = &scenarios[&p.scenario];
             let tp = if p.mode == Mode::Tp2 { 2.0 } else { 1.0 } * s.hardware.gpus.max(1.0);
-            crate::model::bandwidth::place(&s.model, &s.hardware, tp, &base).spilled_bytes() > 0.0
+            let k = own(&base, &p.scenario);
+            crate::model::bandwidth::place(&s.model, &s.hardware, tp, k.as_ref().unwrap_or(&base)).spilled_bytes() > 0.0
         })
         .map(|p| p.model.clone())
         .collect();
@@ -368,8 +388,21 @@ fn fit_fixing(
         let mut x = x.to_vec();
         hold(&mut x);
         let k = decode(&x, &base, &models, &spilling);
-        let sum: f64 =
-            used.iter().map(|p| robust_loss(log_error(model(&scenarios[&p.scenario], &k, p), p.output_tok_s))).sum();
+        // Points come grouped by scenario: lay a build's settings over `k` once per run of its points.
+        let mut laid: Option<(&str, Coefficients)> = None;
+        let sum: f64 = used
+            .iter()
+            .map(|p| {
+                if settings.contains_key(&p.scenario) && laid.as_ref().is_none_or(|(id, _)| *id != p.scenario) {
+                    laid = own(&k, &p.scenario).map(|ks| (p.scenario.as_str(), ks));
+                }
+                let kp = match &laid {
+                    Some((id, ks)) if *id == p.scenario => ks,
+                    _ => &k,
+                };
+                robust_loss(log_error(model(&scenarios[&p.scenario], kp, p), p.output_tok_s))
+            })
+            .sum();
         // A weak pull toward the priors keeps coefficients the points cannot see from drifting.
         let reg: f64 =
             x.iter().zip(encode(&base, &models, &spilling, &priors)).map(|(a, b)| (a - b).powi(2)).sum::<f64>()
@@ -425,8 +458,10 @@ fn fit_fixing(
     let rms = (used
         .iter()
         .map(|p| {
+            let kp = own(&k, &p.scenario);
             log_error(
-                predict(&scenarios[&p.scenario], &k, p.mode, p.isl, p.osl, p.concurrency).output_tok_s,
+                predict(&scenarios[&p.scenario], kp.as_ref().unwrap_or(&k), p.mode, p.isl, p.osl, p.concurrency)
+                    .output_tok_s,
                 p.output_tok_s,
             )
             .powi(2)
@@ -485,7 +520,9 @@ pub fn calibrate_team(
         base.acceptance.insert(s.model.id.clone(), m.per_token);
         fixed.push(s.model.id.clone());
     }
-    let coefficients = fit_fixing(&base, &scenarios, &points, FitSet::Single, TEAM_PRIOR_WEIGHT, &fixed).coefficients;
+    let coefficients =
+        fit_fixing(&base, &scenarios, &points, FitSet::Single, TEAM_PRIOR_WEIGHT, &fixed, &BTreeMap::new())
+            .coefficients;
     let apes: Vec<f64> = points
         .iter()
         .map(|p| {

@@ -53,3 +53,33 @@ fn sensitivity_moves_with_the_link_latency() {
     let p = &r.predictive_median;
     assert!((p[0] - p[1]).abs() > 1.0 && (p[2] - p[1]).abs() > 1.0, "{p:?}");
 }
+
+#[test]
+fn each_build_is_fitted_and_judged_under_what_its_profile_states() {
+    // NIM's profile states TensorRT-LLM's admission and inherits vllm-generic's memory shares: the protocol's
+    // `fitted` question must be the fit a profile of that build gets, started from those settings, not from
+    // vLLM's defaults (which preempt where TensorRT-LLM queues).
+    let ws = workspace();
+    let dataset = "nvidia-nim-h100";
+    let points: Vec<_> = ws.points().iter().filter(|p| p.dataset == dataset && !p.is_flagged()).cloned().collect();
+    assert!(!points.is_empty());
+    let engine = &ws.scenarios[&points[0].scenario].engine;
+    let settings = ws.engine_settings(engine);
+    assert!(!settings.is_empty(), "{engine} states its admission");
+    let base = settings.applied_to(&sim_core::model::Coefficients::default());
+    assert_eq!(base.admission, sim_core::model::Admission::GuaranteedNoEvict);
+    let cal = sim_core::fit::fit_from(&base, &ws.scenarios, &points, sim_core::fit::FitSet::All, 1e-3);
+    let own = sim_core::report::build_for(&ws.scenarios, &points, cal, &|_| true, &Default::default());
+    let apes: Vec<f64> =
+        own.rows.iter().filter(|r| r.role == sim_core::report::PointRole::Fitted).map(|r| r.ape).collect();
+    let expected = sim_core::stats::ErrorStats::of(&apes).expect("fitted error");
+    let row = ws
+        .protocol()
+        .into_iter()
+        .find(|r| r.dataset == dataset && r.question == Question::Fitted)
+        .and_then(|r| r.error)
+        .expect("protocol row");
+    assert_eq!(row.n, expected.n);
+    assert!((row.median_ape - expected.median_ape).abs() < 1e-9, "{row:?} vs {expected:?}");
+    assert!((row.p90_ape - expected.p90_ape).abs() < 1e-9, "{row:?} vs {expected:?}");
+}

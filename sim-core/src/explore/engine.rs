@@ -9,7 +9,7 @@ use super::Workspace;
 use crate::dataset::schema::{EngineFile, HardwareFile, Quantity, DEFAULT_ENGINE, REPORT_DATASET};
 use crate::dataset::MeasuredPoint;
 use crate::fit::{fit_from, FitSet};
-use crate::model::Coefficients;
+use crate::model::{Coefficients, EngineSettings};
 use crate::scenario::Scenario;
 use serde::Serialize;
 use std::sync::Arc;
@@ -123,6 +123,28 @@ impl Workspace {
             how = format!("{how}; on this machine: {}", practical_efficiencies(&mut k, hw, &s.hardware.id).join("; "));
         }
         Ok((k, how))
+    }
+
+    /// What engine build `engine` states for itself rather than fits: its profile's admission policy and given
+    /// settings (memory shares, chunk, block size, sequence cap), inherited along `based_on` (the nearest
+    /// profile's word wins). Empty for an id the dataset has no file of; a `based_on` cycle stops where it
+    /// closes (`engine` reports it).
+    pub fn engine_settings(&self, engine: &str) -> EngineSettings {
+        let mut chain: Vec<&EngineFile> = Vec::new();
+        let mut next = Some(engine);
+        while let Some(f) = next.and_then(|id| self.dataset.engines.get(id)) {
+            if chain.iter().any(|c| c.id == f.id) {
+                break;
+            }
+            chain.push(f);
+            next = f.based_on.as_deref();
+        }
+        let mut settings = EngineSettings::default();
+        for f in chain.iter().rev() {
+            let given = f.coefficients.iter().filter_map(|(name, q)| q.si().map(|v| (name.clone(), v)));
+            settings.state(f.admission.as_ref().map(|a| a.policy), given);
+        }
+        settings
     }
 
     /// Every engine profile of the dataset, fitted, in id order (a profile that cannot be built is an error
@@ -302,6 +324,37 @@ mod tests {
             );
         }
         assert!(p.iter().zip(&q).any(|(a, b)| a.output_tok_s < b.output_tok_s * 0.99), "the benchmarks lower it");
+    }
+
+    #[test]
+    fn engine_settings_follow_based_on_and_leave_fitted_coefficients_alone() {
+        // A build that states only its admission inherits its parent's memory shares; an efficiency its
+        // parent gives is where a fit starts, not a setting.
+        let parent = r#"{"schema_version": 2, "kind": "engine", "id": "parent", "name": "p",
+            "coefficients": {
+              "hbm_reserve_fraction": {"value": 0.2, "unit": "1", "basis": "assumed", "reason": "r"},
+              "max_num_seqs": {"value": 64, "unit": "1", "basis": "assumed", "reason": "r"},
+              "hbm_efficiency": {"value": 0.5, "unit": "1", "basis": "assumed", "reason": "r"}}}"#;
+        let child = r#"{"schema_version": 2, "kind": "engine", "id": "child", "name": "c", "based_on": "parent",
+            "admission": {"policy": "guaranteed_no_evict", "basis": "assumed", "reference": "r"},
+            "coefficients": {
+              "max_num_seqs": {"value": 128, "unit": "1", "basis": "assumed", "reason": "r"}}}"#;
+        let files = [
+            ("sources.json", include_str!("../../../data/sources.json").to_string()),
+            ("engines/parent.json", parent.to_string()),
+            ("engines/child.json", child.to_string()),
+        ];
+        let files: Vec<SourceText> =
+            files.into_iter().map(|(path, text)| SourceText { path: path.into(), text }).collect();
+        let ws = Workspace::load(&files, None);
+        let fitted = Coefficients { hbm_efficiency: 0.9, compute_efficiency: 0.6, ..Default::default() };
+        let k = ws.engine_settings("child").applied_to(&fitted);
+        assert_eq!(k.admission, crate::model::Admission::GuaranteedNoEvict);
+        assert_eq!((k.hbm_reserve_fraction, k.max_num_seqs), (0.2, 128.0), "inherited, and the child's own wins");
+        assert_eq!((k.hbm_efficiency, k.compute_efficiency), (0.9, 0.6), "fitted values stay the fit's");
+        let p = ws.engine_settings("parent").applied_to(&fitted);
+        assert_eq!((p.admission, p.max_num_seqs), (crate::model::Admission::PreemptNewest, 64.0));
+        assert!(ws.engine_settings("no-such-engine").is_empty());
     }
 
     #[test]

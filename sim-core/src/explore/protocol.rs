@@ -8,13 +8,16 @@
 //! leave_one_out   fit on every other dataset's points       → error on all of its points
 //! ```
 //! Within a dataset, `fitted` and `pair_from_one` fit each engine build (the scenarios that name one engine
-//! profile) apart, as its profile is fitted; `leave_one_out` fits one profile on all other datasets.
+//! profile) apart, as its profile is fitted; `leave_one_out` fits one profile on all other datasets. Every
+//! build keeps what its profile states rather than fits (admission policy, memory shares: `EngineSettings`),
+//! in the fit and in the prediction: leave-one-out shares only the fitted coefficients across builds, as a
+//! user without measurements who names their engine would.
 
 use super::Workspace;
 use crate::dataset::schema::REPORT_DATASET;
 use crate::dataset::MeasuredPoint;
-use crate::fit::{fit_from, FitSet};
-use crate::model::Coefficients;
+use crate::fit::fit_across_engines;
+use crate::model::{Coefficients, EngineSettings};
 use crate::report::{build_for, PointRole};
 use crate::scenario::{apply_override, Scenario};
 use crate::stats::ErrorStats;
@@ -120,11 +123,12 @@ impl Workspace {
     pub fn protocol(&self) -> Vec<ProtocolRow> {
         let points = self.points();
         let base = Coefficients::default();
+        let settings = self.scenario_engine_settings();
         let mut rows = Vec::new();
         let targets = self.dataset.accuracy.as_ref().map(|a| a.protocol.clone()).unwrap_or_default();
         for d in self.datasets() {
             for q in Question::ALL {
-                let mut row = protocol_row(&self.scenarios, points, &base, &d, q);
+                let mut row = protocol_row(&self.scenarios, &settings, points, &base, &d, q);
                 // A dataset's own target wins over one for every dataset (`*`).
                 let t = targets
                     .iter()
@@ -145,6 +149,11 @@ impl Workspace {
             }
         }
         rows
+    }
+
+    /// Each scenario's engine settings, by scenario id.
+    fn scenario_engine_settings(&self) -> BTreeMap<String, EngineSettings> {
+        self.scenarios.iter().map(|(id, s)| (id.clone(), self.engine_settings(&s.engine))).collect()
     }
 
     /// The assumed values the sensitivity table varies: the link's per-call latency, the reserves and the
@@ -193,6 +202,7 @@ impl Workspace {
     /// doubled (two fits per scale: a few seconds for the shipped data in a release build).
     pub fn sensitivity(&self, assumptions: &[Assumption]) -> Vec<SensitivityRow> {
         let points = self.calibration_points();
+        let settings = self.scenario_engine_settings();
         assumptions
             .iter()
             .map(|a| {
@@ -208,7 +218,7 @@ impl Workspace {
                     if scale == 1.0 {
                         row.value = value;
                     }
-                    let (f, p) = headline(&scenarios, &points, &base, REPORT_DATASET);
+                    let (f, p) = headline(&scenarios, &settings, &points, &base, REPORT_DATASET);
                     row.fitted_median.push(f);
                     row.predictive_median.push(p);
                 }
@@ -250,13 +260,14 @@ impl Assumption {
 /// one dataset; NaN where a question has no points.
 fn headline(
     scenarios: &BTreeMap<String, Scenario>,
+    settings: &BTreeMap<String, EngineSettings>,
     points: &[MeasuredPoint],
     base: &Coefficients,
     dataset: &str,
 ) -> (f64, f64) {
     let median = |r: &ProtocolRow| r.error.map_or(f64::NAN, |e| e.median_ape);
-    let fitted = protocol_row(scenarios, points, base, dataset, Question::Fitted);
-    let pair = protocol_row(scenarios, points, base, dataset, Question::PairFromOne);
+    let fitted = protocol_row(scenarios, settings, points, base, dataset, Question::Fitted);
+    let pair = protocol_row(scenarios, settings, points, base, dataset, Question::PairFromOne);
     (median(&fitted), median(&pair))
 }
 
@@ -267,6 +278,7 @@ type PointFilter<'a> = Box<dyn Fn(&MeasuredPoint) -> bool + 'a>;
 /// machine: its pair points are left out of `pair_from_one` (the report lists them per model).
 fn protocol_row(
     scenarios: &BTreeMap<String, Scenario>,
+    settings: &BTreeMap<String, EngineSettings>,
     points: &[MeasuredPoint],
     base: &Coefficients,
     dataset: &str,
@@ -333,9 +345,15 @@ fn protocol_row(
         if train_g.is_empty() || judged_g.is_empty() {
             continue;
         }
-        let cal = fit_from(base, scenarios, &train_g, FitSet::All, PRIOR_WEIGHT);
+        let cal = fit_across_engines(base, scenarios, &train_g, PRIOR_WEIGHT, settings);
         n += cal.points_used;
-        let report = build_for(scenarios, &judged_g, cal, &|p| q == Question::Fitted && fit_on(p), &BTreeMap::new());
+        // Each judged scenario predicts with the fitted coefficients under its own build's settings.
+        let own: BTreeMap<String, Coefficients> = judged_g
+            .iter()
+            .filter_map(|p| settings.get(&p.scenario).filter(|st| !st.is_empty()).map(|st| (p.scenario.clone(), st)))
+            .map(|(id, st)| (id, st.applied_to(&cal.coefficients)))
+            .collect();
+        let report = build_for(scenarios, &judged_g, cal, &|p| q == Question::Fitted && fit_on(p), &own);
         let role = if q == Question::Fitted { PointRole::Fitted } else { PointRole::Predicted };
         apes.extend(report.rows.iter().filter(|r| r.role == role).map(|r| r.ape));
     }

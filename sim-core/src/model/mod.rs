@@ -92,6 +92,58 @@ impl Default for Coefficients {
 
 pub use crate::dataset::schema::{Admission, ENGINE_COEFFICIENTS};
 
+/// The engine coefficients a profile states rather than fits: memory shares, the prefill chunk, the KV block
+/// size and the sequence cap. A fit never frees them (`fit`), so where one fit spans several engine builds
+/// (the accuracy protocol's leave-one-out) each build keeps its own.
+pub const ENGINE_SETTINGS: [&str; 5] =
+    ["hbm_reserve_fraction", "runtime_reserve_fraction", "prefill_chunk_tokens", "kv_block_tokens", "max_num_seqs"];
+
+/// What an engine profile states about how its build runs, apart from what a fit finds: its admission policy
+/// and its given `ENGINE_SETTINGS` values (vLLM's `gpu_memory_utilization` as memory shares, say), following
+/// its `based_on` chain. Laid over fitted coefficients, it gives that build's coefficients.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EngineSettings {
+    admission: Option<Admission>,
+    /// Each `(name, value)` is one of `ENGINE_SETTINGS` with a value `Coefficients::set_named` accepts.
+    values: Vec<(&'static str, f64)>,
+}
+
+impl EngineSettings {
+    /// Takes the admission policy (when stated) and every given value whose name is a setting; fitted
+    /// coefficients a profile gives (the fit's starting points) and unusable values are left out.
+    pub fn state(&mut self, admission: Option<Admission>, given: impl IntoIterator<Item = (String, f64)>) {
+        if admission.is_some() {
+            self.admission = admission;
+        }
+        for (name, v) in given {
+            let Some(setting) = ENGINE_SETTINGS.iter().find(|s| **s == name) else { continue };
+            if Coefficients::default().set_named(setting, v).is_err() {
+                continue;
+            }
+            self.values.retain(|(n, _)| n != setting);
+            self.values.push((setting, v));
+        }
+    }
+
+    /// True when the profile states nothing beyond the defaults' own choices.
+    pub fn is_empty(&self) -> bool {
+        self.admission.is_none() && self.values.is_empty()
+    }
+
+    /// `k` with this build's settings in place of its own.
+    pub fn applied_to(&self, k: &Coefficients) -> Coefficients {
+        let mut out = k.clone();
+        if let Some(a) = self.admission {
+            out.admission = a;
+        }
+        for &(name, v) in &self.values {
+            // Checked in `state`: every name is a setting and every value acceptable.
+            let _ = out.set_named(name, v);
+        }
+        out
+    }
+}
+
 impl Coefficients {
     /// The acceptance to use for a model: fitted if present, else the model card's prior.
     pub fn acceptance_for(&self, model: &crate::spec::ModelSpec) -> f64 {
