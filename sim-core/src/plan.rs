@@ -46,6 +46,70 @@ pub struct PlanPlacement {
     pub placement: Placement,
 }
 
+/// One mode a published sweep measured at a plan's workload and concurrency, and what the plan predicts there.
+#[derive(Debug, Clone, Serialize)]
+pub struct MeasuredMode {
+    pub mode: Mode,
+    pub measured_tok_s: f64,
+    pub predicted_tok_s: f64,
+}
+
+/// What a published sweep of the plan's own setup measured at one of its rows, mode against mode, and whether
+/// the model ranks those modes alike: where they disagree a reader sees the measurement beside the model's
+/// verdict, not only the verdict.
+#[derive(Debug, Clone, Serialize)]
+pub struct PublishedVerdict {
+    /// The dataset (publication) the points belong to.
+    pub dataset: String,
+    pub isl: u32,
+    pub osl: u32,
+    pub concurrency: u32,
+    /// Every mode measured there (unflagged points), fastest measured first.
+    pub modes: Vec<MeasuredMode>,
+    /// The fastest measured mode, and the mode the model puts first among the same modes.
+    pub best_measured: Mode,
+    pub best_predicted: Mode,
+}
+
+impl PublishedVerdict {
+    /// The verdict from `measured` (mode, tok/s) at a plan row: `None` unless two modes or more were measured.
+    pub fn at(dataset: &str, row: &PlanRow, measured: &[(Mode, f64)]) -> Option<PublishedVerdict> {
+        let mut modes: Vec<MeasuredMode> = measured
+            .iter()
+            .map(|&(mode, tok)| MeasuredMode { mode, measured_tok_s: tok, predicted_tok_s: row.get(mode).output_tok_s })
+            .collect();
+        if modes.len() < 2 {
+            return None;
+        }
+        crate::stats::sort_by(&mut modes, |a, b| b.measured_tok_s.total_cmp(&a.measured_tok_s));
+        let best_predicted =
+            modes
+                .iter()
+                .fold((f64::MIN, modes[0].mode), |acc, m| {
+                    if m.predicted_tok_s > acc.0 {
+                        (m.predicted_tok_s, m.mode)
+                    } else {
+                        acc
+                    }
+                })
+                .1;
+        Some(PublishedVerdict {
+            dataset: dataset.to_string(),
+            isl: row.isl,
+            osl: row.osl,
+            concurrency: row.concurrency,
+            best_measured: modes[0].mode,
+            best_predicted,
+            modes,
+        })
+    }
+
+    /// Whether the model ranks the measured modes' winner first too.
+    pub fn agrees(&self) -> bool {
+        self.best_measured == self.best_predicted
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct Plan {
     pub scenario: String,
@@ -57,6 +121,10 @@ pub struct Plan {
     pub reason: String,
     pub placements: Vec<PlanPlacement>,
     pub rows: Vec<PlanRow>,
+    /// Where a published sweep measured this very setup in two modes or more, what it measured against what
+    /// the plan predicts (filled in by `explore::Workspace::plan_of`; empty for a setup nobody measured).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub published: Vec<PublishedVerdict>,
 }
 
 /// A second machine must beat one machine by this share to be recommended over it.
@@ -164,6 +232,7 @@ pub fn plan(s: &Scenario, k: &Coefficients) -> Plan {
             PlanPlacement { mode: Mode::Tp2, placement: two },
         ],
         rows,
+        published: Vec::new(),
     }
 }
 
@@ -227,4 +296,50 @@ pub fn explain(row: &PlanRow, spilled_bytes: f64, better: Mode, router: DpRouter
         (Mode::Single, _) => format!("one machine is enough (bound: {})", bound(Mode::Single)),
     };
     format!("{why}; over one machine: {}", pair_ratios(row))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Bottleneck;
+
+    fn row(predicted: &[(Mode, f64)]) -> PlanRow {
+        let modes = Mode::ALL
+            .iter()
+            .map(|&mode| Prediction {
+                mode,
+                isl: 1024,
+                osl: 128,
+                concurrency: 64,
+                output_tok_s: predicted.iter().find(|(m, _)| *m == mode).map_or(0.0, |p| p.1),
+                ttft_s: 0.0,
+                tpot_s: 0.0,
+                step_s: 0.0,
+                resident_seqs: 0.0,
+                max_resident_seqs: 0.0,
+                bottleneck: Bottleneck::HbmBandwidth,
+                tokens_per_step: 1.0,
+                preemptions_per_request: 0.0,
+                kv_utilization: 0.0,
+                queue_s: 0.0,
+            })
+            .collect();
+        PlanRow { isl: 1024, osl: 128, concurrency: 64, modes, best: Mode::Single, gain: 1.0 }
+    }
+
+    #[test]
+    fn a_published_verdict_ranks_the_measured_modes_and_says_where_the_model_disagrees() {
+        // The model's own best mode (PD here) was not measured: the model is judged among the measured modes.
+        let r = row(&[(Mode::Single, 350.0), (Mode::Tp2, 630.0), (Mode::Dp2, 460.0), (Mode::Pd, 700.0)]);
+        let v = PublishedVerdict::at("d", &r, &[(Mode::Single, 356.0), (Mode::Tp2, 478.0), (Mode::Dp2, 508.0)])
+            .expect("three modes measured");
+        let order: Vec<Mode> = v.modes.iter().map(|m| m.mode).collect();
+        assert_eq!(order, vec![Mode::Dp2, Mode::Tp2, Mode::Single], "fastest measured first");
+        assert_eq!((v.best_measured, v.best_predicted), (Mode::Dp2, Mode::Tp2));
+        assert!(!v.agrees());
+        assert_eq!(v.modes[0].predicted_tok_s, 460.0, "each measured mode carries the plan's prediction");
+        let same = PublishedVerdict::at("d", &r, &[(Mode::Single, 356.0), (Mode::Tp2, 478.0)]).expect("two modes");
+        assert!(same.agrees());
+        assert!(PublishedVerdict::at("d", &r, &[(Mode::Tp2, 478.0)]).is_none(), "one mode is no comparison");
+    }
 }

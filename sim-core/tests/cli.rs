@@ -194,3 +194,26 @@ fn engine_profiles_are_listed_and_selectable() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown engine profile `nope`"));
 }
+
+/// A plan of a setup a publication measured puts the measurement beside the model: at the top of the range the
+/// measured modes ranked by the published numbers (the DGX Spark sweep's two copies, TP2 and one machine at 64
+/// clients), in the JSON as in the text; a setup nobody measured carries none.
+#[test]
+fn a_plan_of_a_measured_setup_shows_what_was_measured() {
+    let scenario = data().join("scenarios/kubis-gemma-4-26b-a4b-dgx-spark.json");
+    let text = bin().arg("plan").arg(&scenario).output().expect("run");
+    assert!(text.status.success(), "{}", String::from_utf8_lossy(&text.stderr));
+    let text = String::from_utf8(text.stdout).expect("utf8");
+    let line = text.lines().find(|l| l.starts_with("published (kubis-dgx-spark) at 1024/128, 64 clients:"));
+    let line = line.unwrap_or_else(|| panic!("no published line at 64 clients:\n{text}"));
+    assert!(line.contains("dp2 508.1 > tp2 477.8 > single 355.7 tok/s measured"), "{line}");
+    let json = bin().arg("plan").arg(&scenario).args(["--format", "json"]).output().expect("run");
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).expect("json");
+    let top = v["published"].as_array().expect("published").iter().find(|p| p["concurrency"] == 64).expect("at 64");
+    assert_eq!(top["best_measured"], "dp2");
+    assert_eq!(top["modes"].as_array().map(Vec::len), Some(3));
+    let elsewhere = data().join("scenarios/plan-minimax-m3-h200-sxm.json");
+    let none = bin().arg("plan").arg(&elsewhere).args(["--format", "json"]).output().expect("run");
+    let v: serde_json::Value = serde_json::from_slice(&none.stdout).expect("json");
+    assert!(v.get("published").is_none(), "nobody measured MiniMax-M3 on H200");
+}

@@ -195,6 +195,33 @@ impl Workspace {
         &self.points
     }
 
+    /// The planner's answer for `run`, with what the published sweeps of that very scenario measured beside
+    /// it (`Plan::published`): at each row where two modes or more were measured, the modes ranked by the
+    /// measurement against the plan's predictions. The CLI's `plan` asks this.
+    pub fn plan_of(&self, run: &ScenarioRun) -> Plan {
+        let mut plan = run.plan();
+        for row in &plan.rows {
+            let at_row = |p: &&MeasuredPoint| {
+                p.scenario == run.scenario.id
+                    && !p.is_flagged()
+                    && (p.isl, p.osl, p.concurrency) == (row.isl, row.osl, row.concurrency)
+            };
+            let mut datasets: Vec<&str> = self.points.iter().filter(at_row).map(|p| p.dataset.as_str()).collect();
+            crate::stats::sort(&mut datasets);
+            datasets.dedup();
+            for d in datasets {
+                let measured: Vec<(Mode, f64)> = self
+                    .points
+                    .iter()
+                    .filter(|p| at_row(p) && p.dataset == d)
+                    .map(|p| (p.mode, p.output_tok_s))
+                    .collect();
+                plan.published.extend(crate::plan::PublishedVerdict::at(d, row, &measured));
+            }
+        }
+        plan
+    }
+
     /// The points the engine coefficients are fitted on: the calibration dataset's (the GB300 report's).
     pub fn calibration_points(&self) -> Vec<MeasuredPoint> {
         self.points.iter().filter(|p| p.dataset == REPORT_DATASET).cloned().collect()

@@ -266,7 +266,7 @@ fn run(cmd: Command, out: &mut Out) -> Result<ExitCode, CliError> {
             if let Some(e) = engine {
                 run = ws.with_engine(run, &e).map_err(CliError::Usage)?;
             }
-            let plan = run.plan();
+            let plan = ws.plan_of(&run);
             let note = run.calibration_note();
             if format == Format::Json {
                 out.line(&render::plan_json(&plan, note.as_deref()));

@@ -145,6 +145,32 @@ pub fn plan_summary(plan: &Plan, calibration: Option<&str>) -> Vec<String> {
     }
     out.push(format!("engine: {}", plan.engine));
     out.push(format!("recommended: {} ({})", plan.recommended_mode.name(), plan.reason));
+    // What the published sweeps of this setup measured: every row where the model ranks the measured modes
+    // otherwise, and the top of the range either way (where the recommendation is decided).
+    let top = plan.rows.iter().map(|r| r.concurrency).max();
+    for v in plan.published.iter().filter(|v| !v.agrees() || Some(v.concurrency) == top) {
+        let measured = v
+            .modes
+            .iter()
+            .map(|m| format!("{} {:.1}", m.mode.name(), m.measured_tok_s))
+            .collect::<Vec<_>>()
+            .join(" > ");
+        let predicted = v
+            .modes
+            .iter()
+            .map(|m| format!("{} {:.1}", m.mode.name(), m.predicted_tok_s))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let verdict = if v.agrees() {
+            format!("the model also puts {} first", v.best_predicted.name())
+        } else {
+            format!("the model puts {} first, the measurement {}", v.best_predicted.name(), v.best_measured.name())
+        };
+        out.push(format!(
+            "published ({}) at {}/{}, {} clients: {measured} tok/s measured; predicted {predicted}: {verdict}",
+            v.dataset, v.isl, v.osl, v.concurrency
+        ));
+    }
     out
 }
 
