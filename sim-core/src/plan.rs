@@ -104,9 +104,21 @@ impl PublishedVerdict {
         })
     }
 
-    /// Whether the model ranks the measured modes' winner first too.
+    /// How much faster the measured winner ran than the mode the model puts first (1 when they are the same).
+    pub fn measured_margin(&self) -> f64 {
+        let measured = |mode: Mode| self.modes.iter().find(|m| m.mode == mode).map_or(0.0, |m| m.measured_tok_s);
+        let picked = measured(self.best_predicted);
+        if picked > 0.0 {
+            measured(self.best_measured) / picked
+        } else {
+            f64::INFINITY
+        }
+    }
+
+    /// Whether the measurement bears the model's pick out: the same mode, or one the measurement puts within
+    /// the planner's own margin (`MIN_GAIN`, 5%) of its winner, which a rerun could reorder.
     pub fn agrees(&self) -> bool {
-        self.best_measured == self.best_predicted
+        self.measured_margin() < MIN_GAIN
     }
 }
 
@@ -338,8 +350,13 @@ mod tests {
         assert_eq!((v.best_measured, v.best_predicted), (Mode::Dp2, Mode::Tp2));
         assert!(!v.agrees());
         assert_eq!(v.modes[0].predicted_tok_s, 460.0, "each measured mode carries the plan's prediction");
+        assert!((v.measured_margin() - 508.0 / 478.0).abs() < 1e-12);
         let same = PublishedVerdict::at("d", &r, &[(Mode::Single, 356.0), (Mode::Tp2, 478.0)]).expect("two modes");
         assert!(same.agrees());
+        // The model's pick measured within 5% of the winner: a tie a rerun could reorder, not a disagreement.
+        let tie = PublishedVerdict::at("d", &r, &[(Mode::Tp2, 478.0), (Mode::Dp2, 490.0)]).expect("two modes");
+        assert_eq!((tie.best_measured, tie.best_predicted), (Mode::Dp2, Mode::Tp2));
+        assert!(tie.agrees());
         assert!(PublishedVerdict::at("d", &r, &[(Mode::Tp2, 478.0)]).is_none(), "one mode is no comparison");
     }
 }

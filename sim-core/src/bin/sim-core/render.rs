@@ -161,10 +161,16 @@ pub fn plan_summary(plan: &Plan, calibration: Option<&str>) -> Vec<String> {
             .map(|m| format!("{} {:.1}", m.mode.name(), m.predicted_tok_s))
             .collect::<Vec<_>>()
             .join(", ");
-        let verdict = if v.agrees() {
-            format!("the model also puts {} first", v.best_predicted.name())
+        let (picked, best) = (v.best_predicted.name(), v.best_measured.name());
+        let verdict = if v.best_measured == v.best_predicted {
+            format!("the model also puts {picked} first")
+        } else if v.agrees() {
+            format!("the model puts {picked} first, measured within 5% of {best} (a tie)")
         } else {
-            format!("the model puts {} first, the measurement {}", v.best_predicted.name(), v.best_measured.name())
+            format!(
+                "the model puts {picked} first, the measurement {best} (by {:.0}%)",
+                (v.measured_margin() - 1.0) * 100.0
+            )
         };
         out.push(format!(
             "published ({}) at {}/{}, {} clients: {measured} tok/s measured; predicted {predicted}: {verdict}",
