@@ -307,8 +307,13 @@ pub fn fit_from(
     set: FitSet,
     prior_weight: f64,
 ) -> Calibration {
-    fit_fixing(base, scenarios, points, set, prior_weight, &[], &BTreeMap::new())
+    fit_fixing(base, scenarios, points, set, prior_weight, &[], &|_, _| None)
 }
+
+/// How the points of one scenario (by id) are predicted from the fitted coefficients `k`: `None` takes `k`
+/// itself. Only the protocol's fits across engine builds lay anything over `k`, so a team's calibration (in
+/// the browser too) carries none of that code.
+type ScenarioCoefficients<'a> = &'a dyn Fn(&str, &Coefficients) -> Option<Coefficients>;
 
 /// `fit_from` over points of several engine builds: each scenario's points are predicted with the fitted
 /// coefficients under its own build's `EngineSettings` (keyed by scenario id; a scenario without an entry
@@ -321,7 +326,10 @@ pub fn fit_across_engines(
     prior_weight: f64,
     settings: &BTreeMap<String, EngineSettings>,
 ) -> Calibration {
-    fit_fixing(base, scenarios, points, FitSet::All, prior_weight, &[], settings)
+    let own = |scenario: &str, k: &Coefficients| {
+        settings.get(scenario).filter(|st| !st.is_empty()).map(|st| st.applied_to(k))
+    };
+    fit_fixing(base, scenarios, points, FitSet::All, prior_weight, &[], &own)
 }
 
 /// `fit_from`, with the draft acceptance of the models in `fixed_acceptance` held at `base`'s value instead
@@ -333,12 +341,8 @@ fn fit_fixing(
     set: FitSet,
     prior_weight: f64,
     fixed_acceptance: &[String],
-    settings: &BTreeMap<String, EngineSettings>,
+    own: ScenarioCoefficients,
 ) -> Calibration {
-    // The coefficients a point is predicted with: the fitted ones under its build's settings, if it has any.
-    let own = |k: &Coefficients, scenario: &str| -> Option<Coefficients> {
-        settings.get(scenario).filter(|st| !st.is_empty()).map(|st| st.applied_to(k))
-    };
     let used: Vec<&MeasuredPoint> =
         points.iter().filter(|p| set.includes(p) && scenarios.contains_key(&p.scenario)).collect();
     let mut models: Vec<String> = used.iter().map(|p| p.model.clone()).collect();
@@ -354,7 +358,7 @@ fn fit_fixing(
         .filter(|p| {
             let s = &scenarios[&p.scenario];
             let tp = if p.mode == Mode::Tp2 { 2.0 } else { 1.0 } * s.hardware.gpus.max(1.0);
-            let k = own(&base, &p.scenario);
+            let k = own(&p.scenario, &base);
             crate::model::bandwidth::place(&s.model, &s.hardware, tp, k.as_ref().unwrap_or(&base)).spilled_bytes() > 0.0
         })
         .map(|p| p.model.clone())
@@ -388,19 +392,11 @@ fn fit_fixing(
         let mut x = x.to_vec();
         hold(&mut x);
         let k = decode(&x, &base, &models, &spilling);
-        // Points come grouped by scenario: lay a build's settings over `k` once per run of its points.
-        let mut laid: Option<(&str, Coefficients)> = None;
         let sum: f64 = used
             .iter()
             .map(|p| {
-                if settings.contains_key(&p.scenario) && laid.as_ref().is_none_or(|(id, _)| *id != p.scenario) {
-                    laid = own(&k, &p.scenario).map(|ks| (p.scenario.as_str(), ks));
-                }
-                let kp = match &laid {
-                    Some((id, ks)) if *id == p.scenario => ks,
-                    _ => &k,
-                };
-                robust_loss(log_error(model(&scenarios[&p.scenario], kp, p), p.output_tok_s))
+                let kp = own(&p.scenario, &k);
+                robust_loss(log_error(model(&scenarios[&p.scenario], kp.as_ref().unwrap_or(&k), p), p.output_tok_s))
             })
             .sum();
         // A weak pull toward the priors keeps coefficients the points cannot see from drifting.
@@ -458,7 +454,7 @@ fn fit_fixing(
     let rms = (used
         .iter()
         .map(|p| {
-            let kp = own(&k, &p.scenario);
+            let kp = own(&p.scenario, &k);
             log_error(
                 predict(&scenarios[&p.scenario], kp.as_ref().unwrap_or(&k), p.mode, p.isl, p.osl, p.concurrency)
                     .output_tok_s,
@@ -521,8 +517,7 @@ pub fn calibrate_team(
         fixed.push(s.model.id.clone());
     }
     let coefficients =
-        fit_fixing(&base, &scenarios, &points, FitSet::Single, TEAM_PRIOR_WEIGHT, &fixed, &BTreeMap::new())
-            .coefficients;
+        fit_fixing(&base, &scenarios, &points, FitSet::Single, TEAM_PRIOR_WEIGHT, &fixed, &|_, _| None).coefficients;
     let apes: Vec<f64> = points
         .iter()
         .map(|p| {

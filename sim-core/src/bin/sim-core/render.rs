@@ -5,7 +5,7 @@ use crate::out::Table;
 use sim_core::dataset::MeasuredPoint;
 use sim_core::explore::{FabricAnswer, ProtocolRow, SensitivityRow, StatedRow};
 use sim_core::model::Prediction;
-use sim_core::plan::Plan;
+use sim_core::plan::{MeasuredMode, Plan};
 use sim_core::report::{self, PointRole, Report};
 use sim_core::stats::{ape, ErrorStats};
 use sim_core::Mode;
@@ -149,18 +149,10 @@ pub fn plan_summary(plan: &Plan, calibration: Option<&str>) -> Vec<String> {
     // otherwise, and the top of the range either way (where the recommendation is decided).
     let top = plan.rows.iter().map(|r| r.concurrency).max();
     for v in plan.published.iter().filter(|v| !v.agrees() || Some(v.concurrency) == top) {
-        let measured = v
-            .modes
-            .iter()
-            .map(|m| format!("{} {:.1}", m.mode.name(), m.measured_tok_s))
-            .collect::<Vec<_>>()
-            .join(" > ");
-        let predicted = v
-            .modes
-            .iter()
-            .map(|m| format!("{} {:.1}", m.mode.name(), m.predicted_tok_s))
-            .collect::<Vec<_>>()
-            .join(", ");
+        let list = |tok: fn(&MeasuredMode) -> f64, sep: &str| {
+            v.modes.iter().map(|m| format!("{} {:.1}", m.mode.name(), tok(m))).collect::<Vec<_>>().join(sep)
+        };
+        let (measured, predicted) = (list(|m| m.measured_tok_s, " > "), list(|m| m.predicted_tok_s, ", "));
         let (picked, best) = (v.best_predicted.name(), v.best_measured.name());
         let verdict = if v.best_measured == v.best_predicted {
             format!("the model also puts {picked} first")
