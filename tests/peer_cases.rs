@@ -66,6 +66,16 @@ const WORKLOADS: [(u32, u32); 2] = [(512, 512), (2048, 256)];
 /// Closed-loop client counts.
 const CONCURRENCY: [u32; 3] = [1, 8, 32];
 
+/// Past the KV pool's edge: long prompts at 1.3 to 3.6 times the requests the pool holds (8192/1024: the pool
+/// holds ~50 on the dense case, ~36 on the MoE) and long outputs at 1.1 to 2.4 times (2048/2048: ~114 and
+/// ~81), where both tools preempt by recompute.
+const EDGE_POINTS: [Point; 4] = [
+    Point { isl: 8192, osl: 1024, conc: 64 },
+    Point { isl: 8192, osl: 1024, conc: 128 },
+    Point { isl: 2048, osl: 2048, conc: 128 },
+    Point { isl: 2048, osl: 2048, conc: 192 },
+];
+
 /// Points further apart than this fail (see `crosscheck.rs` for why 10%).
 const TOLERANCE: f64 = 0.10;
 /// Dense model at one client: the two step formulas coincide, so they must agree this closely.
@@ -83,6 +93,11 @@ impl Case {
     /// The case's sweep: every workload at every client count (6 points; 12 over both cases).
     pub fn points(&self) -> Vec<Point> {
         WORKLOADS.iter().flat_map(|&(isl, osl)| CONCURRENCY.iter().map(move |&conc| Point { isl, osl, conc })).collect()
+    }
+
+    /// The case's points past the KV pool's edge (`EDGE_POINTS`).
+    pub fn edge_points(&self) -> Vec<Point> {
+        EDGE_POINTS.to_vec()
     }
 
     /// How far apart (as a fraction) the two tools may be at `p`.
@@ -238,12 +253,28 @@ pub fn inference_lab_config(c: &Case, p: Point) -> Config {
     config
 }
 
-/// Runs one point in inference-lab (a configuration from `inference_lab_config`): output tokens per second.
-pub fn inference_lab_point(c: &Case, config: Config) -> f64 {
+/// `inference_lab_config` with inference-lab's KV pool set to `pool_bytes` (sim-core's pool for the case), so
+/// both tools run out of blocks at the same number of requests.
+pub fn inference_lab_config_with_pool(c: &Case, p: Point, pool_bytes: f64) -> Config {
+    let mut config = inference_lab_config(c, p);
+    config.scheduler.kv_cache_capacity = pool_bytes as u64;
+    config.finalize();
+    config
+}
+
+/// Runs one point in inference-lab: (output tokens per second, preemptions per completed request).
+pub fn inference_lab_run(config: Config) -> (f64, f64) {
     let mut sim = Simulator::new(config, None).expect("simulator");
     sim.run_with_callback(|_| {}).expect("run");
     let summary = sim.summary();
+    let per_request = summary.preemptions.total as f64 / summary.requests.completed.max(1) as f64;
+    (summary.throughput_metrics.output_tokens_per_sec, per_request)
+}
+
+/// Runs one point in inference-lab (a configuration from `inference_lab_config`): output tokens per second.
+pub fn inference_lab_point(c: &Case, config: Config) -> f64 {
+    let (tok_s, preemptions) = inference_lab_run(config);
     // No request was preempted: the KV cache held every client, as it does in sim-core.
-    assert_eq!(summary.preemptions.total, 0, "{}: inference-lab preempted requests", c.id);
-    summary.throughput_metrics.output_tokens_per_sec
+    assert_eq!(preemptions, 0.0, "{}: inference-lab preempted requests", c.id);
+    tok_s
 }

@@ -5,6 +5,7 @@
 //! Run with `cargo bench -p twotower-tests --bench peer`.
 
 #[path = "../peer_cases.rs"]
+#[allow(dead_code)] // the cases past the KV edge are cross-checked, not timed
 mod peer_cases;
 
 use criterion::{criterion_group, criterion_main, Criterion, SamplingMode};

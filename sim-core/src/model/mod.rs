@@ -54,6 +54,13 @@ pub struct Coefficients {
     /// default reserves a request's whole KV before it starts).
     #[serde(default)]
     pub admission: Admission,
+    /// Whether a preempted request's freed blocks stay in the prefix cache until something evicts them, so its
+    /// recompute skips what survives (vLLM V1, `--enable-prefix-caching` on by default). Off, a preemption
+    /// recomputes the whole context, as a scheduler without prefix hits does (inference-lab's synthetic
+    /// requests: the cross-check past the KV pool's edge). Not read from data files: no engine profile here
+    /// turns it off, and the page's bundle keeps no code to read it.
+    #[serde(skip, default = "prefix_caching_on")]
+    pub prefix_caching: bool,
     /// Shared coefficients a fit held at their prior because its points could not tell them apart from
     /// another (`fit`), by name.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -83,6 +90,7 @@ impl Default for Coefficients {
             kv_block_tokens: 16.0,
             max_num_seqs: 256.0,
             admission: Admission::default(),
+            prefix_caching: true,
             held_at_prior: Vec::new(),
             acceptance: Default::default(),
             spilled_routing_share: Default::default(),
@@ -91,6 +99,10 @@ impl Default for Coefficients {
 }
 
 pub use crate::dataset::schema::{Admission, ENGINE_COEFFICIENTS};
+
+fn prefix_caching_on() -> bool {
+    true
+}
 
 /// The engine coefficients a profile states rather than fits: memory shares, the prefill chunk, the KV block
 /// size and the sequence cap. A fit never frees them (`fit`), so where one fit spans several engine builds

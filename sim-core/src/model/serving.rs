@@ -267,8 +267,11 @@ impl<'e, 'a> Machine<'e, 'a> {
         victim.prompt = self.isl + victim.generated;
         let block_tokens = self.e.k.kv_block_tokens.max(1.0);
         let hit = (kv_tokens - block_tokens / 2.0).min(victim.prompt - 1.0).max(0.0);
-        let cached =
-            if self.block_bytes > 0.0 { (self.e.kv_bytes_at(hit) / self.block_bytes).min(victim.blocks) } else { 0.0 };
+        let cached = if self.block_bytes > 0.0 && self.e.k.prefix_caching {
+            (self.e.kv_bytes_at(hit) / self.block_bytes).min(victim.blocks)
+        } else {
+            0.0
+        };
         // Its uncached tail blocks are freed first, so they sit ahead of its cached ones in the queue.
         victim.evict_ahead = self.free_blocks + victim.size * (victim.blocks - cached).max(0.0);
         self.free_blocks += victim.size * victim.blocks;
