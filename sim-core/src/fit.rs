@@ -586,7 +586,20 @@ pub fn nelder_mead(f: &dyn Fn(&[f64]) -> f64, x0: &[f64], step: f64, max_evals: 
 
 #[cfg(test)]
 mod tests {
-    use super::nelder_mead;
+    use super::{nelder_mead, PLAUSIBLE};
+    use crate::model::{ENGINE_COEFFICIENTS, ENGINE_SETTINGS};
+
+    /// Every engine coefficient is either fitted (it has a plausible range) or a setting a profile states
+    /// (`EngineSettings`), never both and never neither: a fit across engine builds shares exactly the first.
+    #[test]
+    fn every_engine_coefficient_is_fitted_or_a_setting() {
+        for name in ENGINE_COEFFICIENTS {
+            let fitted = PLAUSIBLE.iter().any(|p| p.name == name);
+            let setting = ENGINE_SETTINGS.contains(&name);
+            assert!(fitted != setting, "{name}: fitted {fitted}, setting {setting}");
+        }
+        assert_eq!(PLAUSIBLE.len() + ENGINE_SETTINGS.len(), ENGINE_COEFFICIENTS.len());
+    }
 
     #[test]
     fn finds_the_minimum_of_a_bowl() {
