@@ -59,8 +59,9 @@ pub struct MeasuredMode {
 /// verdict, not only the verdict.
 #[derive(Debug, Clone, Serialize)]
 pub struct PublishedVerdict {
-    /// The dataset (publication) the points belong to.
+    /// The dataset (publication) the points belong to, and the scenario (setup) they measured.
     pub dataset: String,
+    pub scenario: String,
     pub isl: u32,
     pub osl: u32,
     pub concurrency: u32,
@@ -69,39 +70,52 @@ pub struct PublishedVerdict {
     /// The fastest measured mode, and the mode the model puts first among the same modes.
     pub best_measured: Mode,
     pub best_predicted: Mode,
+    /// Whether the measurement bears the model's pick out: the same mode, or one the measurement puts within
+    /// the planner's own margin (`MIN_GAIN`, 5%) of its winner, which a rerun could reorder.
+    pub agrees: bool,
 }
 
 impl PublishedVerdict {
     /// The verdict from `measured` (mode, tok/s) at a plan row: `None` unless two modes or more were measured.
-    pub fn at(dataset: &str, row: &PlanRow, measured: &[(Mode, f64)]) -> Option<PublishedVerdict> {
-        let mut modes: Vec<MeasuredMode> = measured
+    pub fn at(dataset: &str, scenario: &str, row: &PlanRow, measured: &[(Mode, f64)]) -> Option<PublishedVerdict> {
+        let modes = measured
             .iter()
             .map(|&(mode, tok)| MeasuredMode { mode, measured_tok_s: tok, predicted_tok_s: row.get(mode).output_tok_s })
             .collect();
+        PublishedVerdict::new((dataset, scenario), (row.isl, row.osl, row.concurrency), modes)
+    }
+
+    /// The verdict over `modes` a (dataset, scenario) measured at one (ISL, OSL, concurrency): `None` unless
+    /// there are two or more.
+    pub fn new(
+        (dataset, scenario): (&str, &str),
+        (isl, osl, concurrency): (u32, u32, u32),
+        mut modes: Vec<MeasuredMode>,
+    ) -> Option<Self> {
         if modes.len() < 2 {
             return None;
         }
         crate::stats::sort_by(&mut modes, |a, b| b.measured_tok_s.total_cmp(&a.measured_tok_s));
-        let best_predicted =
-            modes
-                .iter()
-                .fold((f64::MIN, modes[0].mode), |acc, m| {
-                    if m.predicted_tok_s > acc.0 {
-                        (m.predicted_tok_s, m.mode)
-                    } else {
-                        acc
-                    }
-                })
-                .1;
-        Some(PublishedVerdict {
+        let mut best_predicted = modes[0].mode;
+        let mut top = f64::MIN;
+        for m in &modes {
+            if m.predicted_tok_s > top {
+                (top, best_predicted) = (m.predicted_tok_s, m.mode);
+            }
+        }
+        let mut v = PublishedVerdict {
             dataset: dataset.to_string(),
-            isl: row.isl,
-            osl: row.osl,
-            concurrency: row.concurrency,
+            scenario: scenario.to_string(),
+            isl,
+            osl,
+            concurrency,
             best_measured: modes[0].mode,
             best_predicted,
+            agrees: false,
             modes,
-        })
+        };
+        v.agrees = v.measured_margin() < MIN_GAIN;
+        Some(v)
     }
 
     /// How much faster the measured winner ran than the mode the model puts first (1 when they are the same).
@@ -113,12 +127,6 @@ impl PublishedVerdict {
         } else {
             f64::INFINITY
         }
-    }
-
-    /// Whether the measurement bears the model's pick out: the same mode, or one the measurement puts within
-    /// the planner's own margin (`MIN_GAIN`, 5%) of its winner, which a rerun could reorder.
-    pub fn agrees(&self) -> bool {
-        self.measured_margin() < MIN_GAIN
     }
 }
 
@@ -343,20 +351,20 @@ mod tests {
     fn a_published_verdict_ranks_the_measured_modes_and_says_where_the_model_disagrees() {
         // The model's own best mode (PD here) was not measured: the model is judged among the measured modes.
         let r = row(&[(Mode::Single, 350.0), (Mode::Tp2, 630.0), (Mode::Dp2, 460.0), (Mode::Pd, 700.0)]);
-        let v = PublishedVerdict::at("d", &r, &[(Mode::Single, 356.0), (Mode::Tp2, 478.0), (Mode::Dp2, 508.0)])
+        let v = PublishedVerdict::at("d", "s", &r, &[(Mode::Single, 356.0), (Mode::Tp2, 478.0), (Mode::Dp2, 508.0)])
             .expect("three modes measured");
         let order: Vec<Mode> = v.modes.iter().map(|m| m.mode).collect();
         assert_eq!(order, vec![Mode::Dp2, Mode::Tp2, Mode::Single], "fastest measured first");
         assert_eq!((v.best_measured, v.best_predicted), (Mode::Dp2, Mode::Tp2));
-        assert!(!v.agrees());
+        assert!(!v.agrees);
         assert_eq!(v.modes[0].predicted_tok_s, 460.0, "each measured mode carries the plan's prediction");
         assert!((v.measured_margin() - 508.0 / 478.0).abs() < 1e-12);
-        let same = PublishedVerdict::at("d", &r, &[(Mode::Single, 356.0), (Mode::Tp2, 478.0)]).expect("two modes");
-        assert!(same.agrees());
+        let same = PublishedVerdict::at("d", "s", &r, &[(Mode::Single, 356.0), (Mode::Tp2, 478.0)]).expect("two modes");
+        assert!(same.agrees);
         // The model's pick measured within 5% of the winner: a tie a rerun could reorder, not a disagreement.
-        let tie = PublishedVerdict::at("d", &r, &[(Mode::Tp2, 478.0), (Mode::Dp2, 490.0)]).expect("two modes");
+        let tie = PublishedVerdict::at("d", "s", &r, &[(Mode::Tp2, 478.0), (Mode::Dp2, 490.0)]).expect("two modes");
         assert_eq!((tie.best_measured, tie.best_predicted), (Mode::Dp2, Mode::Tp2));
-        assert!(tie.agrees());
-        assert!(PublishedVerdict::at("d", &r, &[(Mode::Tp2, 478.0)]).is_none(), "one mode is no comparison");
+        assert!(tie.agrees);
+        assert!(PublishedVerdict::at("d", "s", &r, &[(Mode::Tp2, 478.0)]).is_none(), "one mode is no comparison");
     }
 }

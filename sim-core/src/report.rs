@@ -209,6 +209,39 @@ pub fn build_for(
     Report { calibration, rows, by_model, by_mode, by_dataset, overall, mode_comparisons }
 }
 
+/// Every load where a publication measured two modes or more of one setup (unflagged points), the measured
+/// modes ranked beside the model's: does the model pick the mode the measurement favours (the planner's
+/// question), dataset by dataset in file order of the setups. Asked by the CLI's report, not by the page.
+pub fn mode_verdicts(r: &Report) -> Vec<crate::plan::PublishedVerdict> {
+    let mut keys: Vec<(&str, &str, u32, u32, u32)> = r
+        .rows
+        .iter()
+        .filter(|x| x.role != PointRole::Flagged)
+        .map(|x| (x.dataset.as_str(), x.scenario.as_str(), x.isl, x.osl, x.concurrency))
+        .collect();
+    crate::stats::sort(&mut keys);
+    keys.dedup();
+    keys.into_iter()
+        .filter_map(|(dataset, scenario, isl, osl, c)| {
+            let modes = r
+                .rows
+                .iter()
+                .filter(|x| {
+                    x.role != PointRole::Flagged
+                        && (x.dataset.as_str(), x.scenario.as_str(), x.isl, x.osl, x.concurrency)
+                            == (dataset, scenario, isl, osl, c)
+                })
+                .map(|x| crate::plan::MeasuredMode {
+                    mode: x.mode,
+                    measured_tok_s: x.measured_tok_s,
+                    predicted_tok_s: x.predicted_tok_s,
+                })
+                .collect();
+            crate::plan::PublishedVerdict::new((dataset, scenario), (isl, osl, c), modes)
+        })
+        .collect()
+}
+
 /// TP2 against PD at 32 streams for each workload of a scenario, with the reason the numbers give.
 pub fn compare_modes(s: &Scenario, k: &Coefficients) -> Vec<ModeComparison> {
     s.workloads

@@ -216,7 +216,7 @@ impl Workspace {
                     .filter(|p| at_row(p) && p.dataset == d)
                     .map(|p| (p.mode, p.output_tok_s))
                     .collect();
-                plan.published.extend(crate::plan::PublishedVerdict::at(d, row, &measured));
+                plan.published.extend(crate::plan::PublishedVerdict::at(d, &run.scenario.id, row, &measured));
             }
         }
         plan

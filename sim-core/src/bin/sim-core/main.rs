@@ -299,9 +299,11 @@ fn run(cmd: Command, out: &mut Out) -> Result<ExitCode, CliError> {
             let r = ws.accuracy(fit_set(fit));
             let protocol = ws.protocol();
             let sens = if sensitivity { ws.sensitivity(&ws.assumptions()) } else { Vec::new() };
+            let verdicts = sim_core::report::mode_verdicts(r);
             if format == Format::Json {
                 let mut v = serde_json::to_value(r).unwrap_or_default();
                 if let Some(obj) = v.as_object_mut() {
+                    obj.insert("verdicts".into(), serde_json::to_value(&verdicts).unwrap_or_default());
                     obj.insert("protocol".into(), serde_json::to_value(&protocol).unwrap_or_default());
                     if sensitivity {
                         obj.insert("sensitivity".into(), serde_json::to_value(&sens).unwrap_or_default());
@@ -313,6 +315,9 @@ fn run(cmd: Command, out: &mut Out) -> Result<ExitCode, CliError> {
             out.table(&render::report_rows(r), format == Format::Csv, false);
             if format == Format::Table {
                 for line in render::report_summary(r, &ws.stated_values(fit_set(fit))) {
+                    out.line(&line);
+                }
+                for line in render::verdicts(&verdicts) {
                     out.line(&line);
                 }
                 for line in render::protocol(&protocol) {

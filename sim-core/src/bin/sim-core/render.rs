@@ -5,7 +5,7 @@ use crate::out::Table;
 use sim_core::dataset::MeasuredPoint;
 use sim_core::explore::{FabricAnswer, ProtocolRow, SensitivityRow, StatedRow};
 use sim_core::model::Prediction;
-use sim_core::plan::{MeasuredMode, Plan};
+use sim_core::plan::{MeasuredMode, Plan, PublishedVerdict};
 use sim_core::report::{self, PointRole, Report};
 use sim_core::stats::{ape, ErrorStats};
 use sim_core::Mode;
@@ -148,7 +148,7 @@ pub fn plan_summary(plan: &Plan, calibration: Option<&str>) -> Vec<String> {
     // What the published sweeps of this setup measured: every row where the model ranks the measured modes
     // otherwise, and the top of the range either way (where the recommendation is decided).
     let top = plan.rows.iter().map(|r| r.concurrency).max();
-    for v in plan.published.iter().filter(|v| !v.agrees() || Some(v.concurrency) == top) {
+    for v in plan.published.iter().filter(|v| !v.agrees || Some(v.concurrency) == top) {
         let list = |tok: fn(&MeasuredMode) -> f64, sep: &str| {
             v.modes.iter().map(|m| format!("{} {:.1}", m.mode.name(), tok(m))).collect::<Vec<_>>().join(sep)
         };
@@ -156,7 +156,7 @@ pub fn plan_summary(plan: &Plan, calibration: Option<&str>) -> Vec<String> {
         let (picked, best) = (v.best_predicted.name(), v.best_measured.name());
         let verdict = if v.best_measured == v.best_predicted {
             format!("the model also puts {picked} first")
-        } else if v.agrees() {
+        } else if v.agrees {
             format!("the model puts {picked} first, measured within 5% of {best} (a tie)")
         } else {
             format!(
@@ -167,6 +167,41 @@ pub fn plan_summary(plan: &Plan, calibration: Option<&str>) -> Vec<String> {
         out.push(format!(
             "published ({}) at {}/{}, {} clients: {measured} tok/s measured; predicted {predicted}: {verdict}",
             v.dataset, v.isl, v.osl, v.concurrency
+        ));
+    }
+    out
+}
+
+/// The model's pick of mode against the measured winner wherever two modes or more were measured at one load:
+/// a count per dataset, then every load where the measurement favours another mode by more than 5%.
+pub fn verdicts(verdicts: &[PublishedVerdict]) -> Vec<String> {
+    let mut out = vec![
+        String::new(),
+        "mode verdicts (where a publication measured two modes or more at one load; a pick measured within 5% of \
+         the winner counts as right):"
+            .to_string(),
+    ];
+    let mut datasets: Vec<&str> = verdicts.iter().map(|v| v.dataset.as_str()).collect();
+    datasets.dedup();
+    for d in datasets {
+        let of: Vec<&PublishedVerdict> = verdicts.iter().filter(|v| v.dataset == d).collect();
+        let right = of.iter().filter(|v| v.agrees).count();
+        out.push(format!("  {d}: the model picks the measured winner at {right} of {} loads", of.len()));
+    }
+    for v in verdicts.iter().filter(|v| !v.agrees) {
+        let measured = v.modes.iter().map(|m| format!("{} {}", m.mode.name(), fmt_num(m.measured_tok_s)));
+        let picked = v.modes.iter().find(|m| m.mode == v.best_predicted).map_or(0.0, |m| m.predicted_tok_s);
+        out.push(format!(
+            "  {} {}/{} at {}: measured {}; the model picks {} ({} predicted), the measurement {} by {:.0}%",
+            v.scenario,
+            v.isl,
+            v.osl,
+            v.concurrency,
+            measured.collect::<Vec<_>>().join(" > "),
+            v.best_predicted.name(),
+            fmt_num(picked),
+            v.best_measured.name(),
+            (v.measured_margin() - 1.0) * 100.0
         ));
     }
     out
