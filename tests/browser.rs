@@ -54,7 +54,7 @@ use std::time::Instant;
 /// locations or formatting in the bundle, -17.6 KB).
 /// Then 455 KiB (466,264 bytes): the planner's "Bits of the other layers" control and the step's compute per
 /// precision and per kernel put 1.9 KB on; the budget moves by that, 455 -> 456 KiB.
-/// Then 455.9 KiB (466,845 bytes): the fit's per-scenario coefficients hook (the protocol lays each engine
+/// Then 455.9 KiB (466,873 bytes): the fit's per-scenario coefficients hook (the protocol lays each engine
 /// build's settings over the fit through it; the page passes none) and the prefix-cache switch of the serving
 /// loop put 0.6 KB on, within the budget.
 const BUDGET_GZIP_BYTES: u64 = 456 * 1024;
