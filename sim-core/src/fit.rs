@@ -326,9 +326,7 @@ pub fn fit_across_engines(
     prior_weight: f64,
     settings: &BTreeMap<String, EngineSettings>,
 ) -> Calibration {
-    let own = |scenario: &str, k: &Coefficients| {
-        settings.get(scenario).filter(|st| !st.is_empty()).map(|st| st.applied_to(k))
-    };
+    let own = |scenario: &str, k: &Coefficients| EngineSettings::of_scenario(settings, scenario, k);
     fit_fixing(base, scenarios, points, FitSet::All, prior_weight, &[], &own)
 }
 

@@ -350,8 +350,9 @@ fn protocol_row(
         // Each judged scenario predicts with the fitted coefficients under its own build's settings.
         let own: BTreeMap<String, Coefficients> = judged_g
             .iter()
-            .filter_map(|p| settings.get(&p.scenario).filter(|st| !st.is_empty()).map(|st| (p.scenario.clone(), st)))
-            .map(|(id, st)| (id, st.applied_to(&cal.coefficients)))
+            .filter_map(|p| {
+                EngineSettings::of_scenario(settings, &p.scenario, &cal.coefficients).map(|k| (p.scenario.clone(), k))
+            })
             .collect();
         let report = build_for(scenarios, &judged_g, cal, &|p| q == Question::Fitted && fit_on(p), &own);
         let role = if q == Question::Fitted { PointRole::Fitted } else { PointRole::Predicted };

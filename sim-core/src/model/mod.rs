@@ -11,6 +11,7 @@ pub mod serving;
 pub mod steady;
 
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 pub use modes::predict;
 
@@ -140,6 +141,16 @@ impl EngineSettings {
     /// True when the profile states nothing beyond the defaults' own choices.
     pub fn is_empty(&self) -> bool {
         self.admission.is_none() && self.values.is_empty()
+    }
+
+    /// `k` under the settings of scenario `scenario`'s build, from a map by scenario id; `None` where that build
+    /// states nothing (then `k` itself applies): what a fit across engine builds and its predictions both use.
+    pub fn of_scenario(
+        settings: &BTreeMap<String, EngineSettings>,
+        scenario: &str,
+        k: &Coefficients,
+    ) -> Option<Coefficients> {
+        settings.get(scenario).filter(|st| !st.is_empty()).map(|st| st.applied_to(k))
     }
 
     /// `k` with this build's settings in place of its own.
