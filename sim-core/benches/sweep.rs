@@ -7,7 +7,7 @@ mod fsio;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use sim_core::explore::{SweepQuery, Workspace};
-use sim_core::model::{predict, Coefficients};
+use sim_core::model::{modes::Sweep, predict, Coefficients};
 use sim_core::Mode;
 use std::path::Path;
 
@@ -17,7 +17,15 @@ fn benches(c: &mut Criterion) {
     let s = &ws.scenarios["glm-5.2"];
     let k = Coefficients::default();
     for mode in [Mode::Single, Mode::Tp2, Mode::Pd] {
+        // As the explorer and the planner run it: one `Sweep`, which runs a saturated loop once.
         c.bench_function(&format!("sweep_9_points_{}", mode.name()), |b| {
+            b.iter(|| {
+                let mut sweep = Sweep::new(s, &k, 8192, 1024);
+                [1, 2, 4, 8, 16, 32, 64, 128, 256].iter().map(|&n| sweep.predict(mode, n).output_tok_s).sum::<f64>()
+            })
+        });
+        // Each point alone (`predict`), as the step loop's own cost.
+        c.bench_function(&format!("points_9_alone_{}", mode.name()), |b| {
             b.iter(|| {
                 [1, 2, 4, 8, 16, 32, 64, 128, 256]
                     .iter()

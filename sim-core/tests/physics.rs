@@ -336,6 +336,29 @@ fn steady_state_tracks_the_step_loop() {
 /// Little's law: against the loop with every client, throughput and TPOT agree within 3% and TTFT within 5%
 /// beyond the full loop's own distance from Little's law (its finite window's bias, 0-7% at any client count,
 /// computed here from its own numbers); PD within 5% and 8% (thresholds set before the first run).
+/// A sweep keeps each mode's closed-loop runs: past saturation every client count runs the same loop, so the
+/// sweep runs it once and answers, bit for bit, what each point alone answers.
+#[test]
+fn a_sweep_runs_each_saturated_loop_once_and_answers_as_each_point_alone() {
+    use sim_core::model::modes::Sweep;
+    let k = Coefficients::default();
+    let all = scenarios();
+    let levels = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
+    for name in ["glm-5.2", "minimax-m3", "nim-llama-3.3-70b-instruct-h100x2"] {
+        let s = &all[name];
+        let (isl, osl) = (8192, 1024);
+        let mut sweep = Sweep::new(s, &k, isl, osl);
+        for mode in [Mode::Single, Mode::Tp2, Mode::Pd, Mode::Dp2] {
+            for &c in &levels {
+                assert_eq!(sweep.predict(mode, c), predict(s, &k, mode, isl, osl, c), "{name} {mode:?} at {c}");
+            }
+        }
+        // The 256- and 512-client points of at least two modes are past four times what their engines hold
+        // (the shortcut's multiple) and reuse a run made at fewer clients (5, 6 and 4 of them on 2026-12-01).
+        assert!(sweep.loops_reused() >= 4, "{name}: {} runs reused", sweep.loops_reused());
+    }
+}
+
 #[test]
 fn the_saturation_shortcut_matches_running_every_client() {
     use sim_core::model::modes::{engine, handoff_s};

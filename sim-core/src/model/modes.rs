@@ -14,7 +14,7 @@
 
 use super::bandwidth::place;
 use super::batching::Engine;
-use super::serving::{colocated, colocated_batch, disaggregated, disaggregated_batch, Measured};
+use super::serving::{colocated_batch, colocated_memo, disaggregated_batch, disaggregated_memo, LoopMemo, Measured};
 use super::{Coefficients, Prediction};
 use crate::dataset::schema::{DpRouter, ScenarioLoad};
 use crate::scenario::Scenario;
@@ -79,12 +79,26 @@ pub fn handoff_s(s: &Scenario, isl: f64) -> f64 {
 
 /// Predicts output throughput and latencies for one mode, workload and concurrency.
 pub fn predict(s: &Scenario, k: &Coefficients, mode: Mode, isl: u32, osl: u32, concurrency: u32) -> Prediction {
+    predict_memo(s, k, mode, isl, osl, concurrency, &mut LoopMemo::default())
+}
+
+/// `predict` with the closed-loop runs of this scenario, coefficients, mode and workload kept in `memo` (fresh
+/// for each of them: `Sweep` keeps one per mode).
+fn predict_memo(
+    s: &Scenario,
+    k: &Coefficients,
+    mode: Mode,
+    isl: u32,
+    osl: u32,
+    concurrency: u32,
+    memo: &mut LoopMemo,
+) -> Prediction {
     let (fi, fo, c) = (f64::from(isl.max(1)), f64::from(osl.max(1)), f64::from(concurrency.max(1)));
     match mode {
         Mode::Single | Mode::Tp2 => {
             let e = engine(s, k, if mode == Mode::Tp2 { 2.0 } else { 1.0 });
             let r = match s.load {
-                ScenarioLoad::ClosedLoop => colocated(&e, c, fi, fo),
+                ScenarioLoad::ClosedLoop => colocated_memo(&e, c, fi, fo, memo),
                 ScenarioLoad::Batch => colocated_batch(&e, c, fi, fo),
             };
             prediction(mode, isl, osl, concurrency, &r, e.tokens_per_step())
@@ -93,7 +107,7 @@ pub fn predict(s: &Scenario, k: &Coefficients, mode: Mode, isl: u32, osl: u32, c
             let pre = engine(s, k, 1.0);
             let dec = engine(s, k, 1.0);
             let r = match s.load {
-                ScenarioLoad::ClosedLoop => disaggregated(&pre, &dec, handoff_s(s, fi), c, fi, fo),
+                ScenarioLoad::ClosedLoop => disaggregated_memo(&pre, &dec, handoff_s(s, fi), c, fi, fo, memo),
                 ScenarioLoad::Batch => disaggregated_batch(&pre, &dec, handoff_s(s, fi), c, fi, fo),
             };
             prediction(mode, isl, osl, concurrency, &r, dec.tokens_per_step())
@@ -219,18 +233,22 @@ fn split_between(c: u32, busy: u32, load: ScenarioLoad, single: &mut impl FnMut(
 
 /// Predictions of one scenario and workload at many concurrencies and modes, each single-machine answer computed
 /// once: two copies at `c` clients are one machine at `c / 2`, which a sweep over powers of two already has
-/// (the explorer's curves and the planner's rows ask for both).
+/// (the explorer's curves and the planner's rows ask for both). Each mode's closed-loop runs are kept too:
+/// past saturation every client count runs the same loop (`serving::LoopMemo`), so a sweep to 256 clients
+/// runs its saturated points once.
 pub struct Sweep<'a> {
     s: &'a Scenario,
     k: &'a Coefficients,
     isl: u32,
     osl: u32,
     single: Vec<(u32, Prediction)>,
+    /// One memo per colocated or PD mode (single, tp2, pd).
+    loops: [LoopMemo; 3],
 }
 
 impl<'a> Sweep<'a> {
     pub fn new(s: &'a Scenario, k: &'a Coefficients, isl: u32, osl: u32) -> Self {
-        Sweep { s, k, isl, osl, single: Vec::new() }
+        Sweep { s, k, isl, osl, single: Vec::new(), loops: Default::default() }
     }
 
     /// The same answer as `predict(s, k, mode, isl, osl, concurrency)`.
@@ -241,15 +259,21 @@ impl<'a> Sweep<'a> {
                 let (router, load) = (self.s.router, self.s.load);
                 two_copies_of(router, load, concurrency, |c| self.single(c))
             }
-            _ => predict(self.s, self.k, mode, self.isl, self.osl, concurrency),
+            Mode::Tp2 => predict_memo(self.s, self.k, mode, self.isl, self.osl, concurrency, &mut self.loops[1]),
+            Mode::Pd => predict_memo(self.s, self.k, mode, self.isl, self.osl, concurrency, &mut self.loops[2]),
         }
+    }
+
+    /// Closed-loop runs answered from the memos so far (a deterministic count: the tests check it).
+    pub fn loops_reused(&self) -> usize {
+        self.loops.iter().map(|m| m.reused).sum()
     }
 
     fn single(&mut self, concurrency: u32) -> Prediction {
         if let Some((_, p)) = self.single.iter().find(|(c, _)| *c == concurrency) {
             return p.clone();
         }
-        let p = predict(self.s, self.k, Mode::Single, self.isl, self.osl, concurrency);
+        let p = predict_memo(self.s, self.k, Mode::Single, self.isl, self.osl, concurrency, &mut self.loops[0]);
         self.single.push((concurrency, p.clone()));
         p
     }

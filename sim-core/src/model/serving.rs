@@ -820,6 +820,40 @@ fn with_queue(mut r: Measured, c: f64, simulated: f64, osl: f64) -> Measured {
     r
 }
 
+/// Closed-loop runs already made on one engine (or one PD pair) for one workload, kept by what decides them
+/// (`LoopKey`).
+/// Past saturation every client count runs the same `saturating_clients`, so a sweep's 128 and 256 clients are
+/// one loop and differ only by the queue `with_queue` adds (`modes::Sweep` keeps one memo per mode). A memo
+/// must not outlive its engine and workload: the key does not name them.
+#[derive(Debug, Default)]
+pub struct LoopMemo {
+    runs: Vec<(LoopKey, Measured)>,
+    /// Loop runs answered from the memo (a deterministic count the tests check).
+    pub reused: usize,
+}
+
+/// What a closed loop's measurement depends on besides its engine and workload: the clients it runs, whether
+/// the sweep point's clients exceed the KV pool (its bottleneck is then the pool), and whether they exceed the
+/// pool or the sequence cap (it then measures more rounds).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct LoopKey {
+    simulated: f64,
+    over_pool: bool,
+    at_the_edge: bool,
+}
+
+impl LoopMemo {
+    fn get(&mut self, key: LoopKey) -> Option<Measured> {
+        let r = self.runs.iter().find(|(k, _)| *k == key).map(|(_, r)| *r);
+        self.reused += usize::from(r.is_some());
+        r
+    }
+
+    fn put(&mut self, key: LoopKey, r: Measured) {
+        self.runs.push((key, r));
+    }
+}
+
 /// Queues new requests; requests already waiting untouched merge with them (at their mean arrival time), so
 /// the number of cohorts stays bounded under KV pressure.
 fn enqueue_fresh(waiting: &mut VecDeque<Cohort>, c: Cohort) {
@@ -862,19 +896,25 @@ fn failed(b: Bottleneck, max_resident: f64) -> Measured {
 /// Runs `c` closed-loop clients sending ISL/OSL requests to one engine (one machine, or TP across machines).
 /// Past saturation it runs `saturating_clients` of them and adds the others' wait by Little's law.
 pub fn colocated(e: &Engine, c: f64, isl: f64, osl: f64) -> Measured {
-    colocated_with(e, c, isl, osl, Run::Closed { shortcut: true })
+    colocated_with(e, c, isl, osl, Run::Closed { shortcut: true }, None)
+}
+
+/// `colocated`, answered from `memo` when an earlier point of the same sweep ran the same loop (the same
+/// answer, bit for bit).
+pub fn colocated_memo(e: &Engine, c: f64, isl: f64, osl: f64, memo: &mut LoopMemo) -> Measured {
+    colocated_with(e, c, isl, osl, Run::Closed { shortcut: true }, Some(memo))
 }
 
 /// One synchronized batch on one engine: `c` requests sent together at t = 0 and none after, run until the
 /// last ends (a llama-benchy run). `output_tok_s` is llama-benchy's batch `tg` figure (`Batch::throughput`).
 pub fn colocated_batch(e: &Engine, c: f64, isl: f64, osl: f64) -> Measured {
-    colocated_with(e, c, isl, osl, Run::Batch)
+    colocated_with(e, c, isl, osl, Run::Batch, None)
 }
 
 /// `colocated` with every client in the loop: the reference the saturation shortcut is checked against
 /// (`tests/physics.rs`), and slower by the queue's length.
 pub fn colocated_every_client(e: &Engine, c: f64, isl: f64, osl: f64) -> Measured {
-    colocated_with(e, c, isl, osl, Run::Closed { shortcut: false })
+    colocated_with(e, c, isl, osl, Run::Closed { shortcut: false }, None)
 }
 
 /// How a measurement drives the clients.
@@ -911,7 +951,7 @@ impl BatchWindow {
     }
 }
 
-fn colocated_with(e: &Engine, c: f64, isl: f64, osl: f64, run: Run) -> Measured {
+fn colocated_with(e: &Engine, c: f64, isl: f64, osl: f64, run: Run, mut memo: Option<&mut LoopMemo>) -> Measured {
     let max_res = e.max_resident(isl, osl);
     if !e.placement.fits {
         return failed(Bottleneck::DoesNotFit, max_res);
@@ -924,11 +964,16 @@ fn colocated_with(e: &Engine, c: f64, isl: f64, osl: f64, run: Run) -> Measured 
     let max_seqs = e.k.max_num_seqs.max(1.0);
     let c =
         if run == (Run::Closed { shortcut: true }) { saturating_clients(&mach, max_seqs, clients) } else { clients };
+    let key =
+        LoopKey { simulated: c, over_pool: clients > max_res, at_the_edge: clients > max_res || clients > max_seqs };
+    if let Some(r) = memo.as_deref_mut().and_then(|m| m.get(key)) {
+        return with_queue(r, clients, c, osl);
+    }
     mach.waiting = initial_cohorts(c, isl);
     // A batch is measured whole: no warm-up round, since nothing comes after it.
     let warm = if run == Run::Batch { 0.0 } else { c };
     let mut window = BatchWindow::default();
-    let mut at_the_edge = clients > max_res || clients > max_seqs;
+    let mut at_the_edge = key.at_the_edge;
     let mut tally = Tally::default();
     for _ in 0..MAX_STEPS {
         let warming = tally.warming(warm);
@@ -975,13 +1020,29 @@ fn colocated_with(e: &Engine, c: f64, isl: f64, osl: f64, run: Run) -> Measured 
     if run == Run::Batch {
         return window.throughput(r, clients, osl, mach.clock_s);
     }
+    if let Some(m) = memo {
+        m.put(key, r);
+    }
     with_queue(r, clients, c, osl)
 }
 
 /// PD: one engine prefills and ships each KV cache over the link to the other, which only decodes. The decode
 /// side reserves a request's blocks before its transfer starts; transfers share the link one at a time.
 pub fn disaggregated(pre: &Engine, dec: &Engine, transfer_s_per_request: f64, c: f64, isl: f64, osl: f64) -> Measured {
-    disaggregated_with(pre, dec, transfer_s_per_request, c, isl, osl, Run::Closed { shortcut: true })
+    disaggregated_with(pre, dec, transfer_s_per_request, c, isl, osl, Run::Closed { shortcut: true }, None)
+}
+
+/// `disaggregated`, answered from `memo` as `colocated_memo` is.
+pub fn disaggregated_memo(
+    pre: &Engine,
+    dec: &Engine,
+    transfer_s_per_request: f64,
+    c: f64,
+    isl: f64,
+    osl: f64,
+    memo: &mut LoopMemo,
+) -> Measured {
+    disaggregated_with(pre, dec, transfer_s_per_request, c, isl, osl, Run::Closed { shortcut: true }, Some(memo))
 }
 
 /// PD for one synchronized batch of `c` requests (as `colocated_batch`).
@@ -993,7 +1054,7 @@ pub fn disaggregated_batch(
     isl: f64,
     osl: f64,
 ) -> Measured {
-    disaggregated_with(pre, dec, transfer_s_per_request, c, isl, osl, Run::Batch)
+    disaggregated_with(pre, dec, transfer_s_per_request, c, isl, osl, Run::Batch, None)
 }
 
 /// `disaggregated` with every client in the loop (the shortcut's reference, as `colocated_every_client`).
@@ -1005,7 +1066,7 @@ pub fn disaggregated_every_client(
     isl: f64,
     osl: f64,
 ) -> Measured {
-    disaggregated_with(pre, dec, transfer_s_per_request, c, isl, osl, Run::Closed { shortcut: false })
+    disaggregated_with(pre, dec, transfer_s_per_request, c, isl, osl, Run::Closed { shortcut: false }, None)
 }
 
 fn disaggregated_with(
@@ -1016,6 +1077,7 @@ fn disaggregated_with(
     isl: f64,
     osl: f64,
     run: Run,
+    mut memo: Option<&mut LoopMemo>,
 ) -> Measured {
     let max_res = dec.max_resident(isl, osl);
     if !dec.placement.fits || !pre.placement.fits {
@@ -1030,10 +1092,15 @@ fn disaggregated_with(
     let max_seqs = dec.k.max_num_seqs.max(1.0);
     // The decode side is where requests are held; the prefill side only runs ahead of it.
     let c = if run == (Run::Closed { shortcut: true }) { saturating_clients(&d, max_seqs, clients) } else { clients };
+    let key =
+        LoopKey { simulated: c, over_pool: clients > max_res, at_the_edge: clients > max_res || clients > max_seqs };
+    if let Some(r) = memo.as_deref_mut().and_then(|m| m.get(key)) {
+        return with_queue(r, clients, c, osl);
+    }
     p.waiting = initial_cohorts(c, isl);
     let warm = if run == Run::Batch { 0.0 } else { c };
     let mut window = BatchWindow::default();
-    let mut at_the_edge = clients > max_res || clients > max_seqs;
+    let mut at_the_edge = key.at_the_edge;
     let mut tally = Tally::default();
     // Prefilled requests waiting for decode-side blocks, and transfers in flight (arrival time, cohort).
     let mut handoff: VecDeque<(f64, Cohort)> = VecDeque::new();
@@ -1151,6 +1218,9 @@ fn disaggregated_with(
     let r = tally.measured(d.clock_s, osl, max_res, bottleneck);
     if run == Run::Batch {
         return window.throughput(r, clients, osl, d.clock_s);
+    }
+    if let Some(m) = memo {
+        m.put(key, r);
     }
     with_queue(r, clients, c, osl)
 }
