@@ -1069,6 +1069,9 @@ pub fn disaggregated_every_client(
     disaggregated_with(pre, dec, transfer_s_per_request, c, isl, osl, Run::Closed { shortcut: false }, None)
 }
 
+// The pair, its hand-off, the workload, how the clients are driven and the sweep's memo: each public entry fixes
+// some of them, so a struct would only rename the list.
+#[allow(clippy::too_many_arguments)]
 fn disaggregated_with(
     pre: &Engine,
     dec: &Engine,
