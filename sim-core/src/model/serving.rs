@@ -951,6 +951,63 @@ impl BatchWindow {
     }
 }
 
+/// Which loop a sweep point runs: the clients asked for, the clients simulated (fewer past saturation under the
+/// shortcut), and the memo key of that loop. Both closed loops (one engine, PD) start and end through it.
+struct LoopPlan {
+    clients: f64,
+    simulated: f64,
+    key: LoopKey,
+}
+
+impl LoopPlan {
+    /// `held` is the machine that holds the requests (the decode side under PD; the prefill side only runs
+    /// ahead of it), `max_res` the requests its KV pool holds at full length.
+    fn new(held: &Machine, run: Run, c: f64, max_res: f64, max_seqs: f64) -> Self {
+        let clients = c.max(1.0).round();
+        let simulated =
+            if run == (Run::Closed { shortcut: true }) { saturating_clients(held, max_seqs, clients) } else { clients };
+        let key =
+            LoopKey { simulated, over_pool: clients > max_res, at_the_edge: clients > max_res || clients > max_seqs };
+        LoopPlan { clients, simulated, key }
+    }
+
+    /// The answer of an earlier point of the sweep that ran this loop, for these clients.
+    fn recalled(&self, memo: &mut Option<&mut LoopMemo>, osl: f64) -> Option<Measured> {
+        let r = memo.as_deref_mut().and_then(|m| m.get(self.key))?;
+        Some(with_queue(r, self.clients, self.simulated, osl))
+    }
+
+    /// Requests completed before the measurement starts: a round, except for a batch, which is measured whole
+    /// (nothing comes after it).
+    fn warm_up(&self, run: Run) -> f64 {
+        if run == Run::Batch {
+            0.0
+        } else {
+            self.simulated
+        }
+    }
+
+    /// The point's answer from the loop's measurement `r`, ended at `end_s`: a batch's decode window, or the
+    /// closed loop's rate (kept in the memo) with the wait of the clients left to Little's law.
+    fn answer(
+        &self,
+        r: Measured,
+        run: Run,
+        window: &BatchWindow,
+        memo: Option<&mut LoopMemo>,
+        osl: f64,
+        end_s: f64,
+    ) -> Measured {
+        if run == Run::Batch {
+            return window.throughput(r, self.clients, osl, end_s);
+        }
+        if let Some(m) = memo {
+            m.put(self.key, r);
+        }
+        with_queue(r, self.clients, self.simulated, osl)
+    }
+}
+
 fn colocated_with(e: &Engine, c: f64, isl: f64, osl: f64, run: Run, mut memo: Option<&mut LoopMemo>) -> Measured {
     let max_res = e.max_resident(isl, osl);
     if !e.placement.fits {
@@ -959,21 +1016,17 @@ fn colocated_with(e: &Engine, c: f64, isl: f64, osl: f64, run: Run, mut memo: Op
     if max_res < 1.0 {
         return failed(Bottleneck::KvCapacity, max_res);
     }
-    let clients = c.max(1.0).round();
     let mut mach = Machine::new(e, Role::Colocated, isl, osl);
     let max_seqs = e.k.max_num_seqs.max(1.0);
-    let c =
-        if run == (Run::Closed { shortcut: true }) { saturating_clients(&mach, max_seqs, clients) } else { clients };
-    let key =
-        LoopKey { simulated: c, over_pool: clients > max_res, at_the_edge: clients > max_res || clients > max_seqs };
-    if let Some(r) = memo.as_deref_mut().and_then(|m| m.get(key)) {
-        return with_queue(r, clients, c, osl);
+    let plan = LoopPlan::new(&mach, run, c, max_res, max_seqs);
+    if let Some(r) = plan.recalled(&mut memo, osl) {
+        return r;
     }
+    let (clients, c) = (plan.clients, plan.simulated);
     mach.waiting = initial_cohorts(c, isl);
-    // A batch is measured whole: no warm-up round, since nothing comes after it.
-    let warm = if run == Run::Batch { 0.0 } else { c };
+    let warm = plan.warm_up(run);
     let mut window = BatchWindow::default();
-    let mut at_the_edge = key.at_the_edge;
+    let mut at_the_edge = plan.key.at_the_edge;
     let mut tally = Tally::default();
     for _ in 0..MAX_STEPS {
         let warming = tally.warming(warm);
@@ -1017,13 +1070,7 @@ fn colocated_with(e: &Engine, c: f64, isl: f64, osl: f64, run: Run, mut memo: Op
         bottleneck = Bottleneck::KvCapacity;
     }
     let r = tally.measured(mach.clock_s, osl, max_res, bottleneck);
-    if run == Run::Batch {
-        return window.throughput(r, clients, osl, mach.clock_s);
-    }
-    if let Some(m) = memo {
-        m.put(key, r);
-    }
-    with_queue(r, clients, c, osl)
+    plan.answer(r, run, &window, memo, osl, mach.clock_s)
 }
 
 /// PD: one engine prefills and ships each KV cache over the link to the other, which only decodes. The decode
@@ -1089,21 +1136,19 @@ fn disaggregated_with(
     if max_res < 1.0 {
         return failed(Bottleneck::KvCapacity, max_res);
     }
-    let clients = c.max(1.0).round();
     let mut p = Machine::new(pre, Role::PrefillOnly, isl, osl);
     let mut d = Machine::new(dec, Role::DecodeOnly, isl, osl);
     let max_seqs = dec.k.max_num_seqs.max(1.0);
     // The decode side is where requests are held; the prefill side only runs ahead of it.
-    let c = if run == (Run::Closed { shortcut: true }) { saturating_clients(&d, max_seqs, clients) } else { clients };
-    let key =
-        LoopKey { simulated: c, over_pool: clients > max_res, at_the_edge: clients > max_res || clients > max_seqs };
-    if let Some(r) = memo.as_deref_mut().and_then(|m| m.get(key)) {
-        return with_queue(r, clients, c, osl);
+    let plan = LoopPlan::new(&d, run, c, max_res, max_seqs);
+    if let Some(r) = plan.recalled(&mut memo, osl) {
+        return r;
     }
+    let (clients, c) = (plan.clients, plan.simulated);
     p.waiting = initial_cohorts(c, isl);
-    let warm = if run == Run::Batch { 0.0 } else { c };
+    let warm = plan.warm_up(run);
     let mut window = BatchWindow::default();
-    let mut at_the_edge = key.at_the_edge;
+    let mut at_the_edge = plan.key.at_the_edge;
     let mut tally = Tally::default();
     // Prefilled requests waiting for decode-side blocks, and transfers in flight (arrival time, cohort).
     let mut handoff: VecDeque<(f64, Cohort)> = VecDeque::new();
@@ -1219,11 +1264,5 @@ fn disaggregated_with(
     let bottleneck = if p_busy > d_busy { Bottleneck::PrefillRate } else { dominant(&d.busy) };
     let bottleneck = if clients > max_res { Bottleneck::KvCapacity } else { bottleneck };
     let r = tally.measured(d.clock_s, osl, max_res, bottleneck);
-    if run == Run::Batch {
-        return window.throughput(r, clients, osl, d.clock_s);
-    }
-    if let Some(m) = memo {
-        m.put(key, r);
-    }
-    with_queue(r, clients, c, osl)
+    plan.answer(r, run, &window, memo, osl, d.clock_s)
 }
