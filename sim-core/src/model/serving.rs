@@ -952,8 +952,10 @@ impl BatchWindow {
 }
 
 /// Which loop a sweep point runs: the clients asked for, the clients simulated (fewer past saturation under the
-/// shortcut), and the memo key of that loop. Both closed loops (one engine, PD) start and end through it.
+/// shortcut), how they are driven, and the memo key of that loop. Both closed loops (one engine, PD) start and end
+/// through it.
 struct LoopPlan {
+    run: Run,
     clients: f64,
     simulated: f64,
     key: LoopKey,
@@ -968,7 +970,7 @@ impl LoopPlan {
             if run == (Run::Closed { shortcut: true }) { saturating_clients(held, max_seqs, clients) } else { clients };
         let key =
             LoopKey { simulated, over_pool: clients > max_res, at_the_edge: clients > max_res || clients > max_seqs };
-        LoopPlan { clients, simulated, key }
+        LoopPlan { run, clients, simulated, key }
     }
 
     /// The answer of an earlier point of the sweep that ran this loop, for these clients.
@@ -979,8 +981,8 @@ impl LoopPlan {
 
     /// Requests completed before the measurement starts: a round, except for a batch, which is measured whole
     /// (nothing comes after it).
-    fn warm_up(&self, run: Run) -> f64 {
-        if run == Run::Batch {
+    fn warm_up(&self) -> f64 {
+        if self.run == Run::Batch {
             0.0
         } else {
             self.simulated
@@ -989,16 +991,8 @@ impl LoopPlan {
 
     /// The point's answer from the loop's measurement `r`, ended at `end_s`: a batch's decode window, or the
     /// closed loop's rate (kept in the memo) with the wait of the clients left to Little's law.
-    fn answer(
-        &self,
-        r: Measured,
-        run: Run,
-        window: &BatchWindow,
-        memo: Option<&mut LoopMemo>,
-        osl: f64,
-        end_s: f64,
-    ) -> Measured {
-        if run == Run::Batch {
+    fn answer(&self, r: Measured, window: &BatchWindow, memo: Option<&mut LoopMemo>, osl: f64, end_s: f64) -> Measured {
+        if self.run == Run::Batch {
             return window.throughput(r, self.clients, osl, end_s);
         }
         if let Some(m) = memo {
@@ -1024,7 +1018,7 @@ fn colocated_with(e: &Engine, c: f64, isl: f64, osl: f64, run: Run, mut memo: Op
     }
     let (clients, c) = (plan.clients, plan.simulated);
     mach.waiting = initial_cohorts(c, isl);
-    let warm = plan.warm_up(run);
+    let warm = plan.warm_up();
     let mut window = BatchWindow::default();
     let mut at_the_edge = plan.key.at_the_edge;
     let mut tally = Tally::default();
@@ -1070,7 +1064,7 @@ fn colocated_with(e: &Engine, c: f64, isl: f64, osl: f64, run: Run, mut memo: Op
         bottleneck = Bottleneck::KvCapacity;
     }
     let r = tally.measured(mach.clock_s, osl, max_res, bottleneck);
-    plan.answer(r, run, &window, memo, osl, mach.clock_s)
+    plan.answer(r, &window, memo, osl, mach.clock_s)
 }
 
 /// PD: one engine prefills and ships each KV cache over the link to the other, which only decodes. The decode
@@ -1146,7 +1140,7 @@ fn disaggregated_with(
     }
     let (clients, c) = (plan.clients, plan.simulated);
     p.waiting = initial_cohorts(c, isl);
-    let warm = plan.warm_up(run);
+    let warm = plan.warm_up();
     let mut window = BatchWindow::default();
     let mut at_the_edge = plan.key.at_the_edge;
     let mut tally = Tally::default();
@@ -1264,5 +1258,5 @@ fn disaggregated_with(
     let bottleneck = if p_busy > d_busy { Bottleneck::PrefillRate } else { dominant(&d.busy) };
     let bottleneck = if clients > max_res { Bottleneck::KvCapacity } else { bottleneck };
     let r = tally.measured(d.clock_s, osl, max_res, bottleneck);
-    plan.answer(r, run, &window, memo, osl, d.clock_s)
+    plan.answer(r, &window, memo, osl, d.clock_s)
 }
