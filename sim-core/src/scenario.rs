@@ -112,6 +112,11 @@ fn attention_spec(a: &crate::dataset::schema::Architecture) -> AttentionSpec {
         spec.window_layers = n.min(layers - 1.0).max(0.0);
         spec.full_layers = layers - spec.window_layers;
     }
+    if let (Some(n), Some(state)) = (opt(&a.linear_attention_layers), opt(&a.linear_state_bytes)) {
+        spec.linear_layers = n.min(spec.full_layers - 1.0).max(0.0);
+        spec.linear_state_bytes = state;
+        spec.full_layers -= spec.linear_layers;
+    }
     if let Some(top_k) = opt(&a.sparse_top_k) {
         spec.top_k = top_k;
         let heads = opt(&a.indexer_heads).unwrap_or(0.0);

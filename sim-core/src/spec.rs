@@ -149,6 +149,8 @@ impl HostPin {
 ///   full layers:    attend to every position (or to the top-k of them under sparse attention)
 ///   window layers:  attend to the last `window` positions
 ///   sparse indexer: scores every position on full layers, then attention reads only the top-k
+///   linear layers:  keep a recurrent state of fixed size per sequence (Kimi Delta Attention, Gated
+///                   DeltaNet), read and written every step; no KV that grows
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AttentionSpec {
@@ -168,6 +170,10 @@ pub struct AttentionSpec {
     /// Sparse indexer FLOPs and key bytes per query token per position per full layer (0 without one).
     pub indexer_flops_per_position_layer: f64,
     pub indexer_bytes_per_position_layer: f64,
+    /// Linear-attention layers and the recurrent state each keeps per sequence, bytes (whole model, before a
+    /// tensor-parallel split).
+    pub linear_layers: f64,
+    pub linear_state_bytes: f64,
 }
 
 impl AttentionSpec {
@@ -183,7 +189,14 @@ impl AttentionSpec {
             prefill_flops_per_position_layer: 4.0 * hidden,
             indexer_flops_per_position_layer: 0.0,
             indexer_bytes_per_position_layer: 0.0,
+            linear_layers: 0.0,
+            linear_state_bytes: 0.0,
         }
+    }
+
+    /// Recurrent state one sequence keeps in the linear-attention layers, bytes.
+    pub fn state_bytes(&self) -> f64 {
+        self.linear_layers * self.linear_state_bytes
     }
 
     /// Positions one query attends to on each layer kind at context `ctx`: (full or top-k, window).
@@ -195,15 +208,19 @@ impl AttentionSpec {
     /// read), given the KV bytes per position of one layer.
     pub fn decode_kv_bytes(&self, kv_per_layer: f64, ctx: f64) -> f64 {
         let (full, win) = self.positions(ctx);
+        // The linear layers' state is read and written back every step.
         kv_per_layer * (self.full_layers * full + self.window_layers * win)
             + self.indexer_bytes_per_position_layer * self.full_layers * ctx
+            + 2.0 * self.state_bytes()
     }
 
-    /// Attention FLOPs of one query token at context `ctx`.
+    /// Attention FLOPs of one query token at context `ctx`. A linear layer's FP32 state of E elements costs about
+    /// 4E FLOPs per token (decay, the delta rule's outer-product update, the read-out): one FLOP per state byte.
     pub fn query_flops(&self, ctx: f64) -> f64 {
         let (full, win) = self.positions(ctx);
         self.flops_per_position_layer * (self.full_layers * full + self.window_layers * win)
             + self.indexer_flops_per_position_layer * self.full_layers * ctx
+            + self.state_bytes()
     }
 
     /// Attention FLOPs of a prefill chunk of `n` tokens following `offset` computed ones (causal: the i-th token
@@ -212,16 +229,20 @@ impl AttentionSpec {
         let ctx = offset + n / 2.0;
         let (full, win) = self.positions(ctx);
         n * (self.prefill_flops_per_position_layer * (self.full_layers * full + self.window_layers * win)
-            + self.indexer_flops_per_position_layer * self.full_layers * ctx)
+            + self.indexer_flops_per_position_layer * self.full_layers * ctx
+            + self.state_bytes())
     }
 
     /// KV bytes one sequence holds at context `ctx` (window layers keep only their window). A sparse indexer's
     /// keys are cached beside the latent for every position of every full layer (the indexer scores them all
     /// each step, `decode_kv_bytes`), so they take pool space too: what a step reads per position is what the
     /// pool holds per position.
+    /// A sequence with any context also holds its linear layers' state.
     pub fn kv_storage_bytes(&self, kv_per_layer: f64, ctx: f64) -> f64 {
+        let state = if ctx > 0.0 { self.state_bytes() } else { 0.0 };
         kv_per_layer * (self.full_layers * ctx + self.window_layers * ctx.min(self.window))
             + self.indexer_bytes_per_position_layer * self.full_layers * ctx
+            + state
     }
 }
 
@@ -264,10 +285,14 @@ mod tests {
     use super::AttentionSpec;
     use proptest::prelude::*;
 
-    /// Any attention geometry: full and window layers, a window, a top-k and a sparse indexer (or none).
+    /// Any attention geometry: full and window layers, a window, a top-k and a sparse indexer (or none), and
+    /// linear-attention layers with their state (or none).
     fn any_attention() -> impl Strategy<Value = AttentionSpec> {
-        (1.0..100.0f64, 0.0..60.0f64, 64.0..8192.0f64, prop::option::of(256.0..4096.0f64), 0.0..256.0f64).prop_map(
-            |(full, window_layers, window, top_k, indexer_dim)| AttentionSpec {
+        (
+            (1.0..100.0f64, 0.0..60.0f64, 64.0..8192.0f64, prop::option::of(256.0..4096.0f64), 0.0..256.0f64),
+            prop::option::of((1.0..40.0f64, 1e3..4e6f64)),
+        )
+            .prop_map(|((full, window_layers, window, top_k, indexer_dim), linear)| AttentionSpec {
                 full_layers: full.round(),
                 window_layers: window_layers.round(),
                 window,
@@ -276,18 +301,32 @@ mod tests {
                 prefill_flops_per_position_layer: 1.0,
                 indexer_flops_per_position_layer: 0.0,
                 indexer_bytes_per_position_layer: if top_k.is_some() { indexer_dim } else { 0.0 },
-            },
-        )
+                linear_layers: linear.map_or(0.0, |(n, _)| n.round()),
+                linear_state_bytes: linear.map_or(0.0, |(_, b)| b),
+            })
     }
 
     proptest! {
         /// A decode step reads only positions the cache holds: a sequence's KV reads never exceed its stored KV
-        /// (a sparse indexer's keys are read for every position, so the pool must hold them for every position).
+        /// (a sparse indexer's keys are read for every position, so the pool must hold them for every position);
+        /// a linear layer's state is read once and written back once.
         #[test]
         fn a_step_reads_no_more_kv_than_the_pool_holds(a in any_attention(), per_layer in 1.0..2e5f64, ctx in 1.0..2e5f64) {
             let read = a.decode_kv_bytes(per_layer, ctx);
             let held = a.kv_storage_bytes(per_layer, ctx);
-            prop_assert!(read <= held * (1.0 + 1e-12), "reads {read} B of a sequence holding {held} B");
+            prop_assert!(read <= (held + a.state_bytes()) * (1.0 + 1e-12), "reads {read} B of a sequence holding {held} B");
+        }
+
+        /// A linear layer's state does not grow with the context: past the first position, what a sequence holds
+        /// grows only by the other layers' KV, and a model of linear layers alone would hold a constant.
+        #[test]
+        fn linear_state_is_a_constant_per_sequence(a in any_attention(), per_layer in 1.0..2e5f64, ctx in 1.0..2e5f64) {
+            let mut only_linear = a.clone();
+            only_linear.full_layers = 0.0;
+            only_linear.window_layers = 0.0;
+            only_linear.indexer_bytes_per_position_layer = 0.0;
+            let (short, long) = (only_linear.kv_storage_bytes(per_layer, 1.0), only_linear.kv_storage_bytes(per_layer, ctx));
+            prop_assert!((short - long).abs() <= 1e-9 * short.max(1.0) && short == a.state_bytes(), "{short} vs {long}");
         }
     }
 

@@ -495,3 +495,31 @@ fn pinning_a_model_that_fits_slows_one_stream() {
     assert_eq!(pa.spilled_bytes(), 0.0);
     assert!((pb.kv_pool_bytes - pa.kv_pool_bytes - 20e9).abs() < 1e3, "{pa:?} -> {pb:?}");
 }
+
+/// A linear-attention layer keeps a fixed state per sequence (GLM-5.3 Flash's 34 KDA layers): it takes pool space
+/// once per sequence whatever the context, and every step reads and writes it, so a larger state holds fewer
+/// sequences and never speeds a step up.
+#[test]
+fn a_linear_layers_state_takes_pool_space_once_and_costs_every_step() {
+    let k = Coefficients::default();
+    let s = scenarios()["glm-5.3-flash"].clone();
+    assert!(s.model.attention.linear_layers > 0.0, "the case needs linear layers");
+    let e = sim_core::model::modes::engine(&s, &k, 1.0);
+    let state = e.state_bytes();
+    assert!(state > 0.0);
+    // Held bytes grow by the same bytes per position at any context; the state is held once, from the first.
+    let per_position = e.kv_bytes_at(2.0) - e.kv_bytes_at(1.0);
+    assert!((e.kv_bytes_at(9216.0) - e.kv_bytes_at(1024.0) - 8192.0 * per_position).abs() < 1e-6 * state);
+    assert!((e.kv_bytes_at(1.0) - per_position - state).abs() < 1e-6 * state);
+    let held = e.kv_bytes_at(9216.0);
+    assert_eq!(e.max_resident(8192.0, 1024.0), (e.placement.kv_pool_bytes / held).floor());
+    let mut bigger = s.clone();
+    bigger.model.attention.linear_state_bytes *= 4.0;
+    let eb = sim_core::model::modes::engine(&bigger, &k, 1.0);
+    assert!(eb.max_resident(8192.0, 1024.0) < e.max_resident(8192.0, 1024.0));
+    for c in [1, 32] {
+        let (a, b) = (predict(&s, &k, Mode::Single, 512, 512, c), predict(&bigger, &k, Mode::Single, 512, 512, c));
+        assert!(b.output_tok_s <= a.output_tok_s * (1.0 + 1e-9), "{c}: {} > {}", b.output_tok_s, a.output_tok_s);
+        assert!(b.tpot_s > a.tpot_s, "{c}: a larger state must cost step time: {} vs {}", b.tpot_s, a.tpot_s);
+    }
+}

@@ -527,6 +527,13 @@ pub struct Architecture {
     pub indexer_heads: Option<Quantity>,
     #[serde(default)]
     pub indexer_head_dim: Option<Quantity>,
+    /// Linear-attention layers (Kimi Delta Attention, Gated DeltaNet): each keeps a recurrent state of
+    /// `linear_state_bytes` per sequence, read and written every step, where other layers keep a KV cache that
+    /// grows; `kv_bytes_per_token` counts the other (full-attention) layers only.
+    #[serde(default)]
+    pub linear_attention_layers: Option<Quantity>,
+    #[serde(default)]
+    pub linear_state_bytes: Option<Quantity>,
     /// Routed-expert bytes of the draft's MoE layer (MTP), read at the distinct-expert rate of the draft's own
     /// token count; `draft_pass_bytes` is then the rest of a draft pass (attention, shared expert, LM head).
     #[serde(default)]

@@ -505,6 +505,7 @@ impl Checker<'_> {
                 ("published_offload_bytes", &a.published_offload_bytes),
                 ("input_embedding_bytes", &a.input_embedding_bytes),
                 ("draft_routed_expert_bytes", &a.draft_routed_expert_bytes),
+                ("linear_state_bytes", &a.linear_state_bytes),
             ] {
                 if let Some(q) = q {
                     self.quantity(&file, &format!("/architecture/{name}"), q, Bytes, true);
@@ -514,7 +515,6 @@ impl Checker<'_> {
                 ("attention_heads", &a.attention_heads),
                 ("head_dim", &a.head_dim),
                 ("kv_lora_rank", &a.kv_lora_rank),
-                ("rope_head_dim", &a.rope_head_dim),
                 ("sliding_window", &a.sliding_window),
                 ("sliding_window_layers", &a.sliding_window_layers),
                 ("sparse_top_k", &a.sparse_top_k),
@@ -525,6 +525,35 @@ impl Checker<'_> {
                 if let Some(q) = q {
                     self.quantity(&file, &format!("/architecture/{name}"), q, Count, false);
                 }
+            }
+            // NoPE MLA has no rotary part; a model may have no linear-attention layer.
+            for (name, q) in
+                [("rope_head_dim", &a.rope_head_dim), ("linear_attention_layers", &a.linear_attention_layers)]
+            {
+                if let Some(q) = q {
+                    self.quantity(&file, &format!("/architecture/{name}"), q, Count, true);
+                }
+            }
+            let other_layers = a.sliding_window_layers.as_ref().map_or(0.0, |q| q.value)
+                + a.linear_attention_layers.as_ref().map_or(0.0, |q| q.value);
+            if a.linear_attention_layers.is_some() && other_layers >= a.layers.value {
+                self.err(
+                    &file,
+                    "/architecture/linear_attention_layers".into(),
+                    format!(
+                        "{other_layers} sliding-window and linear-attention layers of {} leave no full-attention layer",
+                        a.layers.value
+                    ),
+                    "kv_bytes_per_token counts the full-attention layers; at least one must remain",
+                );
+            }
+            if a.linear_attention_layers.is_some() != a.linear_state_bytes.is_some() {
+                self.err(
+                    &file,
+                    "/architecture/linear_state_bytes".into(),
+                    "`linear_attention_layers` and `linear_state_bytes` go together".into(),
+                    "give both: how many layers keep a recurrent state, and its bytes per layer and sequence",
+                );
             }
             if let Some(w) = &a.sliding_window_layers {
                 if w.value >= a.layers.value {

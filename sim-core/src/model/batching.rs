@@ -167,6 +167,17 @@ impl Engine<'_> {
         }
     }
 
+    /// Recurrent state one sequence keeps in the linear-attention layers on one GPU of this engine (split across
+    /// ranks as its KV is).
+    pub fn state_bytes(&self) -> f64 {
+        let whole = self.model.attention.state_bytes();
+        if self.model.kv_split_under_tp {
+            whole / self.placement.tp
+        } else {
+            whole
+        }
+    }
+
     /// Most sequences of `isl + osl` tokens the KV pool holds at once.
     pub fn max_resident(&self, isl: f64, osl: f64) -> f64 {
         let per_seq = self.kv_bytes_at(isl + osl);

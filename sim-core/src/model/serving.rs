@@ -178,7 +178,9 @@ struct StepOut {
 impl<'e, 'a> Machine<'e, 'a> {
     fn new(e: &'e Engine<'a>, role: Role, isl: f64, osl: f64) -> Self {
         let block_tokens = e.k.kv_block_tokens.max(1.0);
-        let block_bytes = e.kv_bytes_at(block_tokens);
+        // A block holds positions; a linear layer's state is a fixed amount per sequence, counted in blocks'
+        // worth of bytes by `blocks_for` like any other storage, but not part of a block's size.
+        let block_bytes = e.kv_bytes_at(block_tokens) - e.state_bytes();
         let total_blocks = if block_bytes > 0.0 { e.placement.kv_pool_bytes / block_bytes } else { f64::INFINITY };
         Machine {
             e,
