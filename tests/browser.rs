@@ -60,7 +60,10 @@ use std::time::Instant;
 /// Then 456.7 KiB (467,691 bytes): a sweep's memo of closed-loop runs (`serving::LoopMemo`: the page's sweeps
 /// run each saturated loop once) put 0.8 KB on; the budget moves by that, 456 -> 457 KiB.
 /// Then 456.8 KiB (467,751 bytes): GLM-5.3 Flash's card gained its attention heads (60 bytes), within the budget.
-const BUDGET_GZIP_BYTES: u64 = 457 * 1024;
+/// Then 458.2 KiB (469,202 bytes): GLM-5.3 Flash's card took the model's published geometry with its sources, and
+/// attention gained linear-attention layers (a state per sequence): 1.5 KB on; the budget moves by that,
+/// 457 -> 459 KiB (issue 11's 350 KB waits for the owner's decision).
+const BUDGET_GZIP_BYTES: u64 = 459 * 1024;
 
 /// The default page's throughput chart for one model and the 8192/1024 workload (index 1 of the workload picker).
 const MINIMAX_LONG: &str = "?model=minimax-m3&workload=8192-1024";
@@ -313,16 +316,18 @@ fn broken_url_warns_and_falls_back() {
     });
 }
 
-/// The predicted tok/s of the points table's row at the highest concurrency of the first row's mode, with that
-/// mode and concurrency (the table shows the same answer the chart draws).
+/// The predicted tok/s of the points table's row at the highest concurrency of any mode (the first such row),
+/// with that mode and concurrency (the table shows the same answer the chart draws). The top of the range is
+/// where a step's overheads weigh most, so a profile without them must predict more there; lower down a fitted
+/// profile's per-model knobs (draft acceptance, spilled experts' routing share), which the roofline takes from
+/// the model card, can outweigh them (GLM-5.2 one station at 32 streams: 143 fitted, 142 roofline).
 async fn predicted_at_top(c: &fantoccini::Client) -> (String, u64, f64) {
     let v = js(
         c,
         "const rows = [...document.querySelectorAll('#points-table tbody tr:not(.stated)')] \
            .map(r => [...r.cells].map(x => x.textContent.trim())); \
          if (!rows.length) return null; \
-         const mine = rows.filter(r => r[0] === rows[0][0]); \
-         const top = mine.reduce((a, r) => Number(r[1]) > Number(a[1]) ? r : a); \
+         const top = rows.reduce((a, r) => Number(r[1]) > Number(a[1]) ? r : a); \
          return [top[0], Number(top[1]), Number(top[3])];",
     )
     .await;
