@@ -550,9 +550,10 @@ fn planner_calibrates_on_pasted_vllm_results() {
     assert!(cal.points.iter().all(|p| p.model == "glm-5.2" && p.mode == Mode::Single));
     assert!(cal.stats.median_ape.is_finite() && cal.stats.p90_ape >= cal.stats.median_ape, "{:?}", cal.stats);
     // The same numbers `sim-core import vllm-bench ... --model glm-5.2` then `sim-core calibrate
-    // data/scenarios/glm-5.2.json` prints ("calibrated on 3 points: median error 67.7%, 90th percentile 70.7%"):
-    // these samples sit far from the published GLM-5.2 station, and a 0.05 prior pull keeps the fit near it.
-    assert!((cal.stats.median_ape - 67.7).abs() < 0.5 && (cal.stats.p90_ape - 70.7).abs() < 0.5, "{:?}", cal.stats);
+    // data/scenarios/glm-5.2.json` prints ("calibrated on 3 points: median error 67.2%, 90th percentile 70.6%"):
+    // these samples sit far from the published GLM-5.2 station, and a 0.05 prior pull keeps the fit near it (the
+    // fit it starts from moved when GLM-5.3 Flash's card took its published geometry: 67.7% / 70.7% before).
+    assert!((cal.stats.median_ape - 67.2).abs() < 0.5 && (cal.stats.p90_ape - 70.6).abs() < 0.5, "{:?}", cal.stats);
     assert_ne!(&cal.coefficients, b.ws.coefficients());
     let before = compute::plan(&b, &st).unwrap();
     let after = compute::plan_with(&b, &st, Some(&cal.coefficients)).unwrap();
