@@ -205,13 +205,16 @@ impl AttentionSpec {
     }
 
     /// KV bytes one decoding sequence reads per step at context `ctx` (the verified draft tokens share the
-    /// read), given the KV bytes per position of one layer.
+    /// read), given the KV bytes per position of one layer; the linear layers' state is `decode_state_bytes`.
     pub fn decode_kv_bytes(&self, kv_per_layer: f64, ctx: f64) -> f64 {
         let (full, win) = self.positions(ctx);
-        // The linear layers' state is read and written back every step.
         kv_per_layer * (self.full_layers * full + self.window_layers * win)
             + self.indexer_bytes_per_position_layer * self.full_layers * ctx
-            + 2.0 * self.state_bytes()
+    }
+
+    /// Bytes of linear-layer state one decoding sequence moves per step: read, and written back.
+    pub fn decode_state_bytes(&self) -> f64 {
+        2.0 * self.state_bytes()
     }
 
     /// Attention FLOPs of one query token at context `ctx`. A linear layer's FP32 state of E elements costs about
@@ -239,10 +242,22 @@ impl AttentionSpec {
     /// pool holds per position.
     /// A sequence with any context also holds its linear layers' state.
     pub fn kv_storage_bytes(&self, kv_per_layer: f64, ctx: f64) -> f64 {
-        let state = if ctx > 0.0 { self.state_bytes() } else { 0.0 };
+        self.kv_position_bytes(kv_per_layer, ctx) + self.held_state_bytes(ctx)
+    }
+
+    /// The part of `kv_storage_bytes` that grows with the context: every layer's KV but the linear layers' state.
+    pub fn kv_position_bytes(&self, kv_per_layer: f64, ctx: f64) -> f64 {
         kv_per_layer * (self.full_layers * ctx + self.window_layers * ctx.min(self.window))
             + self.indexer_bytes_per_position_layer * self.full_layers * ctx
-            + state
+    }
+
+    /// The linear layers' state a sequence at context `ctx` holds: all of it from its first position.
+    pub fn held_state_bytes(&self, ctx: f64) -> f64 {
+        if ctx > 0.0 {
+            self.state_bytes()
+        } else {
+            0.0
+        }
     }
 }
 
@@ -314,7 +329,8 @@ mod tests {
         fn a_step_reads_no_more_kv_than_the_pool_holds(a in any_attention(), per_layer in 1.0..2e5f64, ctx in 1.0..2e5f64) {
             let read = a.decode_kv_bytes(per_layer, ctx);
             let held = a.kv_storage_bytes(per_layer, ctx);
-            prop_assert!(read <= (held + a.state_bytes()) * (1.0 + 1e-12), "reads {read} B of a sequence holding {held} B");
+            prop_assert!(read <= (held - a.state_bytes()) * (1.0 + 1e-12), "reads {read} B of a sequence holding {held} B");
+            prop_assert_eq!(a.decode_state_bytes(), 2.0 * a.state_bytes());
         }
 
         /// A linear layer's state does not grow with the context: past the first position, what a sequence holds

@@ -498,7 +498,7 @@ fn pinning_a_model_that_fits_slows_one_stream() {
 
 /// A linear-attention layer keeps a fixed state per sequence (GLM-5.3 Flash's 34 KDA layers): it takes pool space
 /// once per sequence whatever the context, and every step reads and writes it, so a larger state holds fewer
-/// sequences and never speeds a step up.
+/// sequences and never speeds a step up; under TP each rank holds its heads' share.
 #[test]
 fn a_linear_layers_state_takes_pool_space_once_and_costs_every_step() {
     let k = Coefficients::default();
@@ -513,6 +513,12 @@ fn a_linear_layers_state_takes_pool_space_once_and_costs_every_step() {
     assert!((e.kv_bytes_at(1.0) - per_position - state).abs() < 1e-6 * state);
     let held = e.kv_bytes_at(9216.0);
     assert_eq!(e.max_resident(8192.0, 1024.0), (e.placement.kv_pool_bytes / held).floor());
+    // Across two machines each rank keeps half of every linear layer's state (vLLM shards their heads), while the
+    // sparse-MLA latent stays whole on both.
+    let e2 = sim_core::model::modes::engine(&s, &k, 2.0);
+    assert!(!s.model.kv_split_under_tp, "the case needs a replicated KV beside the state");
+    assert_eq!(e2.state_bytes(), state / 2.0);
+    assert!(((e2.kv_bytes_at(9216.0) - e2.state_bytes()) - (held - state)).abs() < 1e-6 * state);
     let mut bigger = s.clone();
     bigger.model.attention.linear_state_bytes *= 4.0;
     let eb = sim_core::model::modes::engine(&bigger, &k, 1.0);

@@ -5,6 +5,7 @@
 //! ```text
 //!   t_hbm     = hbm_bytes / (eta_hbm * B_hbm),   t_slow = slow_bytes / (eta_slow * B_slow)
 //!               hbm_bytes = dense + experts touched by T tokens + KV each sequence attends to (per architecture)
+//!                           + linear layers' state, read and written back (split across TP ranks by heads)
 //!   t_compute = (2 * T * (routed active params / peak at the experts' precision
 //!                         + other active params / peak at the dense layers' precision)
 //!                + attention FLOPs at each sequence's context / BF16 peak) / tp / eta_c
@@ -46,6 +47,8 @@ pub struct StepLoad {
     pub prefill_tokens: f64,
     /// KV bytes the decoding sequences read (whole model, before a tensor-parallel split).
     pub kv_read_bytes: f64,
+    /// Linear-layer state the decoding sequences read and write back (whole model, before the split).
+    pub state_rw_bytes: f64,
     /// Attention FLOPs of every query token in the step at its own context (whole model).
     pub attention_flops: f64,
 }
@@ -60,6 +63,7 @@ impl StepLoad {
     pub fn add_decodes_with(&mut self, m: &ModelSpec, kv_per_layer: f64, count: f64, ctx: f64, per_seq: f64) {
         self.decode_seqs += count;
         self.kv_read_bytes += count * m.attention.decode_kv_bytes(kv_per_layer, ctx);
+        self.state_rw_bytes += count * m.attention.decode_state_bytes();
         self.attention_flops += count * per_seq * m.attention.query_flops(ctx);
     }
 
@@ -112,8 +116,7 @@ impl Engine<'_> {
         let tp = self.placement.tp;
         let seqs = load.decode_seqs;
         let tokens = seqs * (m.draft_tokens + 1.0) + load.prefill_tokens;
-        // GQA KV is split across tensor-parallel ranks; MLA's latent (and a sparse indexer's keys) is replicated.
-        let kv_read = if m.kv_split_under_tp { load.kv_read_bytes / tp } else { load.kv_read_bytes };
+        let kv_read = self.kv_per_rank(load.kv_read_bytes) + load.state_rw_bytes / tp;
         let reads = step_reads(m, &self.placement, tokens, kv_read, self.spilled_routing_share);
         let hbm_s = reads.hbm_bytes / (k.hbm_efficiency * self.hw.hbm_bytes_per_sec);
         let slow_s = reads.slow_bytes / (k.slow_efficiency * self.hw.slow_path_bytes_per_sec);
@@ -156,26 +159,34 @@ impl Engine<'_> {
         StepTime { total_s, hbm_s, slow_s, compute_s, comm_s, overhead_s }
     }
 
-    /// KV bytes one sequence holds at context `ctx` on one GPU of this engine.
-    pub fn kv_bytes_at(&self, ctx: f64) -> f64 {
-        let m = self.model;
-        let whole = m.attention.kv_storage_bytes(m.kv_per_layer(), ctx);
-        if m.kv_split_under_tp {
+    /// One GPU's share of `whole` bytes of KV positions (whole model): GQA's KV is split across tensor-parallel
+    /// ranks by heads; MLA's latent (and a sparse indexer's keys) is replicated on every rank.
+    fn kv_per_rank(&self, whole: f64) -> f64 {
+        // A predictable branch, not a division by 1: the loop waits on its divisions more than on its count.
+        if self.model.kv_split_under_tp {
             whole / self.placement.tp
         } else {
             whole
         }
     }
 
-    /// Recurrent state one sequence keeps in the linear-attention layers on one GPU of this engine (split across
-    /// ranks as its KV is).
+    /// KV bytes one sequence holds at context `ctx` on one GPU of this engine.
+    pub fn kv_bytes_at(&self, ctx: f64) -> f64 {
+        self.kv_bytes_at_with(self.model.kv_per_layer(), ctx)
+    }
+
+    /// `kv_bytes_at` given `model.kv_per_layer()`, for a loop that asks every step.
+    pub fn kv_bytes_at_with(&self, kv_per_layer: f64, ctx: f64) -> f64 {
+        let a = &self.model.attention;
+        self.kv_per_rank(a.kv_position_bytes(kv_per_layer, ctx)) + a.held_state_bytes(ctx) / self.placement.tp
+    }
+
+    /// Recurrent state one sequence keeps in the linear-attention layers on one GPU of this engine. Split across
+    /// the ranks whatever the KV does: vLLM shards a linear layer's heads (`KimiDeltaAttention.local_num_heads =
+    /// num_heads / tp`, and `MambaStateShapeCalculator.kda_state_shape` sizes the recurrent state
+    /// `(num_heads / tp, head_dim, head_dim)`), so even beside MLA's replicated latent each rank holds its share.
     pub fn state_bytes(&self) -> f64 {
-        let whole = self.model.attention.state_bytes();
-        if self.model.kv_split_under_tp {
-            whole / self.placement.tp
-        } else {
-            whole
-        }
+        self.model.attention.state_bytes() / self.placement.tp
     }
 
     /// Most sequences of `isl + osl` tokens the KV pool holds at once.

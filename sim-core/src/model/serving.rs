@@ -232,14 +232,7 @@ impl<'e, 'a> Machine<'e, 'a> {
 
     /// `Engine::kv_bytes_at` with the per-layer bytes computed once (the same arithmetic, so the same bits).
     fn kv_bytes_at(&self, ctx: f64) -> f64 {
-        let m = self.e.model;
-        let whole = m.attention.kv_storage_bytes(self.kv_per_layer, ctx);
-        // A predictable branch, not a division by 1: the loop waits on its divisions more than on its count.
-        if m.kv_split_under_tp {
-            whole / self.e.placement.tp
-        } else {
-            whole
-        }
+        self.e.kv_bytes_at_with(self.kv_per_layer, ctx)
     }
 
     /// Share of the KV block pool in use.
