@@ -159,6 +159,8 @@ pub fn sim_core_scenario(c: &Case) -> Scenario {
         sparse_top_k: None,
         indexer_heads: None,
         indexer_head_dim: None,
+        linear_attention_layers: None,
+        linear_state_bytes: None,
     };
     let model: ModelSpec = description.to_spec().expect("valid description");
     // Everything in HBM: the cross-check is about the roofline, not sim-core's weight spill.

@@ -261,6 +261,8 @@ pub fn form_description(st: &UrlState) -> ModelDescription {
         sparse_top_k: None,
         indexer_heads: None,
         indexer_head_dim: None,
+        linear_attention_layers: None,
+        linear_state_bytes: None,
     }
 }
 

@@ -69,6 +69,14 @@ pub struct ModelDescription {
     pub indexer_heads: Option<f64>,
     #[serde(default)]
     pub indexer_head_dim: Option<f64>,
+    /// Linear-attention layers (Kimi Delta Attention, Gated DeltaNet) among `layers`: no KV that grows, a fixed
+    /// state per sequence read and written every step (`linear_state_bytes` each).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub linear_attention_layers: Option<f64>,
+    /// Recurrent state one linear-attention layer keeps per sequence, bytes (whole model, before a
+    /// tensor-parallel split): heads x key dim x value dim x bytes per element.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub linear_state_bytes: Option<f64>,
 }
 
 /// The tensor precision weights of `bits` per weight compute at: 4-bit formats (with their scales) at FP4,
@@ -129,7 +137,22 @@ impl ModelDescription {
             }
             _ => 0.0,
         };
-        let full_layers = self.layers - window_layers;
+        let linear_layers = match (self.linear_attention_layers, self.linear_state_bytes) {
+            (Some(n), Some(state)) if n > 0.0 => {
+                pos("linear_state_bytes", state)?;
+                if !n.is_finite() || n + window_layers >= self.layers {
+                    return Err("`linear_attention_layers` must leave at least one full-attention layer".into());
+                }
+                n
+            }
+            (Some(n), None) if n > 0.0 => {
+                return Err(
+                    "`linear_attention_layers` needs `linear_state_bytes` (each layer's state per sequence)".into()
+                )
+            }
+            _ => 0.0,
+        };
+        let full_layers = self.layers - window_layers - linear_layers;
         let mut attention = crate::spec::AttentionSpec::dense(self.layers, self.hidden_size);
         let kv_per_token = match self.attention.as_str() {
             "gqa" => {
@@ -158,8 +181,12 @@ impl ModelDescription {
         if window_layers > 0.0 {
             attention.window = self.sliding_window.unwrap_or(f64::INFINITY);
             attention.window_layers = window_layers;
-            attention.full_layers = full_layers;
         }
+        if linear_layers > 0.0 {
+            attention.linear_layers = linear_layers;
+            attention.linear_state_bytes = self.linear_state_bytes.unwrap_or(0.0);
+        }
+        attention.full_layers = full_layers;
         if let Some(k) = self.sparse_top_k.filter(|k| *k > 0.0) {
             attention.top_k = k;
             let dim = self.indexer_head_dim.unwrap_or(0.0);
@@ -230,12 +257,13 @@ impl ModelDescription {
         let kv_lora = num(&["kv_lora_rank"]);
         let rope = num(&["qk_rope_head_dim"]);
         let experts = num(&["n_routed_experts", "num_experts", "num_local_experts"]).unwrap_or(0.0);
-        let top_k = num(&["num_experts_per_tok", "moe_top_k", "top_k"]).unwrap_or(0.0);
+        let top_k = num(&["num_experts_per_tok", "num_experts_per_token", "moe_top_k", "top_k"]).unwrap_or(0.0);
         let shared = num(&["n_shared_experts", "num_shared_experts"]).unwrap_or(0.0);
         let ffn = num(&["intermediate_size", "ffn_hidden_size"]).unwrap_or(4.0 * hidden);
         let moe_ffn = num(&["moe_intermediate_size", "expert_intermediate_size"]).unwrap_or(ffn);
         let dense_layers = if experts > 0.0 { num(&["first_k_dense_replace"]).unwrap_or(0.0) } else { layers };
         let moe_layers = layers - dense_layers;
+        let linear = linear_layers_of(c, layers, hidden);
         let (attention, attn_params) = match (kv_lora, rope) {
             (Some(r), Some(p)) => {
                 let q_lora = num(&["q_lora_rank"]).unwrap_or(hidden);
@@ -248,17 +276,28 @@ impl ModelDescription {
                     + heads * v_dim * hidden;
                 ("mla", params)
             }
-            _ => ("gqa", hidden * heads * head_dim * 2.0 + 2.0 * hidden * kv_heads * head_dim),
+            _ => {
+                // A gated output (Qwen3-Next's `attn_output_gate`) doubles the query projection.
+                let gate = if c.get("attn_output_gate").and_then(Value::as_bool).unwrap_or(false) { 1.0 } else { 0.0 };
+                ("gqa", hidden * heads * head_dim * (2.0 + gate) + 2.0 * hidden * kv_heads * head_dim)
+            }
         };
         let expert = 3.0 * hidden * moe_ffn;
         let dense_mlp = 3.0 * hidden * ffn;
         let embed = vocab
             * hidden
             * if c.get("tie_word_embeddings").and_then(Value::as_bool).unwrap_or(false) { 1.0 } else { 2.0 };
+        // A shared expert of its own width (Qwen3-Next's `shared_expert_intermediate_size`) or `shared` of the
+        // routed width.
+        let shared_mlp = match num(&["shared_expert_intermediate_size"]) {
+            Some(w) if w > 0.0 => 3.0 * hidden * w,
+            _ => shared * expert,
+        };
         let routed = moe_layers * experts * expert;
-        let total = embed + layers * attn_params + dense_layers * dense_mlp + moe_layers * shared * expert + routed;
-        let active =
-            vocab * hidden + layers * attn_params + dense_layers * dense_mlp + moe_layers * (top_k + shared) * expert;
+        // Linear layers carry their own projections instead of the full layers' attention.
+        let mixers = (layers - linear.layers) * attn_params + linear.layers * linear.params_per_layer(hidden);
+        let total = embed + mixers + dense_layers * dense_mlp + moe_layers * shared_mlp + routed;
+        let active = vocab * hidden + mixers + dense_layers * dense_mlp + moe_layers * (top_k * expert + shared_mlp);
         let draft = num(&["num_nextn_predict_layers"]).unwrap_or(0.0);
         // Sliding-window layers: `layer_types` lists them (GPT-OSS, Gemma); without it, a `sliding_window`
         // alone does not say how many layers use it, so none are counted.
@@ -294,7 +333,95 @@ impl ModelDescription {
             sparse_top_k: num(&["index_topk"]),
             indexer_heads: num(&["index_n_heads"]),
             indexer_head_dim: num(&["index_head_dim"]),
+            linear_attention_layers: (linear.layers > 0.0).then_some(linear.layers),
+            linear_state_bytes: (linear.layers > 0.0).then_some(linear.state_bytes),
         })
+    }
+}
+
+/// The linear-attention layers a config declares and their geometry.
+struct LinearLayers {
+    layers: f64,
+    /// Recurrent state per layer and sequence, bytes.
+    state_bytes: f64,
+    /// Widths of the projections: queries and keys (heads x key dim), values (heads x value dim).
+    qk_width: f64,
+    v_width: f64,
+    /// Extra per-layer projections beside q, k, v and the output, per unit of hidden size.
+    gate_width: f64,
+}
+
+impl LinearLayers {
+    const NONE: LinearLayers =
+        LinearLayers { layers: 0.0, state_bytes: 0.0, qk_width: 0.0, v_width: 0.0, gate_width: 0.0 };
+
+    /// Parameters of one linear layer: q and k, v and the output projection, and its gates.
+    fn params_per_layer(&self, hidden: f64) -> f64 {
+        hidden * (2.0 * self.qk_width + 2.0 * self.v_width + self.gate_width)
+    }
+}
+
+/// Reads linear-attention layers from a config, in the two layouts vLLM serves:
+/// - Kimi Delta Attention (`kimi_linear`, GLM-5.3-Flash's `glm5_next`): `linear_attn_config` with `num_heads`,
+///   `head_dim` and the layer list `kda_layers` (else `layer_types` entries naming linear attention). The state
+///   is `num_heads x head_dim x head_dim` in FP32: vLLM sizes it `(num_heads / tp, head_dim, head_dim)`
+///   (`MambaStateShapeCalculator.kda_state_shape`) and keeps it in float32 (`kda_state_dtype`). The gates add
+///   an output gate as wide as the values plus two low-rank gates and a per-head beta (`KimiDeltaAttention`).
+/// - Gated DeltaNet (`qwen3_next`): `linear_num_value_heads`, `linear_key_head_dim`, `linear_value_head_dim`,
+///   `linear_num_key_heads`, and `layer_types` (else every layer but each `full_attention_interval`-th). The
+///   state is `value heads x value dim x key dim` at the model's dtype, BF16 (vLLM's `gated_delta_net_state_shape`,
+///   and `_mamba_state_dtype` with the default `mamba_ssm_cache_dtype = auto`), or at the config's
+///   `mamba_ssm_dtype` when it names float32 (Qwen3.5). The gate `z` is as wide as the values, and `a`, `b` one
+///   per value head.
+///
+/// The short-convolution state (kernel - 1 positions of q, k and v, a few percent of the recurrent state) is
+/// left out, as in the shipped cards.
+fn linear_layers_of(c: &Value, layers: f64, hidden: f64) -> LinearLayers {
+    let typed_linear = c
+        .get("layer_types")
+        .and_then(Value::as_array)
+        .map(|types| types.iter().filter(|t| t.as_str().is_some_and(|t| t.contains("linear"))).count() as f64);
+    let field = |obj: &Value, k: &str| obj.get(k).and_then(Value::as_f64);
+    if let Some(kda) = c.get("linear_attn_config").filter(|v| v.is_object()) {
+        let (Some(heads), Some(dim)) = (field(kda, "num_heads"), field(kda, "head_dim")) else {
+            return LinearLayers::NONE;
+        };
+        let count = |k: &str| kda.get(k).and_then(Value::as_array).map(|l| l.len() as f64);
+        // Some releases list only the full-attention layers (the rest are KDA).
+        let listed = count("kda_layers").or_else(|| count("full_attn_layers").map(|full| layers - full));
+        let n = listed.or(typed_linear).unwrap_or(0.0).min(layers - 1.0).max(0.0);
+        let width = heads * dim;
+        return LinearLayers {
+            layers: n,
+            state_bytes: heads * dim * dim * 4.0,
+            qk_width: width,
+            v_width: width,
+            // f_a/f_b and g_a/g_b (hidden -> head_dim -> width, counted per unit of hidden), and b (one per head).
+            gate_width: 2.0 * dim + heads + 2.0 * dim * width / hidden.max(1.0),
+        };
+    }
+    let (Some(v_heads), Some(k_dim), Some(v_dim)) =
+        (field(c, "linear_num_value_heads"), field(c, "linear_key_head_dim"), field(c, "linear_value_head_dim"))
+    else {
+        return LinearLayers::NONE;
+    };
+    let k_heads = field(c, "linear_num_key_heads").unwrap_or(v_heads);
+    let n = typed_linear
+        .or_else(|| field(c, "full_attention_interval").filter(|i| *i >= 1.0).map(|i| layers - (layers / i).floor()))
+        .unwrap_or(0.0)
+        .min(layers - 1.0)
+        .max(0.0);
+    // `mamba_ssm_dtype` (Qwen3.5) names the state's dtype; absent, the model's.
+    let state_element = match c.get("mamba_ssm_dtype").and_then(Value::as_str) {
+        Some("float32") => 4.0,
+        _ => 2.0,
+    };
+    LinearLayers {
+        layers: n,
+        state_bytes: v_heads * v_dim * k_dim * state_element,
+        qk_width: k_heads * k_dim,
+        v_width: v_heads * v_dim,
+        gate_width: v_heads * v_dim + 2.0 * v_heads,
     }
 }
 
@@ -335,6 +462,82 @@ mod tests {
         assert!((mixed.routed_active_params() - all_fp4.routed_active_params()).abs() < 1.0);
         assert!(mixed.routed_active_params() > 0.5 * d.active_params && mixed.routed_active_params() < d.active_params);
         d.dense_bits_per_weight = Some(-1.0);
+        assert!(d.to_spec().is_err());
+    }
+
+    /// Qwen3-Coder-Next's config.json (huggingface.co/Qwen/Qwen3-Coder-Next; Qwen3-Next-80B-A3B's geometry): 48
+    /// layers, every fourth full attention, the rest Gated DeltaNet; 79,674,391,296 parameters, of which
+    /// 3,874,929,408 are active with the input embedding (its safetensors headers, as counted in a public test).
+    const QWEN3_NEXT: &str = r#"{"model_type": "qwen3_next", "hidden_size": 2048, "num_hidden_layers": 48,
+        "vocab_size": 151936, "head_dim": 256, "num_attention_heads": 16, "num_key_value_heads": 2,
+        "num_experts": 512, "num_experts_per_tok": 10, "moe_intermediate_size": 512,
+        "shared_expert_intermediate_size": 512, "linear_num_key_heads": 16, "linear_key_head_dim": 128,
+        "linear_num_value_heads": 32, "linear_value_head_dim": 128, "linear_conv_kernel_dim": 4,
+        "full_attention_interval": 4, "attn_output_gate": true, "tie_word_embeddings": false}"#;
+
+    /// Kimi-Linear-48B-A3B's config.json (huggingface.co/moonshotai/Kimi-Linear-48B-A3B-Instruct): 27 layers, 20
+    /// KDA and 7 MLA (NoPE), 256 experts top-8 plus one shared.
+    const KIMI_LINEAR: &str = r#"{"model_type": "kimi_linear", "vocab_size": 163840, "hidden_size": 2304,
+        "intermediate_size": 9216, "num_hidden_layers": 27, "num_attention_heads": 32, "num_key_value_heads": 32,
+        "tie_word_embeddings": false, "first_k_dense_replace": 1, "moe_intermediate_size": 1024,
+        "num_experts": 256, "num_experts_per_token": 8, "num_shared_experts": 1, "q_lora_rank": null,
+        "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+        "mla_use_nope": true, "num_nextn_predict_layers": 0,
+        "linear_attn_config": {"full_attn_layers": [4, 8, 12, 16, 20, 24, 27], "head_dim": 128,
+            "kda_layers": [1, 2, 3, 5, 6, 7, 9, 10, 11, 13, 14, 15, 17, 18, 19, 21, 22, 23, 25, 26],
+            "num_heads": 32, "short_conv_kernel_size": 4}}"#;
+
+    #[test]
+    fn reads_gated_deltanet_layers_and_their_state() {
+        let d = ModelDescription::from_hf_config("qwen3-next", QWEN3_NEXT, 16.0).expect("parse");
+        assert_eq!(d.linear_attention_layers, Some(36.0));
+        // 32 value heads x 128 x 128 at BF16 per layer.
+        assert_eq!(d.linear_state_bytes, Some(32.0 * 128.0 * 128.0 * 2.0));
+        assert!((d.total_params / 79_674_391_296.0 - 1.0).abs() < 0.01, "total {}", d.total_params);
+        // Active here leaves the input embedding out (gathered, not multiplied); the published count has it.
+        let active = d.active_params + 151936.0 * 2048.0;
+        assert!((active / 3_874_929_408.0 - 1.0).abs() < 0.02, "active {active}");
+        let s = d.to_spec().expect("spec");
+        // Only the 12 full-attention layers hold KV that grows: 2 x 2 heads x 256 x 2 B each.
+        assert_eq!(s.kv_bytes_per_token, 12.0 * 2.0 * 2.0 * 256.0 * 2.0);
+        assert_eq!((s.attention.full_layers, s.attention.linear_layers), (12.0, 36.0));
+        assert_eq!(s.attention.state_bytes(), 36.0 * 32.0 * 128.0 * 128.0 * 2.0);
+        let f32_state =
+            QWEN3_NEXT.replace("\"attn_output_gate\"", "\"mamba_ssm_dtype\": \"float32\", \"attn_output_gate\"");
+        let d32 = ModelDescription::from_hf_config("qwen3.5-like", &f32_state, 16.0).expect("parse");
+        assert_eq!(d32.linear_state_bytes, Some(32.0 * 128.0 * 128.0 * 4.0));
+    }
+
+    #[test]
+    fn reads_kimi_delta_attention_layers_and_their_state() {
+        let d = ModelDescription::from_hf_config("kimi-linear", KIMI_LINEAR, 16.0).expect("parse");
+        assert_eq!(d.linear_attention_layers, Some(20.0));
+        // 32 heads x 128 x 128 in FP32, as vLLM keeps a KDA state.
+        assert_eq!(d.linear_state_bytes, Some(2.0 * 1024.0 * 1024.0));
+        assert_eq!(d.experts_per_token, 8.0);
+        // Published: 48B total, 3B active (the model's name and card).
+        assert!((d.total_params / 48e9 - 1.0).abs() < 0.05, "total {}", d.total_params);
+        assert!(d.active_params > 2.0e9 && d.active_params < 3.5e9, "active {}", d.active_params);
+        let s = d.to_spec().expect("spec");
+        assert_eq!(s.kv_bytes_per_token, 7.0 * (512.0 + 64.0) * 2.0);
+        assert_eq!((s.attention.full_layers, s.attention.linear_layers), (7.0, 20.0));
+        // A release that lists only the full-attention layers says the same.
+        let only_full = KIMI_LINEAR
+            .replace("\"kda_layers\": [1, 2, 3, 5, 6, 7, 9, 10, 11, 13, 14, 15, 17, 18, 19, 21, 22, 23, 25, 26],", "");
+        let d2 = ModelDescription::from_hf_config("kimi-linear", &only_full, 16.0).expect("parse");
+        assert_eq!(d2.linear_attention_layers, Some(20.0));
+    }
+
+    #[test]
+    fn linear_layers_need_their_state_and_a_full_layer_left() {
+        let mut d = ModelDescription::from_hf_config("kimi-linear", KIMI_LINEAR, 16.0).expect("parse");
+        d.linear_state_bytes = None;
+        assert!(d.to_spec().unwrap_err().contains("linear_state_bytes"));
+        d.linear_state_bytes = Some(1e6);
+        d.linear_attention_layers = Some(27.0);
+        assert!(d.to_spec().unwrap_err().contains("full-attention layer"));
+        d.linear_state_bytes = Some(-1.0);
+        d.linear_attention_layers = Some(20.0);
         assert!(d.to_spec().is_err());
     }
 

@@ -149,6 +149,8 @@ fn a_bf16_model_computes_at_the_bf16_rate() {
         sparse_top_k: None,
         indexer_heads: None,
         indexer_head_dim: None,
+        linear_attention_layers: None,
+        linear_state_bytes: None,
     };
     let model = d.to_spec().expect("spec");
     assert_eq!(model.compute_bits, 16.0);
