@@ -172,13 +172,18 @@ impl Engine<'_> {
 
     /// KV bytes one sequence holds at context `ctx` on one GPU of this engine.
     pub fn kv_bytes_at(&self, ctx: f64) -> f64 {
-        self.kv_bytes_at_with(self.model.kv_per_layer(), ctx)
+        self.kv_bytes_at_with(self.model.kv_per_layer(), self.state_bytes(), ctx)
     }
 
-    /// `kv_bytes_at` given `model.kv_per_layer()`, for a loop that asks every step.
-    pub fn kv_bytes_at_with(&self, kv_per_layer: f64, ctx: f64) -> f64 {
-        let a = &self.model.attention;
-        self.kv_per_rank(a.kv_position_bytes(kv_per_layer, ctx)) + a.held_state_bytes(ctx) / self.placement.tp
+    /// `kv_bytes_at` given `model.kv_per_layer()` and `state_bytes()`, for a loop that asks every step.
+    pub fn kv_bytes_at_with(&self, kv_per_layer: f64, state_bytes: f64, ctx: f64) -> f64 {
+        let positions = self.kv_per_rank(self.model.attention.kv_position_bytes(kv_per_layer, ctx));
+        // A sequence holds its state from its first position (`AttentionSpec::held_state_bytes`).
+        if ctx > 0.0 {
+            positions + state_bytes
+        } else {
+            positions
+        }
     }
 
     /// Recurrent state one sequence keeps in the linear-attention layers on one GPU of this engine. Split across

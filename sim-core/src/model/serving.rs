@@ -140,6 +140,8 @@ struct Machine<'e, 'a> {
     block_bytes: f64,
     /// `ModelSpec::kv_per_layer`, computed once: `blocks_for` and the step's load need it for every cohort.
     kv_per_layer: f64,
+    /// `e.state_bytes()`, computed once.
+    state_bytes: f64,
     /// Whether a waiting cohort may still hold prefix-cache blocks (`cached_blocks > 0`). Set when a request is
     /// preempted, cleared when `take_blocks` finds none: most steps take blocks for every running cohort, and
     /// scanning the waiting queue for cached blocks each time was a fifth of the loop's time.
@@ -191,6 +193,7 @@ impl<'e, 'a> Machine<'e, 'a> {
             free_blocks: total_blocks,
             block_bytes,
             kv_per_layer: e.model.kv_per_layer(),
+            state_bytes: e.state_bytes(),
             waiting_may_hold_cache: false,
             accepted: e.tokens_per_step(),
             verify: e.model.draft_tokens.max(0.0) + 1.0,
@@ -232,7 +235,7 @@ impl<'e, 'a> Machine<'e, 'a> {
 
     /// `Engine::kv_bytes_at` with the per-layer bytes computed once (the same arithmetic, so the same bits).
     fn kv_bytes_at(&self, ctx: f64) -> f64 {
-        self.e.kv_bytes_at_with(self.kv_per_layer, ctx)
+        self.e.kv_bytes_at_with(self.kv_per_layer, self.state_bytes, ctx)
     }
 
     /// Share of the KV block pool in use.
