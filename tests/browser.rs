@@ -66,7 +66,9 @@ use std::time::Instant;
 /// Then 459.4 KiB (470,463 bytes): a pasted config.json's linear-attention layers (Kimi Delta Attention and Gated
 /// DeltaNet read by `describe`, with their errors) and the state's split across TP ranks put 1.2 KB on; the budget
 /// moves by that, 459 -> 460 KiB.
-const BUDGET_GZIP_BYTES: u64 = 460 * 1024;
+/// Then 460.2 KiB (471,286 bytes): MiniMax-M3's card took the model's own geometry with its sources (0.8 KB); the
+/// budget moves by that, 460 -> 461 KiB.
+const BUDGET_GZIP_BYTES: u64 = 461 * 1024;
 
 /// The default page's throughput chart for one model and the 8192/1024 workload (index 1 of the workload picker).
 const MINIMAX_LONG: &str = "?model=minimax-m3&workload=8192-1024";
