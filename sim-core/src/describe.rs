@@ -261,8 +261,16 @@ impl ModelDescription {
         let shared = num(&["n_shared_experts", "num_shared_experts"]).unwrap_or(0.0);
         let ffn = num(&["intermediate_size", "ffn_hidden_size"]).unwrap_or(4.0 * hidden);
         let moe_ffn = num(&["moe_intermediate_size", "expert_intermediate_size"]).unwrap_or(ffn);
-        let dense_layers = if experts > 0.0 { num(&["first_k_dense_replace"]).unwrap_or(0.0) } else { layers };
+        // Dense MLP layers: the first `first_k_dense_replace`, or the zeros of a per-layer `moe_layer_freq` list
+        // (MiniMax-M3), at `dense_intermediate_size` where the config gives the dense width apart.
+        let dense_layers = if experts > 0.0 {
+            num(&["first_k_dense_replace"]).or_else(|| zeros_of(c, "moe_layer_freq")).unwrap_or(0.0)
+        } else {
+            layers
+        };
         let moe_layers = layers - dense_layers;
+        let ffn = num(&["dense_intermediate_size"]).unwrap_or(ffn);
+        let sparse = block_sparse_of(c, layers);
         let linear = linear_layers_of(c, layers, hidden);
         let (attention, attn_params) = match (kv_lora, rope) {
             (Some(r), Some(p)) => {
@@ -287,10 +295,10 @@ impl ModelDescription {
         let embed = vocab
             * hidden
             * if c.get("tie_word_embeddings").and_then(Value::as_bool).unwrap_or(false) { 1.0 } else { 2.0 };
-        // A shared expert of its own width (Qwen3-Next's `shared_expert_intermediate_size`) or `shared` of the
-        // routed width.
-        let shared_mlp = match num(&["shared_expert_intermediate_size"]) {
-            Some(w) if w > 0.0 => 3.0 * hidden * w,
+        // Shared experts of their own width (Qwen3-Next's `shared_expert_intermediate_size`, MiniMax's
+        // `shared_intermediate_size`; one unless counted) or `shared` of the routed width.
+        let shared_mlp = match num(&["shared_expert_intermediate_size", "shared_intermediate_size"]) {
+            Some(w) if w > 0.0 => shared.max(1.0) * 3.0 * hidden * w,
             _ => shared * expert,
         };
         let routed = moe_layers * experts * expert;
@@ -301,11 +309,17 @@ impl ModelDescription {
         let draft = num(&["num_nextn_predict_layers"]).unwrap_or(0.0);
         // Sliding-window layers: `layer_types` lists them (GPT-OSS, Gemma); without it, a `sliding_window`
         // alone does not say how many layers use it, so none are counted.
-        let window = num(&["sliding_window"]).filter(|w| *w > 0.0);
-        let window_layers = c
+        let mut window = num(&["sliding_window"]).filter(|w| *w > 0.0);
+        let mut window_layers = c
             .get("layer_types")
             .and_then(Value::as_array)
             .map(|types| types.iter().filter(|t| t.as_str().is_some_and(|t| t.contains("sliding"))).count() as f64);
+        // Block-sparse attention with some dense layers (MiniMax-M3): the dense layers read every position, so they
+        // are window layers whose window is the whole context.
+        if sparse.dense_layers > 0.0 && window.is_none() {
+            window = Some(num(&["max_position_embeddings"]).unwrap_or(1_048_576.0));
+            window_layers = Some(sparse.dense_layers);
+        }
         Ok(ModelDescription {
             id: id.to_string(),
             name: c.get("_name_or_path").and_then(Value::as_str).map(str::to_string),
@@ -330,12 +344,46 @@ impl ModelDescription {
             attention_heads: Some(heads),
             sliding_window: window.filter(|_| window_layers.unwrap_or(0.0) > 0.0),
             sliding_window_layers: window_layers.filter(|n| *n > 0.0 && window.is_some()),
-            sparse_top_k: num(&["index_topk"]),
-            indexer_heads: num(&["index_n_heads"]),
-            indexer_head_dim: num(&["index_head_dim"]),
+            sparse_top_k: num(&["index_topk"]).or(sparse.top_k),
+            indexer_heads: num(&["index_n_heads"]).or(sparse.index_heads),
+            indexer_head_dim: num(&["index_head_dim"]).or(sparse.index_dim),
             linear_attention_layers: (linear.layers > 0.0).then_some(linear.layers),
             linear_state_bytes: (linear.layers > 0.0).then_some(linear.state_bytes),
         })
+    }
+}
+
+/// How many entries of the per-layer list `key` are 0.
+fn zeros_of(c: &Value, key: &str) -> Option<f64> {
+    let list = c.get(key)?.as_array()?;
+    Some(list.iter().filter(|v| v.as_f64() == Some(0.0)).count() as f64)
+}
+
+/// Block-sparse attention as MiniMax-M3's `sparse_attention_config` states it: attention reads the top
+/// `sparse_topk_blocks` blocks of `sparse_block_size` positions, chosen by an index branch of
+/// `sparse_num_index_heads` x `sparse_index_dim`, on the layers `sparse_attention_freq` marks 1 (the others dense).
+#[derive(Default)]
+struct BlockSparse {
+    top_k: Option<f64>,
+    index_heads: Option<f64>,
+    index_dim: Option<f64>,
+    dense_layers: f64,
+}
+
+fn block_sparse_of(c: &Value, layers: f64) -> BlockSparse {
+    let Some(cfg) = c.get("sparse_attention_config").filter(|v| v.is_object()) else { return BlockSparse::default() };
+    if cfg.get("use_sparse_attention").and_then(Value::as_bool) == Some(false) {
+        return BlockSparse::default();
+    }
+    let field = |k: &str| cfg.get(k).and_then(Value::as_f64);
+    let (Some(blocks), Some(size)) = (field("sparse_topk_blocks"), field("sparse_block_size")) else {
+        return BlockSparse::default();
+    };
+    BlockSparse {
+        top_k: Some(blocks * size),
+        index_heads: field("sparse_num_index_heads"),
+        index_dim: field("sparse_index_dim"),
+        dense_layers: zeros_of(cfg, "sparse_attention_freq").unwrap_or(0.0).min(layers - 1.0),
     }
 }
 
@@ -526,6 +574,36 @@ mod tests {
             .replace("\"kda_layers\": [1, 2, 3, 5, 6, 7, 9, 10, 11, 13, 14, 15, 17, 18, 19, 21, 22, 23, 25, 26],", "");
         let d2 = ModelDescription::from_hf_config("kimi-linear", &only_full, 16.0).expect("parse");
         assert_eq!(d2.linear_attention_layers, Some(20.0));
+    }
+
+    /// MiniMax-M3's text config as a public port's test quotes it (lablup/mlxcel `test_m3_config_parsing`; the
+    /// card `data/models/minimax-m3.json` cites it): block-sparse attention on layers 3-59, dense on 0-2, three
+    /// dense MLPs, 128 experts top-4 plus a shared one.
+    const MINIMAX_M3: &str = r#"{"text_config": {"hidden_size": 6144, "intermediate_size": 3072,
+        "num_hidden_layers": 60, "num_attention_heads": 64, "num_key_value_heads": 4, "head_dim": 128,
+        "vocab_size": 200064, "tie_word_embeddings": false, "dense_intermediate_size": 12288,
+        "shared_intermediate_size": 3072, "num_local_experts": 128, "num_experts_per_tok": 4, "n_shared_experts": 1,
+        "moe_layer_freq": [0,0,0,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1],
+        "sparse_attention_config": {"use_sparse_attention": true, "sparse_index_dim": 128,
+            "sparse_num_index_heads": 4, "sparse_topk_blocks": 16, "sparse_block_size": 128,
+            "sparse_attention_freq": [0,0,0,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1]}}}"#;
+
+    #[test]
+    fn reads_block_sparse_attention_and_per_layer_moe_as_the_minimax_m3_card_derives_them() {
+        let d = ModelDescription::from_hf_config("minimax-m3", MINIMAX_M3, 4.5).expect("parse");
+        // The card's derivations: 57 MoE layers x 128 experts x 3 x 6,144 x 3,072, and ~428B in all.
+        assert_eq!(d.routed_expert_params, Some(57.0 * 128.0 * 3.0 * 6144.0 * 3072.0));
+        assert!((d.total_params / 428e9 - 1.0).abs() < 0.01, "total {}", d.total_params);
+        assert_eq!((d.sparse_top_k, d.indexer_heads, d.indexer_head_dim), (Some(2048.0), Some(4.0), Some(128.0)));
+        // The three dense-attention layers read every position: window layers as long as the context.
+        assert_eq!((d.sliding_window, d.sliding_window_layers), (Some(1_048_576.0), Some(3.0)));
+        let s = d.to_spec().expect("spec");
+        assert_eq!(s.kv_bytes_per_token, 116_736.0);
+        assert_eq!((s.attention.full_layers, s.attention.window_layers), (57.0, 3.0));
+        // At 8k context the sparse layers read their top 2,048 positions, the dense ones all 8,192.
+        let per_layer = s.kv_per_layer();
+        let read = s.attention.decode_kv_bytes(per_layer, 8192.0);
+        assert_eq!(read, per_layer * (57.0 * 2048.0 + 3.0 * 8192.0) + 128.0 * 57.0 * 8192.0);
     }
 
     #[test]
