@@ -264,11 +264,13 @@ fn pd_past_the_pool_recomputes_only_what_the_prefix_cache_lost() {
 /// A decode side that preempted every request it ran still re-admits them: the loop measures its whole window
 /// (it used to stop there, with nothing running and new hand-offs waiting behind the preempted requests, and
 /// report the rate of the requests finished so far: MiniMax-M3 PD at 512/512 and 137 clients, 239 of 822).
+/// The case keeps the KV per token MiniMax-M3's card had then (twice its own geometry's), which puts 137 clients
+/// past the decode side's pool.
 #[test]
 fn pd_decode_side_resumes_after_preempting_everything() {
     use sim_core::model::modes::{engine, handoff_s};
     let k = Coefficients::default();
-    let s = &scenarios()["minimax-m3"];
+    let s = &with(&scenarios()["minimax-m3"], "model.kv_bytes_per_token", 2.0, |s| s.model.kv_bytes_per_token);
     let e = engine(s, &k, 1.0);
     let r = sim_core::model::serving::disaggregated(&e, &e, handoff_s(s, 512.0), 137.0, 512.0, 512.0);
     assert!(r.preemptions_per_request > 0.0, "no preemption, the case tests nothing");
