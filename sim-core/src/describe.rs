@@ -215,6 +215,7 @@ impl ModelDescription {
             weight_bytes: experts * bytes + (self.total_params - experts) * dense_bytes,
             routed_expert_bytes: experts * bytes,
             active_params: self.active_params,
+            prefill_active_share: 1.0,
             layers: self.layers,
             hidden_size: self.hidden_size,
             routed_experts: self.routed_experts,

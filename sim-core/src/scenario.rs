@@ -62,6 +62,7 @@ pub fn model_spec(m: &ModelFile) -> ModelSpec {
         weight_bytes: si(&a.weight_bytes),
         routed_expert_bytes: si(&a.routed_expert_bytes),
         active_params: si(&a.active_params),
+        prefill_active_share: a.prefill_active_params.as_ref().map_or(1.0, |p| si(p) / si(&a.active_params)),
         layers: si(&a.layers),
         hidden_size: si(&a.hidden_size),
         routed_experts: si(&a.routed_experts),

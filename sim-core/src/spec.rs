@@ -87,6 +87,9 @@ pub struct ModelSpec {
     pub weight_bytes: f64,
     pub routed_expert_bytes: f64,
     pub active_params: f64,
+    /// Share of `active_params` a prompt token multiplies by (1 unless the model publishes fewer parameters per
+    /// prefill token than per decode token).
+    pub prefill_active_share: f64,
     pub layers: f64,
     pub hidden_size: f64,
     pub routed_experts: f64,

@@ -387,3 +387,19 @@ fn references_read_an_id_or_report_the_inline_objects_own_error() {
     let err = serde_json::from_str::<Operand>(r#"{"constant": "two"}"#).expect_err("neither");
     assert!(err.to_string().contains("an operand is a published point"), "{err}");
 }
+
+/// A card's prefill share of its active parameters: the schema and the loader take it, and a prefill figure
+/// above the decode one is refused with the file and the field named.
+#[test]
+fn prefill_active_params_is_checked_against_the_active_ones() {
+    let path = "models/deepseek-v4.1-flash.json";
+    let card = shipped_json(path);
+    assert_eq!(card["architecture"]["prefill_active_params"]["value"], json!(8e9));
+    let mut bad = card.clone();
+    bad["architecture"]["prefill_active_params"]["value"] = json!(20e9);
+    let errs = errors_with(path, &bad);
+    assert!(
+        errs.iter().any(|e| e.file == path && e.pointer == "/architecture/prefill_active_params"),
+        "a prefill share above the decode one passes: {errs:?}"
+    );
+}

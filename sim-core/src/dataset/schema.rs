@@ -485,6 +485,10 @@ pub struct Architecture {
     pub routed_expert_bytes: Quantity,
     /// Parameters used per token (for compute).
     pub active_params: Quantity,
+    /// Parameters a prompt (prefill) token uses, where the model publishes fewer than a decode token's
+    /// (DeepSeek-V4.1-Flash's causal encoder-decoder: 8B against 16B). Absent: `active_params`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefill_active_params: Option<Quantity>,
     pub layers: Quantity,
     pub hidden_size: Quantity,
     pub routed_experts: Quantity,

@@ -521,6 +521,7 @@ impl Checker<'_> {
                 ("indexer_heads", &a.indexer_heads),
                 ("indexer_head_dim", &a.indexer_head_dim),
                 ("dense_compute_bits", &a.dense_compute_bits),
+                ("prefill_active_params", &a.prefill_active_params),
             ] {
                 if let Some(q) = q {
                     self.quantity(&file, &format!("/architecture/{name}"), q, Count, false);
@@ -545,6 +546,14 @@ impl Checker<'_> {
                         a.layers.value
                     ),
                     "kv_bytes_per_token counts the full-attention layers; at least one must remain",
+                );
+            }
+            if let Some(p) = a.prefill_active_params.as_ref().filter(|p| p.value > a.active_params.value) {
+                self.err(
+                    &file,
+                    "/architecture/prefill_active_params".into(),
+                    format!("{} prefill parameters exceed the {} active per token", p.value, a.active_params.value),
+                    "a prompt token uses at most the parameters a decode token does; give the published figure",
                 );
             }
             if a.linear_attention_layers.is_some() != a.linear_state_bytes.is_some() {

@@ -216,6 +216,7 @@ mod tests {
             weight_bytes: 100e9,
             routed_expert_bytes: 80e9,
             active_params: 10e9,
+            prefill_active_share: 1.0,
             layers: 40.0,
             hidden_size: 4096.0,
             routed_experts: 64.0,
@@ -288,6 +289,24 @@ mod tests {
         let want = 2.0 * 4096.0 * (routed / 8e15 + (10e9 - routed) / 2e15) / k.compute_efficiency;
         assert!(close(mixed, want), "{mixed} against {want}");
         assert!(mixed > all_fp4);
+    }
+
+    #[test]
+    fn a_prompt_token_multiplies_only_the_prefill_share_of_the_active_parameters() {
+        use crate::model::batching::StepLoad;
+        // DeepSeek-V4.1-Flash's shape: 8B of 16B active per prefill token. Prefill compute halves, decode
+        // compute stays, and the bytes a step reads do not move.
+        let (mut m, hw) = case(200.0);
+        let k = Coefficients::default();
+        let prefill = StepLoad { prefill_tokens: 4096.0, ..StepLoad::default() };
+        let decode = StepLoad { decode_seqs: 64.0, ..StepLoad::default() };
+        let run = |m: &ModelSpec, load: &StepLoad| lone_engine(m, &hw, &k).step(load);
+        let (whole_prefill, whole_decode) = (run(&m, &prefill), run(&m, &decode));
+        m.prefill_active_share = 0.5;
+        let (half_prefill, half_decode) = (run(&m, &prefill), run(&m, &decode));
+        assert!(close(half_prefill.compute_s, 0.5 * whole_prefill.compute_s), "{half_prefill:?}");
+        assert_eq!(half_prefill.hbm_s, whole_prefill.hbm_s);
+        assert_eq!(half_decode, whole_decode);
     }
 
     #[test]

@@ -124,13 +124,16 @@ impl Engine<'_> {
         // compute in BF16, dequantising an FP8 KV cache).
         let (routed_per_token, dense_per_token) = self.weight_seconds_per_token();
         let scale = 1.0 / (tp * k.compute_efficiency);
+        // A prompt token multiplies by the prefill share of the active parameters (all of them but in a model
+        // that publishes fewer per prefill token); its expert touches above are counted as a decode token's.
+        let multiplied = seqs * (m.draft_tokens + 1.0) + load.prefill_tokens * m.prefill_active_share;
         let compute_s =
-            ((routed_per_token + dense_per_token) * tokens + load.attention_flops / self.hw.flops_bf16) * scale;
+            ((routed_per_token + dense_per_token) * multiplied + load.attention_flops / self.hw.flops_bf16) * scale;
         // The multiplies of weights in CPU memory stream them over the slow path while they run: that share of
         // the compute cannot hide under the HBM reads or the other layers' compute (a roofline per kernel, not
         // per step), and the rest cannot hide under the slow path.
         let (host_routed, host_dense) = host_compute_shares(&self.placement, self.spilled_routing_share);
-        let host_compute_s = (routed_per_token * host_routed + dense_per_token * host_dense) * tokens * scale;
+        let host_compute_s = (routed_per_token * host_routed + dense_per_token * host_dense) * multiplied * scale;
         let comm_s = if tp > 1.0 && tokens > 0.0 {
             // Per forward pass: two all-reduces per layer, one for the vocabulary-parallel embedding and one
             // gather of the LM head's logits; each draft pass is one more layer with its own embedding and head.
