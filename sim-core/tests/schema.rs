@@ -395,6 +395,7 @@ fn prefill_active_params_is_checked_against_the_active_ones() {
     let path = "models/deepseek-v4.1-flash.json";
     let card = shipped_json(path);
     assert_eq!(card["architecture"]["prefill_active_params"]["value"], json!(8e9));
+    assert_eq!(schema_errors("model", &card), Vec::<String>::new());
     let mut bad = card.clone();
     bad["architecture"]["prefill_active_params"]["value"] = json!(20e9);
     let errs = errors_with(path, &bad);
