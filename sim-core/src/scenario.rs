@@ -62,7 +62,12 @@ pub fn model_spec(m: &ModelFile) -> ModelSpec {
         weight_bytes: si(&a.weight_bytes),
         routed_expert_bytes: si(&a.routed_expert_bytes),
         active_params: si(&a.active_params),
-        prefill_active_share: a.prefill_active_params.as_ref().map_or(1.0, |p| si(p) / si(&a.active_params)),
+        // Validation refuses a prefill figure above the active one; a dataset loaded without the checks (the
+        // page's prechecked bundle) still gets a share in [0, 1].
+        prefill_active_share: match a.prefill_active_params.as_ref() {
+            Some(p) if si(&a.active_params) > 0.0 => (si(p) / si(&a.active_params)).clamp(0.0, 1.0),
+            _ => 1.0,
+        },
         layers: si(&a.layers),
         hidden_size: si(&a.hidden_size),
         routed_experts: si(&a.routed_experts),
