@@ -505,11 +505,12 @@ pub struct Architecture {
     pub kv_bytes_per_token: Quantity,
     /// `mla` (KV replicated under tensor parallel) or `gqa` (KV split across ranks).
     pub attention: String,
-    /// Query heads (config.json `num_attention_heads`); with `head_dim` (GQA) or `kv_lora_rank` and
-    /// `rope_head_dim` (MLA) it gives attention FLOPs per cached position. Absent: `4 x hidden` per layer.
+    /// Query heads (config.json `num_attention_heads`); with `kv_lora_rank` and `rope_head_dim` (MLA's latent)
+    /// or else `head_dim` it gives attention FLOPs per cached position. Absent: `4 x hidden` per layer.
     #[serde(default)]
     pub attention_heads: Option<Quantity>,
-    /// Per-head dimension of GQA attention (`head_dim`).
+    /// Per-head dimension (`head_dim`): of GQA attention, or under `mla` of one KV every head shares without a
+    /// latent (DeepSeek-V4.1-Flash's 512-wide KV).
     #[serde(default)]
     pub head_dim: Option<Quantity>,
     /// MLA latent and rotary dimensions (`kv_lora_rank`, `qk_rope_head_dim`).
