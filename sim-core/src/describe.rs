@@ -222,6 +222,7 @@ impl ModelDescription {
             experts_per_token: self.experts_per_token,
             compute_bits: compute_bits_of(self.bits_per_weight),
             dense_compute_bits: compute_bits_of(dense_bits),
+            routed_expert_bits: self.bits_per_weight,
             kv_bytes_per_token: kv_per_token,
             kv_split_under_tp: self.attention == "gqa",
             pinned_cpu_bytes: 0.0,

@@ -99,6 +99,9 @@ pub struct ModelSpec {
     /// Precision of every other linear layer (attention projections, shared experts, dense layers, LM head):
     /// an NVFP4 checkpoint quantises only its routed experts.
     pub dense_compute_bits: f64,
+    /// Stored bits per routed-expert parameter (block scales included): `routed_expert_bytes` over it is the
+    /// experts' parameter count. MXFP4 experts multiplied at FP8 (GPT-OSS) store 4.25, not 8.
+    pub routed_expert_bits: f64,
     pub kv_bytes_per_token: f64,
     /// GQA splits KV across tensor-parallel ranks; MLA replicates it.
     pub kv_split_under_tp: bool,
@@ -276,12 +279,18 @@ pub fn stored_bits_per_param(bits: f64) -> f64 {
 
 impl ModelSpec {
     /// Parameters of the routed experts one token multiplies by: `experts_per_token` of `routed_experts`, from
-    /// the routed-expert bytes at the experts' stored width (at most every active parameter).
+    /// the routed-expert bytes at the experts' stored width `routed_expert_bits` (at most every active
+    /// parameter).
     pub fn routed_active_params(&self) -> f64 {
         if self.routed_experts <= 0.0 || self.routed_expert_bytes <= 0.0 {
             return 0.0;
         }
-        let params = self.routed_expert_bytes * 8.0 / stored_bits_per_param(self.compute_bits);
+        let bits = if self.routed_expert_bits > 0.0 {
+            self.routed_expert_bits
+        } else {
+            stored_bits_per_param(self.compute_bits)
+        };
+        let params = self.routed_expert_bytes * 8.0 / bits;
         (params * self.experts_per_token / self.routed_experts).min(self.active_params).max(0.0)
     }
 

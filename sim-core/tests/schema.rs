@@ -404,3 +404,18 @@ fn prefill_active_params_is_checked_against_the_active_ones() {
         "a prefill share above the decode one passes: {errs:?}"
     );
 }
+
+#[test]
+fn routed_expert_bits_is_a_positive_stored_width() {
+    let path = "models/gpt-oss-120b.json";
+    let card = shipped_json(path);
+    assert_eq!(card["architecture"]["routed_expert_bits"]["value"], json!(4.25));
+    assert_eq!(schema_errors("model", &card), Vec::<String>::new());
+    let mut bad = card.clone();
+    bad["architecture"]["routed_expert_bits"]["value"] = json!(0.0);
+    let errs = errors_with(path, &bad);
+    assert!(
+        errs.iter().any(|e| e.file == path && e.pointer == "/architecture/routed_expert_bits/value"),
+        "a stored width of zero passes: {errs:?}"
+    );
+}

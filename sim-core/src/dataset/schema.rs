@@ -502,6 +502,12 @@ pub struct Architecture {
     /// attention projections FP8-block). Absent: `compute_bits` (every layer at one precision).
     #[serde(default)]
     pub dense_compute_bits: Option<Quantity>,
+    /// Stored bits per routed-expert parameter, block scales included (MXFP4 4.25: four bits plus an 8-bit scale
+    /// per 32; NVFP4 4.5: an FP8 scale per 16), where the experts are stored in another format than they
+    /// multiply in: it turns `routed_expert_bytes` into the parameters a token multiplies by. Absent: the width
+    /// of `compute_bits` (4.5 for a 4-bit format).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub routed_expert_bits: Option<Quantity>,
     pub kv_bytes_per_token: Quantity,
     /// `mla` (KV replicated under tensor parallel) or `gqa` (KV split across ranks).
     pub attention: String,

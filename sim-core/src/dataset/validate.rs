@@ -522,6 +522,7 @@ impl Checker<'_> {
                 ("indexer_head_dim", &a.indexer_head_dim),
                 ("dense_compute_bits", &a.dense_compute_bits),
                 ("prefill_active_params", &a.prefill_active_params),
+                ("routed_expert_bits", &a.routed_expert_bits),
             ] {
                 if let Some(q) = q {
                     self.quantity(&file, &format!("/architecture/{name}"), q, Count, false);

@@ -223,6 +223,7 @@ mod tests {
             experts_per_token: 4.0,
             compute_bits: 8.0,
             dense_compute_bits: 8.0,
+            routed_expert_bits: 8.0,
             kv_bytes_per_token: 100e3,
             kv_split_under_tp: true,
             pinned_cpu_bytes: 0.0,
@@ -307,6 +308,22 @@ mod tests {
         assert!(close(half_prefill.compute_s, 0.5 * whole_prefill.compute_s), "{half_prefill:?}");
         assert_eq!(half_prefill.hbm_s, whole_prefill.hbm_s);
         assert_eq!(half_decode, whole_decode);
+    }
+
+    #[test]
+    fn routed_parameters_come_from_the_experts_stored_width() {
+        // 80 GB of experts, top-4 of 64: at 8 stored bits 80B parameters, 5B routed per token; stored as MXFP4
+        // (4.25 bits) the same bytes hold 150.6B parameters, 9.4B per token, though they multiply at FP8.
+        let (mut m, _) = case(200.0);
+        assert!(close(m.routed_active_params(), 5e9));
+        m.routed_expert_bits = 4.25;
+        assert!(close(m.routed_active_params(), 80e9 * 8.0 / 4.25 * 4.0 / 64.0));
+        // Never more than every active parameter; no stored width given: the compute width's (4.5 at 4 bits).
+        m.routed_expert_bits = 1.0;
+        assert_eq!(m.routed_active_params(), m.active_params);
+        m.routed_expert_bits = 0.0;
+        m.compute_bits = 4.0;
+        assert!(close(m.routed_active_params(), 80e9 * 8.0 / 4.5 * 4.0 / 64.0));
     }
 
     #[test]
