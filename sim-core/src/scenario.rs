@@ -129,6 +129,9 @@ fn attention_spec(a: &crate::dataset::schema::Architecture) -> AttentionSpec {
         spec.linear_state_bytes = state;
         spec.full_layers -= spec.linear_layers;
     }
+    if si(&a.draft_tokens) > 0.0 {
+        spec.draft_layers = opt(&a.draft_attention_layers).unwrap_or(0.0).max(0.0);
+    }
     if let Some(top_k) = opt(&a.sparse_top_k) {
         spec.top_k = top_k;
         let heads = opt(&a.indexer_heads).unwrap_or(0.0);

@@ -180,6 +180,9 @@ pub struct AttentionSpec {
     /// tensor-parallel split).
     pub linear_layers: f64,
     pub linear_state_bytes: f64,
+    /// Attention layers of a full layer's geometry the drafter runs once per draft pass (an MTP module: one),
+    /// each keeping its own KV of every position beside the main layers'; 0 without such a drafter.
+    pub draft_layers: f64,
 }
 
 impl AttentionSpec {
@@ -197,6 +200,7 @@ impl AttentionSpec {
             indexer_bytes_per_position_layer: 0.0,
             linear_layers: 0.0,
             linear_state_bytes: 0.0,
+            draft_layers: 0.0,
         }
     }
 
@@ -216,6 +220,18 @@ impl AttentionSpec {
         let (full, win) = self.positions(ctx);
         kv_per_layer * (self.full_layers * full + self.window_layers * win)
             + self.indexer_bytes_per_position_layer * self.full_layers * ctx
+    }
+
+    /// KV bytes one sequence's draft pass reads at context `ctx`: the drafter's own layers attend like a full
+    /// layer (the top-k positions, the indexer's keys of all of them).
+    pub fn draft_pass_kv_bytes(&self, kv_per_layer: f64, ctx: f64) -> f64 {
+        self.draft_layers * (kv_per_layer * ctx.min(self.top_k) + self.indexer_bytes_per_position_layer * ctx)
+    }
+
+    /// Attention FLOPs of one sequence's draft pass at context `ctx` (one query token per drafter layer).
+    pub fn draft_pass_flops(&self, ctx: f64) -> f64 {
+        self.draft_layers
+            * (self.flops_per_position_layer * ctx.min(self.top_k) + self.indexer_flops_per_position_layer * ctx)
     }
 
     /// Bytes of linear-layer state one decoding sequence moves per step: read, and written back.
@@ -251,10 +267,12 @@ impl AttentionSpec {
         self.kv_position_bytes(kv_per_layer, ctx) + self.held_state_bytes(ctx)
     }
 
-    /// The part of `kv_storage_bytes` that grows with the context: every layer's KV but the linear layers' state.
+    /// The part of `kv_storage_bytes` that grows with the context: every layer's KV but the linear layers' state,
+    /// the drafter's attention layers included (the engine allocates their cache from the same pool).
     pub fn kv_position_bytes(&self, kv_per_layer: f64, ctx: f64) -> f64 {
-        kv_per_layer * (self.full_layers * ctx + self.window_layers * ctx.min(self.window))
-            + self.indexer_bytes_per_position_layer * self.full_layers * ctx
+        let full = self.full_layers + self.draft_layers;
+        kv_per_layer * (full * ctx + self.window_layers * ctx.min(self.window))
+            + self.indexer_bytes_per_position_layer * full * ctx
     }
 
     /// The linear layers' state a sequence at context `ctx` holds: all of it from its first position.
@@ -318,8 +336,9 @@ mod tests {
         (
             (1.0..100.0f64, 0.0..60.0f64, 64.0..8192.0f64, prop::option::of(256.0..4096.0f64), 0.0..256.0f64),
             prop::option::of((1.0..40.0f64, 1e3..4e6f64)),
+            0.0..3.0f64,
         )
-            .prop_map(|((full, window_layers, window, top_k, indexer_dim), linear)| AttentionSpec {
+            .prop_map(|((full, window_layers, window, top_k, indexer_dim), linear, draft)| AttentionSpec {
                 full_layers: full.round(),
                 window_layers: window_layers.round(),
                 window,
@@ -330,6 +349,7 @@ mod tests {
                 indexer_bytes_per_position_layer: if top_k.is_some() { indexer_dim } else { 0.0 },
                 linear_layers: linear.map_or(0.0, |(n, _)| n.round()),
                 linear_state_bytes: linear.map_or(0.0, |(_, b)| b),
+                draft_layers: draft.floor(),
             })
     }
 
@@ -345,6 +365,20 @@ mod tests {
             prop_assert_eq!(a.decode_state_bytes(), 2.0 * a.state_bytes());
         }
 
+        /// The drafter's layers hold their KV in the pool: a decode step and all its draft passes read no more
+        /// positions per layer than the pool keeps, and a drafter's layers add exactly their KV to a sequence.
+        #[test]
+        fn draft_passes_read_only_what_the_drafter_holds(a in any_attention(), per_layer in 1.0..2e5f64, ctx in 1.0..2e5f64) {
+            let mut without = a.clone();
+            without.draft_layers = 0.0;
+            let drafter_holds = a.kv_storage_bytes(per_layer, ctx) - without.kv_storage_bytes(per_layer, ctx);
+            let per_position = per_layer + a.indexer_bytes_per_position_layer;
+            prop_assert!((drafter_holds - a.draft_layers * per_position * ctx).abs() <= 1e-9 * drafter_holds.max(1.0));
+            prop_assert!(a.draft_pass_kv_bytes(per_layer, ctx) <= drafter_holds * (1.0 + 1e-12) + 1e-9);
+            prop_assert_eq!(without.draft_pass_kv_bytes(per_layer, ctx), 0.0);
+            prop_assert_eq!(without.draft_pass_flops(ctx), 0.0);
+        }
+
         /// A linear layer's state does not grow with the context: past the first position, what a sequence holds
         /// grows only by the other layers' KV, and a model of linear layers alone would hold a constant.
         #[test]
@@ -352,6 +386,7 @@ mod tests {
             let mut only_linear = a.clone();
             only_linear.full_layers = 0.0;
             only_linear.window_layers = 0.0;
+            only_linear.draft_layers = 0.0;
             only_linear.indexer_bytes_per_position_layer = 0.0;
             let (short, long) = (only_linear.kv_storage_bytes(per_layer, 1.0), only_linear.kv_storage_bytes(per_layer, ctx));
             prop_assert!((short - long).abs() <= 1e-9 * short.max(1.0) && short == a.state_bytes(), "{short} vs {long}");

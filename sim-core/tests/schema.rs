@@ -419,3 +419,18 @@ fn routed_expert_bits_is_a_positive_stored_width() {
         "a stored width of zero passes: {errs:?}"
     );
 }
+
+#[test]
+fn a_drafters_attention_layers_need_a_model_that_drafts() {
+    let path = "models/glm-5.3-flash.json";
+    let card = shipped_json(path);
+    assert_eq!(card["architecture"]["draft_attention_layers"]["value"], json!(1));
+    assert_eq!(schema_errors("model", &card), Vec::<String>::new());
+    let mut bad = card.clone();
+    bad["architecture"]["draft_tokens"]["value"] = json!(0);
+    let errs = errors_with(path, &bad);
+    assert!(
+        errs.iter().any(|e| e.file == path && e.pointer == "/architecture/draft_attention_layers"),
+        "drafter layers without draft tokens pass: {errs:?}"
+    );
+}

@@ -549,6 +549,12 @@ pub struct Architecture {
     /// token count; `draft_pass_bytes` is then the rest of a draft pass (attention, shared expert, LM head).
     #[serde(default)]
     pub draft_routed_expert_bytes: Option<Quantity>,
+    /// Attention layers with a full layer's geometry the drafter runs once per draft pass, each keeping its own
+    /// KV of every position (an MTP module: `num_nextn_predict_layers`, one). A draft pass then reads that
+    /// layer's KV at each sequence's context, and the pool holds it. Absent: 0 (no drafter, or one whose
+    /// attention is its own and small, as EAGLE3's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub draft_attention_layers: Option<Quantity>,
     /// Tables the engine pins in CPU memory (DeepSeek's Engram), read sparsely per token.
     #[serde(default)]
     pub pinned_cpu_bytes: Option<Quantity>,

@@ -529,9 +529,11 @@ impl Checker<'_> {
                 }
             }
             // NoPE MLA has no rotary part; a model may have no linear-attention layer.
-            for (name, q) in
-                [("rope_head_dim", &a.rope_head_dim), ("linear_attention_layers", &a.linear_attention_layers)]
-            {
+            for (name, q) in [
+                ("rope_head_dim", &a.rope_head_dim),
+                ("linear_attention_layers", &a.linear_attention_layers),
+                ("draft_attention_layers", &a.draft_attention_layers),
+            ] {
                 if let Some(q) = q {
                     self.quantity(&file, &format!("/architecture/{name}"), q, Count, true);
                 }
@@ -547,6 +549,14 @@ impl Checker<'_> {
                         a.layers.value
                     ),
                     "kv_bytes_per_token counts the full-attention layers; at least one must remain",
+                );
+            }
+            if a.draft_attention_layers.as_ref().is_some_and(|n| n.value > 0.0) && a.draft_tokens.value <= 0.0 {
+                self.err(
+                    &file,
+                    "/architecture/draft_attention_layers".into(),
+                    "a drafter's attention layers on a model that drafts no tokens".into(),
+                    "set draft_tokens, or drop draft_attention_layers",
                 );
             }
             if let Some(p) = a.prefill_active_params.as_ref().filter(|p| p.value > a.active_params.value) {

@@ -223,7 +223,8 @@ mod tests {
             experts_per_token: 4.0,
             compute_bits: 8.0,
             dense_compute_bits: 8.0,
-            routed_expert_bits: 8.0,
+            // None given: the experts store at their compute width.
+            routed_expert_bits: 0.0,
             kv_bytes_per_token: 100e3,
             kv_split_under_tp: true,
             pinned_cpu_bytes: 0.0,
@@ -308,6 +309,28 @@ mod tests {
         assert!(close(half_prefill.compute_s, 0.5 * whole_prefill.compute_s), "{half_prefill:?}");
         assert_eq!(half_prefill.hbm_s, whole_prefill.hbm_s);
         assert_eq!(half_decode, whole_decode);
+    }
+
+    #[test]
+    fn a_drafters_attention_layer_reads_its_kv_at_each_sequences_context_every_pass() {
+        use crate::model::batching::StepLoad;
+        // An MTP layer of the main layers' geometry (2,500 B per position per layer), three draft tokens, 64
+        // sequences: each pass reads the layer's KV of every position, so going from 1 to 8,192 positions adds
+        // 3 x 64 x 2,500 B x 8,191 to the draft passes' reads; the pool holds 41 layers' KV per position.
+        let (mut m, hw) = case(200.0);
+        m.draft_tokens = 3.0;
+        let k = Coefficients::default();
+        let draft_s = |m: &ModelSpec, ctx: f64| {
+            let mut load = StepLoad::default();
+            load.add_decodes(m, 64.0, ctx, 4.0);
+            lone_engine(m, &hw, &k).step(&load).overhead_s
+        };
+        let without = draft_s(&m, 8192.0) - draft_s(&m, 1.0);
+        m.attention.draft_layers = 1.0;
+        let with = draft_s(&m, 8192.0) - draft_s(&m, 1.0);
+        let want = 3.0 * 64.0 * 2500.0 * 8191.0 / (k.hbm_efficiency * hw.hbm_bytes_per_sec);
+        assert!(close(with - without, want), "{} against {want}", with - without);
+        assert!(close(m.kv_bytes_held(100.0), 41.0 * 2500.0 * 100.0));
     }
 
     #[test]

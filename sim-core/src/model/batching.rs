@@ -10,7 +10,8 @@
 //!                         + other active params / peak at the dense layers' precision)
 //!                + attention FLOPs at each sequence's context / BF16 peak) / tp / eta_c
 //!   t_comm    = (2 * layers + 2 + 4 * k) * alpha * scale + 2 * layers * T * hidden * 2 B / all-reduce bw  (TP)
-//!   t_draft   = k * ((draft bytes + draft experts touched by n tokens) / tp / (eta_hbm * B_hbm) + draft overhead)
+//!   t_draft   = k * (max((draft bytes + draft experts touched by n tokens) / tp + drafter KV at each context)
+//!                        / (eta_hbm * B_hbm), drafter attention FLOPs / BF16 peak / tp / eta_c) + draft overhead)
 //!   t_host    = the share of t_compute whose weights sit in CPU memory (spilled or pinned)
 //!   t_step    = max(t_hbm, t_compute - t_host) + max(t_slow, t_host) + t_comm + t_draft + step overhead
 //!               + (per-sequence overhead
@@ -51,6 +52,10 @@ pub struct StepLoad {
     pub state_rw_bytes: f64,
     /// Attention FLOPs of every query token in the step at its own context (whole model).
     pub attention_flops: f64,
+    /// KV bytes and attention FLOPs of one draft pass over the decoding sequences: the drafter's own attention
+    /// layers at each sequence's context (whole model; `Engine::step` charges them once per drafted token).
+    pub draft_kv_read_bytes: f64,
+    pub draft_attention_flops: f64,
 }
 
 impl StepLoad {
@@ -65,6 +70,10 @@ impl StepLoad {
         self.kv_read_bytes += count * m.attention.decode_kv_bytes(kv_per_layer, ctx);
         self.state_rw_bytes += count * m.attention.decode_state_bytes();
         self.attention_flops += count * per_seq * m.attention.query_flops(ctx);
+        if m.attention.draft_layers > 0.0 {
+            self.draft_kv_read_bytes += count * m.attention.draft_pass_kv_bytes(kv_per_layer, ctx);
+            self.draft_attention_flops += count * m.attention.draft_pass_flops(ctx);
+        }
     }
 
     /// Adds `count` prompt chunks of `n` tokens each, following `offset` already computed tokens.
@@ -147,9 +156,14 @@ impl Engine<'_> {
         let draft_s = if seqs > 0.0 && m.draft_tokens > 0.0 {
             // Each draft pass runs one token per sequence: its MoE layer touches experts by the same
             // distinct-expert formula as the main pass, at that token count.
+            // Its own attention layers (an MTP module's) read their KV at each sequence's context and spend
+            // attention FLOPs beside the weight reads; a pass is as long as the slower of the two.
             let touched = expert_touch_fraction(m, seqs, 1.0);
-            let bytes = m.draft_pass_bytes + m.draft_expert_bytes * touched;
-            m.draft_tokens * (bytes / tp / (k.hbm_efficiency * self.hw.hbm_bytes_per_sec) + k.draft_pass_overhead_s)
+            let bytes =
+                (m.draft_pass_bytes + m.draft_expert_bytes * touched) / tp + self.kv_per_rank(load.draft_kv_read_bytes);
+            let read_s = bytes / (k.hbm_efficiency * self.hw.hbm_bytes_per_sec);
+            let attention_s = load.draft_attention_flops / self.hw.flops_bf16 * scale;
+            m.draft_tokens * (read_s.max(attention_s) + k.draft_pass_overhead_s)
         } else {
             0.0
         };
