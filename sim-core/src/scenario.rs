@@ -131,6 +131,7 @@ fn attention_spec(a: &crate::dataset::schema::Architecture) -> AttentionSpec {
     }
     if si(&a.draft_tokens) > 0.0 {
         spec.draft_layers = opt(&a.draft_attention_layers).unwrap_or(0.0).max(0.0);
+        spec.draft_own_kv_bytes = opt(&a.draft_kv_bytes_per_token).unwrap_or(0.0).max(0.0);
     }
     if let Some(top_k) = opt(&a.sparse_top_k) {
         spec.top_k = top_k;

@@ -183,6 +183,10 @@ pub struct AttentionSpec {
     /// Attention layers of a full layer's geometry the drafter runs once per draft pass (an MTP module: one),
     /// each keeping its own KV of every position beside the main layers'; 0 without such a drafter.
     pub draft_layers: f64,
+    /// KV bytes per position of a drafter with its own dense attention over the whole context (an EAGLE3 head),
+    /// held in the pool and read by every draft pass; its attention FLOPs per position are taken as these bytes
+    /// (MHA in BF16: 4 x heads x head_dim of each). 0 without such a drafter.
+    pub draft_own_kv_bytes: f64,
 }
 
 impl AttentionSpec {
@@ -201,6 +205,7 @@ impl AttentionSpec {
             linear_layers: 0.0,
             linear_state_bytes: 0.0,
             draft_layers: 0.0,
+            draft_own_kv_bytes: 0.0,
         }
     }
 
@@ -226,12 +231,14 @@ impl AttentionSpec {
     /// layer (the top-k positions, the indexer's keys of all of them).
     pub fn draft_pass_kv_bytes(&self, kv_per_layer: f64, ctx: f64) -> f64 {
         self.draft_layers * (kv_per_layer * ctx.min(self.top_k) + self.indexer_bytes_per_position_layer * ctx)
+            + self.draft_own_kv_bytes * ctx
     }
 
     /// Attention FLOPs of one sequence's draft pass at context `ctx` (one query token per drafter layer).
     pub fn draft_pass_flops(&self, ctx: f64) -> f64 {
         self.draft_layers
             * (self.flops_per_position_layer * ctx.min(self.top_k) + self.indexer_flops_per_position_layer * ctx)
+            + self.draft_own_kv_bytes * ctx
     }
 
     /// Bytes of linear-layer state one decoding sequence moves per step: read, and written back.
@@ -273,6 +280,7 @@ impl AttentionSpec {
         let full = self.full_layers + self.draft_layers;
         kv_per_layer * (full * ctx + self.window_layers * ctx.min(self.window))
             + self.indexer_bytes_per_position_layer * full * ctx
+            + self.draft_own_kv_bytes * ctx
     }
 
     /// The linear layers' state a sequence at context `ctx` holds: all of it from its first position.
@@ -350,6 +358,7 @@ mod tests {
                 linear_layers: linear.map_or(0.0, |(n, _)| n.round()),
                 linear_state_bytes: linear.map_or(0.0, |(_, b)| b),
                 draft_layers: draft.floor(),
+                draft_own_kv_bytes: if draft >= 2.0 { 1e3 * draft } else { 0.0 },
             })
     }
 
@@ -371,9 +380,10 @@ mod tests {
         fn draft_passes_read_only_what_the_drafter_holds(a in any_attention(), per_layer in 1.0..2e5f64, ctx in 1.0..2e5f64) {
             let mut without = a.clone();
             without.draft_layers = 0.0;
+            without.draft_own_kv_bytes = 0.0;
             let drafter_holds = a.kv_storage_bytes(per_layer, ctx) - without.kv_storage_bytes(per_layer, ctx);
-            let per_position = per_layer + a.indexer_bytes_per_position_layer;
-            prop_assert!((drafter_holds - a.draft_layers * per_position * ctx).abs() <= 1e-9 * drafter_holds.max(1.0));
+            let per_position = a.draft_layers * (per_layer + a.indexer_bytes_per_position_layer) + a.draft_own_kv_bytes;
+            prop_assert!((drafter_holds - per_position * ctx).abs() <= 1e-9 * drafter_holds.max(1.0));
             prop_assert!(a.draft_pass_kv_bytes(per_layer, ctx) <= drafter_holds * (1.0 + 1e-12) + 1e-9);
             prop_assert_eq!(without.draft_pass_kv_bytes(per_layer, ctx), 0.0);
             prop_assert_eq!(without.draft_pass_flops(ctx), 0.0);
@@ -387,6 +397,7 @@ mod tests {
             only_linear.full_layers = 0.0;
             only_linear.window_layers = 0.0;
             only_linear.draft_layers = 0.0;
+            only_linear.draft_own_kv_bytes = 0.0;
             only_linear.indexer_bytes_per_position_layer = 0.0;
             let (short, long) = (only_linear.kv_storage_bytes(per_layer, 1.0), only_linear.kv_storage_bytes(per_layer, ctx));
             prop_assert!((short - long).abs() <= 1e-9 * short.max(1.0) && short == a.state_bytes(), "{short} vs {long}");

@@ -555,6 +555,10 @@ pub struct Architecture {
     /// attention is its own and small, as EAGLE3's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub draft_attention_layers: Option<Quantity>,
+    /// KV bytes per position of a drafter with its own dense attention over the whole context (an EAGLE3
+    /// head): held in the pool beside the model's KV and read by every draft pass. Absent: 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub draft_kv_bytes_per_token: Option<Quantity>,
     /// Tables the engine pins in CPU memory (DeepSeek's Engram), read sparsely per token.
     #[serde(default)]
     pub pinned_cpu_bytes: Option<Quantity>,

@@ -505,6 +505,7 @@ impl Checker<'_> {
                 ("published_offload_bytes", &a.published_offload_bytes),
                 ("input_embedding_bytes", &a.input_embedding_bytes),
                 ("draft_routed_expert_bytes", &a.draft_routed_expert_bytes),
+                ("draft_kv_bytes_per_token", &a.draft_kv_bytes_per_token),
                 ("linear_state_bytes", &a.linear_state_bytes),
             ] {
                 if let Some(q) = q {
@@ -551,13 +552,18 @@ impl Checker<'_> {
                     "kv_bytes_per_token counts the full-attention layers; at least one must remain",
                 );
             }
-            if a.draft_attention_layers.as_ref().is_some_and(|n| n.value > 0.0) && a.draft_tokens.value <= 0.0 {
-                self.err(
-                    &file,
-                    "/architecture/draft_attention_layers".into(),
-                    "a drafter's attention layers on a model that drafts no tokens".into(),
-                    "set draft_tokens, or drop draft_attention_layers",
-                );
+            for (name, q) in [
+                ("draft_attention_layers", &a.draft_attention_layers),
+                ("draft_kv_bytes_per_token", &a.draft_kv_bytes_per_token),
+            ] {
+                if q.as_ref().is_some_and(|n| n.value > 0.0) && a.draft_tokens.value <= 0.0 {
+                    self.err(
+                        &file,
+                        format!("/architecture/{name}"),
+                        format!("{name}: a drafter's attention on a model that drafts no tokens"),
+                        &format!("set draft_tokens, or drop {name}"),
+                    );
+                }
             }
             if let Some(p) = a.prefill_active_params.as_ref().filter(|p| p.value > a.active_params.value) {
                 self.err(

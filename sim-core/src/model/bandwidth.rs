@@ -331,6 +331,12 @@ mod tests {
         let want = 3.0 * 64.0 * 2500.0 * 8191.0 / (k.hbm_efficiency * hw.hbm_bytes_per_sec);
         assert!(close(with - without, want), "{} against {want}", with - without);
         assert!(close(m.kv_bytes_held(100.0), 41.0 * 2500.0 * 100.0));
+        // An EAGLE3 head's own dense attention of the same bytes per position reads and holds the same.
+        m.attention.draft_layers = 0.0;
+        m.attention.draft_own_kv_bytes = 2500.0;
+        let own = draft_s(&m, 8192.0) - draft_s(&m, 1.0);
+        assert!(close(own - without, want), "{} against {want}", own - without);
+        assert!(close(m.kv_bytes_held(100.0), 41.0 * 2500.0 * 100.0));
     }
 
     #[test]

@@ -70,7 +70,7 @@ impl StepLoad {
         self.kv_read_bytes += count * m.attention.decode_kv_bytes(kv_per_layer, ctx);
         self.state_rw_bytes += count * m.attention.decode_state_bytes();
         self.attention_flops += count * per_seq * m.attention.query_flops(ctx);
-        if m.attention.draft_layers > 0.0 {
+        if m.attention.draft_layers > 0.0 || m.attention.draft_own_kv_bytes > 0.0 {
             self.draft_kv_read_bytes += count * m.attention.draft_pass_kv_bytes(kv_per_layer, ctx);
             self.draft_attention_flops += count * m.attention.draft_pass_flops(ctx);
         }
