@@ -129,6 +129,10 @@ fn attention_spec(a: &crate::dataset::schema::Architecture) -> AttentionSpec {
         spec.linear_state_bytes = state;
         spec.full_layers -= spec.linear_layers;
     }
+    if let (Some(window), Some(bytes)) = (opt(&a.local_window), opt(&a.local_window_kv_bytes_per_token)) {
+        spec.local_window = window.max(0.0);
+        spec.local_kv_bytes = bytes.max(0.0);
+    }
     if si(&a.draft_tokens) > 0.0 {
         spec.draft_layers = opt(&a.draft_attention_layers).unwrap_or(0.0).max(0.0);
         spec.draft_own_kv_bytes = opt(&a.draft_kv_bytes_per_token).unwrap_or(0.0).max(0.0);

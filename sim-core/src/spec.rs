@@ -187,6 +187,11 @@ pub struct AttentionSpec {
     /// held in the pool and read by every draft pass; its attention FLOPs per position are taken as these bytes
     /// (MHA in BF16: 4 x heads x head_dim of each). 0 without such a drafter.
     pub draft_own_kv_bytes: f64,
+    /// Positions every full layer also keeps uncompressed beside its compressed or sparse global KV (DeepSeek
+    /// V4's local window), and their bytes per position over all those layers: each query reads and attends to
+    /// them on top of its global positions. `local_kv_bytes` 0: none.
+    pub local_window: f64,
+    pub local_kv_bytes: f64,
 }
 
 impl AttentionSpec {
@@ -206,6 +211,17 @@ impl AttentionSpec {
             linear_state_bytes: 0.0,
             draft_layers: 0.0,
             draft_own_kv_bytes: 0.0,
+            local_window: 0.0,
+            local_kv_bytes: 0.0,
+        }
+    }
+
+    /// Positions of the local window a query at context `ctx` reads (0 without one).
+    fn local_positions(&self, ctx: f64) -> f64 {
+        if self.local_kv_bytes > 0.0 {
+            ctx.min(self.local_window).max(0.0)
+        } else {
+            0.0
         }
     }
 
@@ -225,6 +241,7 @@ impl AttentionSpec {
         let (full, win) = self.positions(ctx);
         kv_per_layer * (self.full_layers * full + self.window_layers * win)
             + self.indexer_bytes_per_position_layer * self.full_layers * ctx
+            + self.local_kv_bytes * self.local_positions(ctx)
     }
 
     /// KV bytes one sequence's draft pass reads at context `ctx`: the drafter's own layers attend like a full
@@ -250,7 +267,8 @@ impl AttentionSpec {
     /// 4E FLOPs per token (decay, the delta rule's outer-product update, the read-out): one FLOP per state byte.
     pub fn query_flops(&self, ctx: f64) -> f64 {
         let (full, win) = self.positions(ctx);
-        self.flops_per_position_layer * (self.full_layers * full + self.window_layers * win)
+        self.flops_per_position_layer
+            * (self.full_layers * (full + self.local_positions(ctx)) + self.window_layers * win)
             + self.indexer_flops_per_position_layer * self.full_layers * ctx
             + self.state_bytes()
     }
@@ -260,7 +278,8 @@ impl AttentionSpec {
     pub fn prefill_flops(&self, offset: f64, n: f64) -> f64 {
         let ctx = offset + n / 2.0;
         let (full, win) = self.positions(ctx);
-        n * (self.prefill_flops_per_position_layer * (self.full_layers * full + self.window_layers * win)
+        let local = self.local_positions(ctx);
+        n * (self.prefill_flops_per_position_layer * (self.full_layers * (full + local) + self.window_layers * win)
             + self.indexer_flops_per_position_layer * self.full_layers * ctx
             + self.state_bytes())
     }
@@ -281,6 +300,7 @@ impl AttentionSpec {
         kv_per_layer * (full * ctx + self.window_layers * ctx.min(self.window))
             + self.indexer_bytes_per_position_layer * full * ctx
             + self.draft_own_kv_bytes * ctx
+            + self.local_kv_bytes * self.local_positions(ctx)
     }
 
     /// The linear layers' state a sequence at context `ctx` holds: all of it from its first position.
@@ -359,6 +379,8 @@ mod tests {
                 linear_state_bytes: linear.map_or(0.0, |(_, b)| b),
                 draft_layers: draft.floor(),
                 draft_own_kv_bytes: if draft >= 2.0 { 1e3 * draft } else { 0.0 },
+                local_window: window,
+                local_kv_bytes: if draft < 1.0 { 1e4 * draft } else { 0.0 },
             })
     }
 
@@ -398,10 +420,29 @@ mod tests {
             only_linear.window_layers = 0.0;
             only_linear.draft_layers = 0.0;
             only_linear.draft_own_kv_bytes = 0.0;
+            only_linear.local_kv_bytes = 0.0;
             only_linear.indexer_bytes_per_position_layer = 0.0;
             let (short, long) = (only_linear.kv_storage_bytes(per_layer, 1.0), only_linear.kv_storage_bytes(per_layer, ctx));
             prop_assert!((short - long).abs() <= 1e-9 * short.max(1.0) && short == a.state_bytes(), "{short} vs {long}");
         }
+    }
+
+    #[test]
+    fn a_local_window_is_read_and_held_beside_the_compressed_kv() {
+        // DeepSeek V4.1 Flash's shape: 40 layers of 22 B compressed KV per position (top-1,024) and the last 128
+        // positions uncompressed at 40,960 B over all layers. Past 128 positions the window is a constant.
+        let mut a = AttentionSpec::dense(40.0, 5120.0);
+        a.top_k = 1024.0;
+        let (global_read, global_held) = (a.decode_kv_bytes(22.0, 8192.0), a.kv_storage_bytes(22.0, 8192.0));
+        a.local_window = 128.0;
+        a.local_kv_bytes = 40960.0;
+        assert_eq!(a.decode_kv_bytes(22.0, 8192.0) - global_read, 40960.0 * 128.0);
+        assert_eq!(a.kv_storage_bytes(22.0, 8192.0) - global_held, 40960.0 * 128.0);
+        assert_eq!(a.kv_storage_bytes(22.0, 64.0), (22.0 * 40.0 + 40960.0) * 64.0);
+        // Its attention: every full layer attends to the window's positions too.
+        let with = a.query_flops(8192.0);
+        a.local_kv_bytes = 0.0;
+        assert_eq!(with - a.query_flops(8192.0), a.flops_per_position_layer * 40.0 * 128.0);
     }
 
     #[test]

@@ -434,3 +434,18 @@ fn a_drafters_attention_layers_need_a_model_that_drafts() {
         "drafter layers without draft tokens pass: {errs:?}"
     );
 }
+
+#[test]
+fn a_local_window_needs_its_bytes() {
+    let path = "models/deepseek-v4.1-flash.json";
+    let card = shipped_json(path);
+    assert_eq!(card["architecture"]["local_window"]["value"], json!(128));
+    assert_eq!(schema_errors("model", &card), Vec::<String>::new());
+    let mut bad = card.clone();
+    bad["architecture"].as_object_mut().unwrap().remove("local_window_kv_bytes_per_token");
+    let errs = errors_with(path, &bad);
+    assert!(
+        errs.iter().any(|e| e.file == path && e.pointer == "/architecture/local_window_kv_bytes_per_token"),
+        "a window without its bytes passes: {errs:?}"
+    );
+}

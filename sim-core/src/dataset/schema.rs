@@ -538,6 +538,14 @@ pub struct Architecture {
     pub indexer_heads: Option<Quantity>,
     #[serde(default)]
     pub indexer_head_dim: Option<Quantity>,
+    /// Positions every full-attention layer also keeps uncompressed beside its compressed or sparse global KV
+    /// (DeepSeek V4's local sliding window), with `local_window_kv_bytes_per_token`, their bytes per position
+    /// over all those layers: each query reads and attends to them on top of its global positions, and the pool
+    /// holds them. Both or neither.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local_window: Option<Quantity>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local_window_kv_bytes_per_token: Option<Quantity>,
     /// Linear-attention layers (Kimi Delta Attention, Gated DeltaNet): each keeps a recurrent state of
     /// `linear_state_bytes` per sequence, read and written every step, where other layers keep a KV cache that
     /// grows; `kv_bytes_per_token` counts the other (full-attention) layers only.

@@ -506,6 +506,7 @@ impl Checker<'_> {
                 ("input_embedding_bytes", &a.input_embedding_bytes),
                 ("draft_routed_expert_bytes", &a.draft_routed_expert_bytes),
                 ("draft_kv_bytes_per_token", &a.draft_kv_bytes_per_token),
+                ("local_window_kv_bytes_per_token", &a.local_window_kv_bytes_per_token),
                 ("linear_state_bytes", &a.linear_state_bytes),
             ] {
                 if let Some(q) = q {
@@ -524,6 +525,7 @@ impl Checker<'_> {
                 ("dense_compute_bits", &a.dense_compute_bits),
                 ("prefill_active_params", &a.prefill_active_params),
                 ("routed_expert_bits", &a.routed_expert_bits),
+                ("local_window", &a.local_window),
             ] {
                 if let Some(q) = q {
                     self.quantity(&file, &format!("/architecture/{name}"), q, Count, false);
@@ -571,6 +573,14 @@ impl Checker<'_> {
                     "/architecture/prefill_active_params".into(),
                     format!("{} prefill parameters exceed the {} active per token", p.value, a.active_params.value),
                     "a prompt token uses at most the parameters a decode token does; give the published figure",
+                );
+            }
+            if a.local_window.is_some() != a.local_window_kv_bytes_per_token.is_some() {
+                self.err(
+                    &file,
+                    "/architecture/local_window_kv_bytes_per_token".into(),
+                    "`local_window` and `local_window_kv_bytes_per_token` go together".into(),
+                    "give both: how many recent positions each layer keeps uncompressed, and their bytes per position",
                 );
             }
             if a.linear_attention_layers.is_some() != a.linear_state_bytes.is_some() {
