@@ -254,6 +254,8 @@ pub fn form_description(st: &UrlState) -> ModelDescription {
         bits_per_weight: p.bits,
         dense_bits_per_weight: p.dense_bits,
         draft_tokens: v(pf::DRAFT),
+        // The form does not say what the drafter is: its passes read weights only.
+        draft_attention_layers: None,
         draft_acceptance: v(pf::ACCEPT) / 100.0,
         attention_heads: None,
         sliding_window: None,

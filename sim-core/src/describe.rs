@@ -51,6 +51,10 @@ pub struct ModelDescription {
     pub dense_bits_per_weight: Option<f64>,
     #[serde(default)]
     pub draft_tokens: f64,
+    /// Attention layers of the model's own geometry the drafter runs per draft pass, each with its own KV (MTP
+    /// modules: config.json's `num_nextn_predict_layers`); used only with `draft_tokens`. Absent: 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub draft_attention_layers: Option<f64>,
     /// Per-token draft acceptance, 0..1. Default 0.7.
     #[serde(default = "seventy")]
     pub draft_acceptance: f64,
@@ -187,6 +191,9 @@ impl ModelDescription {
             attention.linear_state_bytes = self.linear_state_bytes.unwrap_or(0.0);
         }
         attention.full_layers = full_layers;
+        if self.draft_tokens > 0.0 {
+            attention.draft_layers = self.draft_attention_layers.unwrap_or(0.0).max(0.0);
+        }
         if let Some(k) = self.sparse_top_k.filter(|k| *k > 0.0) {
             attention.top_k = k;
             let dim = self.indexer_head_dim.unwrap_or(0.0);
@@ -342,6 +349,8 @@ impl ModelDescription {
             dense_bits_per_weight: None,
             // A config with MTP layers drafts one token per layer unless the engine is told otherwise.
             draft_tokens: draft,
+            // Each MTP module is a decoder layer with the model's attention and its own KV cache.
+            draft_attention_layers: (draft > 0.0).then_some(draft),
             draft_acceptance: 0.7,
             attention_heads: Some(heads),
             sliding_window: window.filter(|_| window_layers.unwrap_or(0.0) > 0.0),
@@ -494,6 +503,9 @@ mod tests {
         let s = d.to_spec().expect("spec");
         assert_eq!(s.kv_bytes_per_token, 61.0 * 576.0 * 2.0);
         assert!(!s.kv_split_under_tp);
+        // Its MTP module drafts one token and is one more MLA layer with its own KV.
+        assert_eq!((s.draft_tokens, s.attention.draft_layers), (1.0, 1.0));
+        assert_eq!(s.kv_bytes_held(10.0), 62.0 * 576.0 * 2.0 * 10.0);
     }
 
     #[test]
