@@ -152,6 +152,7 @@ pub fn sim_core_scenario(c: &Case) -> Scenario {
         bits_per_weight: 16.0,
         dense_bits_per_weight: None,
         draft_tokens: 0.0,
+        draft_attention_layers: None,
         draft_acceptance: 0.7,
         attention_heads: None,
         sliding_window: None,

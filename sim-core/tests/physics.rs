@@ -142,6 +142,7 @@ fn a_bf16_model_computes_at_the_bf16_rate() {
         bits_per_weight: 16.0,
         dense_bits_per_weight: None,
         draft_tokens: 0.0,
+        draft_attention_layers: None,
         draft_acceptance: 0.0,
         attention_heads: None,
         sliding_window: None,
