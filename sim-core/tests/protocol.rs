@@ -83,3 +83,29 @@ fn each_build_is_fitted_and_judged_under_what_its_profile_states() {
     assert!((row.median_ape - expected.median_ape).abs() < 1e-9, "{row:?} vs {expected:?}");
     assert!((row.p90_ape - expected.p90_ape).abs() < 1e-9, "{row:?} vs {expected:?}");
 }
+
+#[test]
+fn every_assumed_card_field_of_the_report_has_a_sensitivity_row() {
+    let ws = workspace();
+    let labels: Vec<String> = ws.assumptions().into_iter().map(|a| a.label).collect();
+    let report_models = ["deepseek-v4.1-flash", "glm-5.2", "glm-5.3", "glm-5.3-flash", "minimax-m3"];
+    for id in report_models {
+        let card = &ws.dataset.models[id];
+        let arch = serde_json::to_value(&card.architecture).expect("architecture");
+        for (field, q) in arch.as_object().expect("object") {
+            if q.get("basis").and_then(|b| b.as_str()) == Some("assumed") {
+                let wanted = format!("model.{field} ({id}, assumed");
+                assert!(labels.iter().any(|l| l.starts_with(&wanted)), "no row for {wanted}: {labels:?}");
+            }
+        }
+    }
+    // A field no override reaches is scaled in the card and its scenarios resolved again: GLM-5.2's assumed
+    // sparse top-k (2,048 positions) moves what long prompts read, so the fitted error moves with it.
+    let top_k: Vec<_> =
+        ws.assumptions().into_iter().filter(|a| a.label.starts_with("model.sparse_top_k (glm-5.2,")).collect();
+    assert_eq!(top_k.len(), 1);
+    let r = &ws.sensitivity(&top_k)[0];
+    assert_eq!(r.value, 2048.0);
+    let f = &r.fitted_median;
+    assert!(f.iter().all(|x| x.is_finite()) && (f[0] != f[1] || f[2] != f[1]), "{f:?}");
+}

@@ -388,64 +388,76 @@ fn references_read_an_id_or_report_the_inline_objects_own_error() {
     assert!(err.to_string().contains("an operand is a published point"), "{err}");
 }
 
+/// A shipped card whose architecture field `field` has `value` satisfies the published schema, and `break_it`
+/// turns it into a card the loader refuses with the file and `pointer` named (`why`: what slipped through).
+fn card_field_is_checked(
+    path: &str,
+    field: &str,
+    value: Value,
+    break_it: impl Fn(&mut Value),
+    pointer: &str,
+    why: &str,
+) {
+    let card = shipped_json(path);
+    assert_eq!(card["architecture"][field]["value"], value);
+    assert_eq!(schema_errors("model", &card), Vec::<String>::new());
+    let mut bad = card.clone();
+    break_it(&mut bad["architecture"]);
+    let errs = errors_with(path, &bad);
+    assert!(errs.iter().any(|e| e.file == path && e.pointer == pointer), "{why} passes: {errs:?}");
+}
+
 /// A card's prefill share of its active parameters: the schema and the loader take it, and a prefill figure
 /// above the decode one is refused with the file and the field named.
 #[test]
 fn prefill_active_params_is_checked_against_the_active_ones() {
-    let path = "models/deepseek-v4.1-flash.json";
-    let card = shipped_json(path);
-    assert_eq!(card["architecture"]["prefill_active_params"]["value"], json!(8e9));
-    assert_eq!(schema_errors("model", &card), Vec::<String>::new());
-    let mut bad = card.clone();
-    bad["architecture"]["prefill_active_params"]["value"] = json!(20e9);
-    let errs = errors_with(path, &bad);
-    assert!(
-        errs.iter().any(|e| e.file == path && e.pointer == "/architecture/prefill_active_params"),
-        "a prefill share above the decode one passes: {errs:?}"
+    card_field_is_checked(
+        "models/deepseek-v4.1-flash.json",
+        "prefill_active_params",
+        json!(8e9),
+        |a| a["prefill_active_params"]["value"] = json!(20e9),
+        "/architecture/prefill_active_params",
+        "a prefill share above the decode one",
     );
 }
 
+/// The routed experts' stored width (GPT-OSS's MXFP4): positive, or refused.
 #[test]
 fn routed_expert_bits_is_a_positive_stored_width() {
-    let path = "models/gpt-oss-120b.json";
-    let card = shipped_json(path);
-    assert_eq!(card["architecture"]["routed_expert_bits"]["value"], json!(4.25));
-    assert_eq!(schema_errors("model", &card), Vec::<String>::new());
-    let mut bad = card.clone();
-    bad["architecture"]["routed_expert_bits"]["value"] = json!(0.0);
-    let errs = errors_with(path, &bad);
-    assert!(
-        errs.iter().any(|e| e.file == path && e.pointer == "/architecture/routed_expert_bits/value"),
-        "a stored width of zero passes: {errs:?}"
+    card_field_is_checked(
+        "models/gpt-oss-120b.json",
+        "routed_expert_bits",
+        json!(4.25),
+        |a| a["routed_expert_bits"]["value"] = json!(0.0),
+        "/architecture/routed_expert_bits/value",
+        "a stored width of zero",
     );
 }
 
+/// A drafter's own attention layers only on a model that drafts.
 #[test]
 fn a_drafters_attention_layers_need_a_model_that_drafts() {
-    let path = "models/glm-5.3-flash.json";
-    let card = shipped_json(path);
-    assert_eq!(card["architecture"]["draft_attention_layers"]["value"], json!(1));
-    assert_eq!(schema_errors("model", &card), Vec::<String>::new());
-    let mut bad = card.clone();
-    bad["architecture"]["draft_tokens"]["value"] = json!(0);
-    let errs = errors_with(path, &bad);
-    assert!(
-        errs.iter().any(|e| e.file == path && e.pointer == "/architecture/draft_attention_layers"),
-        "drafter layers without draft tokens pass: {errs:?}"
+    card_field_is_checked(
+        "models/glm-5.3-flash.json",
+        "draft_attention_layers",
+        json!(1),
+        |a| a["draft_tokens"]["value"] = json!(0),
+        "/architecture/draft_attention_layers",
+        "drafter layers without draft tokens",
     );
 }
 
+/// A local window and its bytes go together.
 #[test]
 fn a_local_window_needs_its_bytes() {
-    let path = "models/deepseek-v4.1-flash.json";
-    let card = shipped_json(path);
-    assert_eq!(card["architecture"]["local_window"]["value"], json!(128));
-    assert_eq!(schema_errors("model", &card), Vec::<String>::new());
-    let mut bad = card.clone();
-    bad["architecture"].as_object_mut().unwrap().remove("local_window_kv_bytes_per_token");
-    let errs = errors_with(path, &bad);
-    assert!(
-        errs.iter().any(|e| e.file == path && e.pointer == "/architecture/local_window_kv_bytes_per_token"),
-        "a window without its bytes passes: {errs:?}"
+    card_field_is_checked(
+        "models/deepseek-v4.1-flash.json",
+        "local_window",
+        json!(128),
+        |a| {
+            a.as_object_mut().map(|o| o.remove("local_window_kv_bytes_per_token"));
+        },
+        "/architecture/local_window_kv_bytes_per_token",
+        "a window without its bytes",
     );
 }

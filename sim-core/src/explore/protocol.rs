@@ -14,8 +14,8 @@
 //! user without measurements who names their engine would.
 
 use super::Workspace;
-use crate::dataset::schema::REPORT_DATASET;
-use crate::dataset::MeasuredPoint;
+use crate::dataset::schema::{ModelFile, Quantity, REPORT_DATASET};
+use crate::dataset::{Dataset, MeasuredPoint};
 use crate::fit::fit_across_engines;
 use crate::model::{Coefficients, EngineSettings};
 use crate::report::{build_for, PointRole};
@@ -108,6 +108,9 @@ enum Change {
     Override { key: &'static str, model: Option<String> },
     /// A coefficient the fit starts from and does not free.
     Coefficient(fn(&mut Coefficients) -> &mut f64),
+    /// An `assumed` field of a model card no override key reaches (attention geometry, a drafter's KV): the
+    /// card is scaled and its scenarios are resolved again, so whatever the field feeds follows.
+    CardField { model: String, field: String },
 }
 
 impl Workspace {
@@ -186,23 +189,32 @@ impl Workspace {
             let Some(fields) = arch.as_object() else { continue };
             for (field, q) in fields {
                 let assumed = q.get("basis").and_then(|b| b.as_str()) == Some("assumed");
+                if !assumed {
+                    continue;
+                }
                 let key = crate::scenario::OVERRIDES.iter().find(|o| o.key == format!("model.{field}"));
-                if let (true, Some(o)) = (assumed, key) {
-                    out.push(Assumption {
+                out.push(match key {
+                    Some(o) => Assumption {
                         label: format!("{} ({id}, assumed)", o.key),
                         apply: Change::Override { key: o.key, model: Some(id.clone()) },
-                    });
-                }
+                    },
+                    None => Assumption {
+                        label: format!("model.{field} ({id}, assumed, card)"),
+                        apply: Change::CardField { model: id.clone(), field: field.clone() },
+                    },
+                });
             }
         }
         out
     }
 
     /// How the calibration dataset's fitted and predictive medians move when each assumption is halved and
-    /// doubled (two fits per scale: a few seconds for the shipped data in a release build).
+    /// doubled (two fits per scale: a few seconds for the shipped data in a release build). The unscaled fits
+    /// are the same for every row: made once.
     pub fn sensitivity(&self, assumptions: &[Assumption]) -> Vec<SensitivityRow> {
         let points = self.calibration_points();
         let settings = self.scenario_engine_settings();
+        let mut unchanged = None;
         assumptions
             .iter()
             .map(|a| {
@@ -214,11 +226,15 @@ impl Workspace {
                     predictive_median: Vec::new(),
                 };
                 for scale in SENSITIVITY_SCALES {
-                    let (scenarios, base, value) = a.scaled(&self.scenarios, scale);
-                    if scale == 1.0 {
+                    let (scenarios, base, value) = a.scaled(&self.dataset, &self.scenarios, scale);
+                    let (f, p) = if scale == 1.0 {
                         row.value = value;
-                    }
-                    let (f, p) = headline(&scenarios, &settings, &points, &base, REPORT_DATASET);
+                        *unchanged.get_or_insert_with(|| {
+                            headline(&self.scenarios, &settings, &points, &Coefficients::default(), REPORT_DATASET)
+                        })
+                    } else {
+                        headline(&scenarios, &settings, &points, &base, REPORT_DATASET)
+                    };
                     row.fitted_median.push(f);
                     row.predictive_median.push(p);
                 }
@@ -232,6 +248,7 @@ impl Assumption {
     /// Copies of the scenarios and the base coefficients with the value scaled, and the unscaled value.
     fn scaled(
         &self,
+        dataset: &Dataset,
         scenarios: &BTreeMap<String, Scenario>,
         scale: f64,
     ) -> (BTreeMap<String, Scenario>, Coefficients, f64) {
@@ -251,9 +268,31 @@ impl Assumption {
                 value = *field(&mut base);
                 *field(&mut base) = value * scale;
             }
+            Change::CardField { model, field } => {
+                let mut scaled = dataset.clone();
+                if let Some(card) = scaled.models.get_mut(model) {
+                    value = scale_card_field(card, field, scale).unwrap_or(f64::NAN);
+                }
+                // Only this model's scenarios are resolved anew; the others stay as they are.
+                let (resolved, _) = crate::report::sweep_scenarios(&scaled);
+                for (id, s) in resolved.into_iter().filter(|(_, s)| &s.model.id == model) {
+                    scenarios.insert(id, s);
+                }
+            }
         }
         (scenarios, base, value)
     }
+}
+
+/// Scales the value of the architecture field `field` of `card`; returns its value before, in SI units (`None`
+/// when the card has no such quantity).
+fn scale_card_field(card: &mut ModelFile, field: &str, scale: f64) -> Option<f64> {
+    let mut arch = serde_json::to_value(&card.architecture).ok()?;
+    let q = arch.get_mut(field)?;
+    let before: Quantity = serde_json::from_value(q.clone()).ok()?;
+    q["value"] = serde_json::json!(before.value * scale);
+    card.architecture = serde_json::from_value(arch).ok()?;
+    before.si()
 }
 
 /// Fitted median (all unflagged points) and pair-from-one predictive median (fit on one-machine points) of
