@@ -110,6 +110,9 @@ pub struct ModelSpec {
     /// Bytes of the input embedding table, resident with the dense weights but gathered, not streamed.
     pub input_embedding_bytes: f64,
     pub draft_tokens: f64,
+    /// Drafter passes per step: one per drafted token for an MTP or EAGLE3 drafter, one for a drafter that
+    /// proposes its whole block in one pass (DeepSeek V4.1 Flash's DSpark).
+    pub draft_passes: f64,
     /// Per-token draft acceptance, 0..1 (prior; the fit may replace it).
     pub draft_acceptance: f64,
     pub draft_pass_bytes: f64,

@@ -563,6 +563,11 @@ pub struct Architecture {
     /// attention is its own and small, as EAGLE3's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub draft_attention_layers: Option<Quantity>,
+    /// Drafter passes per step, where the drafter proposes its block in fewer passes than it drafts tokens
+    /// (DeepSeek V4.1 Flash's DSpark: one). At most `draft_tokens`; absent: `draft_tokens` (one pass per
+    /// drafted token, as MTP and EAGLE3 run). `draft_pass_bytes` is then one such pass.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub draft_passes: Option<Quantity>,
     /// KV bytes per position of a drafter with its own dense attention over the whole context (an EAGLE3
     /// head): held in the pool beside the model's KV and read by every draft pass. Absent: 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -526,6 +526,7 @@ impl Checker<'_> {
                 ("prefill_active_params", &a.prefill_active_params),
                 ("routed_expert_bits", &a.routed_expert_bits),
                 ("local_window", &a.local_window),
+                ("draft_passes", &a.draft_passes),
             ] {
                 if let Some(q) = q {
                     self.quantity(&file, &format!("/architecture/{name}"), q, Count, false);
@@ -566,6 +567,14 @@ impl Checker<'_> {
                         &format!("set draft_tokens, or drop {name}"),
                     );
                 }
+            }
+            if let Some(p) = a.draft_passes.as_ref().filter(|p| p.value > a.draft_tokens.value) {
+                self.err(
+                    &file,
+                    "/architecture/draft_passes".into(),
+                    format!("{} draft passes for {} drafted tokens", p.value, a.draft_tokens.value),
+                    "a drafter runs at most one pass per drafted token; give the published figure",
+                );
             }
             if let Some(p) = a.prefill_active_params.as_ref().filter(|p| p.value > a.active_params.value) {
                 self.err(

@@ -231,6 +231,7 @@ mod tests {
             pinned_read_bytes_per_token: 0.0,
             input_embedding_bytes: 1e9,
             draft_tokens: 0.0,
+            draft_passes: 0.0,
             draft_acceptance: 0.0,
             draft_pass_bytes: 0.0,
             draft_expert_bytes: 0.0,
@@ -318,7 +319,7 @@ mod tests {
         // sequences: each pass reads the layer's KV of every position, so going from 1 to 8,192 positions adds
         // 3 x 64 x 2,500 B x 8,191 to the draft passes' reads; the pool holds 41 layers' KV per position.
         let (mut m, hw) = case(200.0);
-        m.draft_tokens = 3.0;
+        (m.draft_tokens, m.draft_passes) = (3.0, 3.0);
         let k = Coefficients::default();
         let draft_s = |m: &ModelSpec, ctx: f64| {
             let mut load = StepLoad::default();
@@ -337,6 +338,30 @@ mod tests {
         let own = draft_s(&m, 8192.0) - draft_s(&m, 1.0);
         assert!(close(own - without, want), "{} against {want}", own - without);
         assert!(close(m.kv_bytes_held(100.0), 41.0 * 2500.0 * 100.0));
+    }
+
+    #[test]
+    fn a_block_drafter_pays_one_pass_for_its_whole_block() {
+        use crate::model::batching::StepLoad;
+        // Five drafted tokens: an MTP drafter runs five passes, a block drafter (DSpark) one; what the step
+        // verifies is the same six tokens per sequence either way.
+        let (mut m, hw) = case(200.0);
+        let k = Coefficients::default();
+        m.draft_tokens = 5.0;
+        m.draft_pass_bytes = 2e9;
+        let step = |m: &ModelSpec| {
+            let mut load = StepLoad::default();
+            load.add_decodes(m, 8.0, 1000.0, 6.0);
+            lone_engine(m, &hw, &k).step(&load)
+        };
+        m.draft_passes = 0.0;
+        let none = step(&m);
+        m.draft_passes = 5.0;
+        let five = step(&m);
+        m.draft_passes = 1.0;
+        let one = step(&m);
+        assert!(close(five.overhead_s - none.overhead_s, 5.0 * (one.overhead_s - none.overhead_s)));
+        assert_eq!((one.hbm_s, one.compute_s), (five.hbm_s, five.compute_s));
     }
 
     #[test]

@@ -10,7 +10,7 @@
 //!                         + other active params / peak at the dense layers' precision)
 //!                + attention FLOPs at each sequence's context / BF16 peak) / tp / eta_c
 //!   t_comm    = (2 * layers + 2 + 4 * k) * alpha * scale + 2 * layers * T * hidden * 2 B / all-reduce bw  (TP)
-//!   t_draft   = k * (max((draft bytes + draft experts touched by n tokens) / tp + drafter KV at each context)
+//!   t_draft   = passes * (max((draft bytes + draft experts touched by n tokens) / tp + drafter KV at each context)
 //!                        / (eta_hbm * B_hbm), drafter attention FLOPs / BF16 peak / tp / eta_c) + draft overhead)
 //!   t_host    = the share of t_compute whose weights sit in CPU memory (spilled or pinned)
 //!   t_step    = max(t_hbm, t_compute - t_host) + max(t_slow, t_host) + t_comm + t_draft + step overhead
@@ -147,7 +147,7 @@ impl Engine<'_> {
             // Per forward pass: two all-reduces per layer, one for the vocabulary-parallel embedding and one
             // gather of the LM head's logits; each draft pass is one more layer with its own embedding and head.
             let main_calls = 2.0 * m.layers + 2.0;
-            let draft_calls = if seqs > 0.0 { m.draft_tokens * 4.0 } else { 0.0 };
+            let draft_calls = if seqs > 0.0 { m.draft_passes * 4.0 } else { 0.0 };
             (main_calls + draft_calls) * self.allreduce_latency_s * k.tp_latency_scale
                 + 2.0 * m.layers * tokens * m.hidden_size * 2.0 / self.allreduce_bytes_per_sec
         } else {
@@ -163,7 +163,7 @@ impl Engine<'_> {
                 (m.draft_pass_bytes + m.draft_expert_bytes * touched) / tp + self.kv_per_rank(load.draft_kv_read_bytes);
             let read_s = bytes / (k.hbm_efficiency * self.hw.hbm_bytes_per_sec);
             let attention_s = load.draft_attention_flops / self.hw.flops_bf16 * scale;
-            m.draft_tokens * (read_s.max(attention_s) + k.draft_pass_overhead_s)
+            m.draft_passes * (read_s.max(attention_s) + k.draft_pass_overhead_s)
         } else {
             0.0
         };
