@@ -237,7 +237,7 @@ impl ModelDescription {
             // A dozen numbers do not say whether the embedding is tied to the LM head: count it as read.
             input_embedding_bytes: 0.0,
             draft_tokens: self.draft_tokens,
-            draft_passes: self.draft_tokens,
+            draft_passes: 0.0,
             draft_acceptance: self.draft_acceptance,
             draft_pass_bytes: if self.draft_tokens > 0.0 {
                 (per_layer_active + self.hidden_size * 150_000.0) * bytes

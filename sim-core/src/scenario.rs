@@ -86,7 +86,7 @@ pub fn model_spec(m: &ModelFile) -> ModelSpec {
         pinned_read_bytes_per_token: a.pinned_read_bytes_per_token.as_ref().map(si).unwrap_or(0.0),
         input_embedding_bytes: a.input_embedding_bytes.as_ref().map(si).unwrap_or(0.0),
         draft_tokens: si(&a.draft_tokens),
-        draft_passes: a.draft_passes.as_ref().map_or(si(&a.draft_tokens), si).max(0.0),
+        draft_passes: a.draft_passes.as_ref().map_or(0.0, si).max(0.0),
         draft_acceptance: si(&a.draft_acceptance) / 100.0,
         draft_pass_bytes: si(&a.draft_pass_bytes),
         draft_expert_bytes: a.draft_routed_expert_bytes.as_ref().map(si).unwrap_or(0.0),

@@ -110,8 +110,9 @@ pub struct ModelSpec {
     /// Bytes of the input embedding table, resident with the dense weights but gathered, not streamed.
     pub input_embedding_bytes: f64,
     pub draft_tokens: f64,
-    /// Drafter passes per step: one per drafted token for an MTP or EAGLE3 drafter, one for a drafter that
-    /// proposes its whole block in one pass (DeepSeek V4.1 Flash's DSpark).
+    /// Drafter passes per step where the drafter proposes its block in fewer passes than it drafts tokens
+    /// (DeepSeek V4.1 Flash's DSpark: 1); 0: one pass per drafted token, as MTP and EAGLE3 run
+    /// (`draft_passes_per_step`), so an override of `draft_tokens` keeps such a drafter's passes with it.
     pub draft_passes: f64,
     /// Per-token draft acceptance, 0..1 (prior; the fit may replace it).
     pub draft_acceptance: f64,
@@ -341,6 +342,17 @@ impl ModelSpec {
         };
         let params = self.routed_expert_bytes * 8.0 / bits;
         (params * self.experts_per_token / self.routed_experts).min(self.active_params).max(0.0)
+    }
+
+    /// Drafter passes one step runs: `draft_passes` where the card gives a block drafter's, else one per
+    /// drafted token; never more passes than drafted tokens.
+    pub fn draft_passes_per_step(&self) -> f64 {
+        let tokens = self.draft_tokens.max(0.0);
+        if self.draft_passes > 0.0 {
+            self.draft_passes.min(tokens)
+        } else {
+            tokens
+        }
     }
 
     /// KV bytes per position of one layer: `kv_bytes_per_token` counts the full-attention layers (window layers

@@ -149,7 +149,7 @@ impl Engine<'_> {
             // Per forward pass: two all-reduces per layer, one for the vocabulary-parallel embedding and one
             // gather of the LM head's logits; each draft pass is one more layer with its own embedding and head.
             let main_calls = 2.0 * m.layers + 2.0;
-            let draft_calls = if seqs > 0.0 { m.draft_passes * 4.0 } else { 0.0 };
+            let draft_calls = if seqs > 0.0 { m.draft_passes_per_step() * 4.0 } else { 0.0 };
             (main_calls + draft_calls) * self.allreduce_latency_s * k.tp_latency_scale
                 + 2.0 * m.layers * tokens * m.hidden_size * 2.0 / self.allreduce_bytes_per_sec
         } else {
@@ -165,7 +165,7 @@ impl Engine<'_> {
                 (m.draft_pass_bytes + m.draft_expert_bytes * touched) / tp + self.kv_per_rank(load.draft_kv_read_bytes);
             let read_s = bytes / (k.hbm_efficiency * self.hw.hbm_bytes_per_sec);
             let attention_s = load.draft_attention_flops / self.hw.flops_bf16 * scale;
-            m.draft_passes * (read_s.max(attention_s) + k.draft_pass_overhead_s)
+            m.draft_passes_per_step() * (read_s.max(attention_s) + k.draft_pass_overhead_s)
         } else {
             0.0
         };
