@@ -76,7 +76,7 @@ use std::time::Instant;
 /// Then 462.7 KiB (473,829 bytes): routed experts' stored width, a drafter's own KV (an MTP layer's, an EAGLE3
 /// head's), DeepSeek V4.1 Flash's local window and a config's MTP modules in `describe`, with the card fields and
 /// their sources (2.3 KB); the budget moves by that, 461 -> 463 KiB (issue 11's 350 KB waits for the owner).
-/// Then 463.7 KiB (474,803 bytes): a drafter's passes per step (DeepSeek V4.1 Flash's DSpark round), the
+/// Then 463.7 KiB (474,804 bytes): a drafter's passes per step (DeepSeek V4.1 Flash's DSpark round), the
 /// card's sources for it and for its FP8 window, a team calibration's second search and the loop's inlined decode sum (0.9 KB); the budget
 /// moves by that, 463 -> 464 KiB.
 const BUDGET_GZIP_BYTES: u64 = 464 * 1024;
