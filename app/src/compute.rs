@@ -379,6 +379,6 @@ pub fn plan_chart(plan: &Result<Plan, String>, hardware_name: &str) -> PlanChart
             });
         }
     }
-    data.recommended = data.predicted.iter().any(|(m, _)| *m == p.recommended_mode).then_some(p.recommended_mode);
+    data.recommended = p.recommendation().filter(|r| data.predicted.iter().any(|(m, _)| m == r));
     data
 }

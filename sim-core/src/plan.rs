@@ -147,6 +147,15 @@ pub struct Plan {
     pub published: Vec<PublishedVerdict>,
 }
 
+impl Plan {
+    /// The mode to run, or `None` when no mode produces a token anywhere in the range (nothing fits, or the
+    /// numbers give nothing): `recommended_mode` then holds `single` only as a placeholder and `reason` says why.
+    pub fn recommendation(&self) -> Option<Mode> {
+        let any = self.rows.iter().any(|r| r.modes.iter().any(|p| p.output_tok_s > 0.0));
+        any.then_some(self.recommended_mode)
+    }
+}
+
 /// A second machine must beat one machine by this share to be recommended over it.
 const MIN_GAIN: f64 = 1.05;
 

@@ -74,12 +74,9 @@ pub fn model_spec(m: &ModelFile) -> ModelSpec {
         experts_per_token: si(&a.experts_per_token),
         compute_bits: si(&a.compute_bits),
         dense_compute_bits: a.dense_compute_bits.as_ref().map(si).unwrap_or_else(|| si(&a.compute_bits)),
-        routed_expert_bits: a
-            .routed_expert_bits
-            .as_ref()
-            .map(si)
-            .filter(|b| *b > 0.0)
-            .unwrap_or_else(|| crate::spec::stored_bits_per_param(si(&a.compute_bits))),
+        // Absent: 0, which `ModelSpec::expert_storage_bits` reads as the compute width's storage (so an
+        // override of `compute_bits` carries the experts' stored width with it).
+        routed_expert_bits: a.routed_expert_bits.as_ref().map(si).filter(|b| *b > 0.0).unwrap_or(0.0),
         kv_bytes_per_token: si(&a.kv_bytes_per_token),
         kv_split_under_tp: a.attention == "gqa",
         pinned_cpu_bytes: a.pinned_cpu_bytes.as_ref().map(si).unwrap_or(0.0),

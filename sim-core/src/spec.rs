@@ -100,7 +100,8 @@ pub struct ModelSpec {
     /// an NVFP4 checkpoint quantises only its routed experts.
     pub dense_compute_bits: f64,
     /// Stored bits per routed-expert parameter (block scales included): `routed_expert_bytes` over it is the
-    /// experts' parameter count. MXFP4 experts multiplied at FP8 (GPT-OSS) store 4.25, not 8.
+    /// experts' parameter count. MXFP4 experts multiplied at FP8 (GPT-OSS) store 4.25, not 8. 0: not given,
+    /// the storage of `compute_bits` (`expert_storage_bits`, the one place that default is decided).
     pub routed_expert_bits: f64,
     pub kv_bytes_per_token: f64,
     /// GQA splits KV across tensor-parallel ranks; MLA replicates it.
@@ -328,6 +329,16 @@ pub fn stored_bits_per_param(bits: f64) -> f64 {
 }
 
 impl ModelSpec {
+    /// Stored bits per routed-expert parameter: the card's `routed_expert_bits`, or when it gives none the
+    /// storage of its compute width (`stored_bits_per_param`).
+    pub fn expert_storage_bits(&self) -> f64 {
+        if self.routed_expert_bits > 0.0 {
+            self.routed_expert_bits
+        } else {
+            stored_bits_per_param(self.compute_bits)
+        }
+    }
+
     /// Parameters of the routed experts one token multiplies by: `experts_per_token` of `routed_experts`, from
     /// the routed-expert bytes at the experts' stored width `routed_expert_bits` (at most every active
     /// parameter).
@@ -335,12 +346,7 @@ impl ModelSpec {
         if self.routed_experts <= 0.0 || self.routed_expert_bytes <= 0.0 {
             return 0.0;
         }
-        let bits = if self.routed_expert_bits > 0.0 {
-            self.routed_expert_bits
-        } else {
-            stored_bits_per_param(self.compute_bits)
-        };
-        let params = self.routed_expert_bytes * 8.0 / bits;
+        let params = self.routed_expert_bytes * 8.0 / self.expert_storage_bits();
         (params * self.experts_per_token / self.routed_experts).min(self.active_params).max(0.0)
     }
 

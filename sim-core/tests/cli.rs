@@ -217,3 +217,44 @@ fn a_plan_of_a_measured_setup_shows_what_was_measured() {
     let v: serde_json::Value = serde_json::from_slice(&none.stdout).expect("json");
     assert!(v.get("published").is_none(), "nobody measured MiniMax-M3 on H200");
 }
+
+/// A scenario a team writes in its own folder names the bundled hardware and models: without `--data` the
+/// command says where the ids come from (exit 2, nothing read but the scenario), and with it the ids resolve.
+#[test]
+fn a_scenario_outside_a_dataset_asks_for_data_and_runs_with_it() {
+    let dir = std::env::temp_dir().join(format!("twotower-cli-own-{}", std::process::id()));
+    let mine = dir.join("mine");
+    std::fs::create_dir_all(&mine).expect("mkdir");
+    let scenario = mine.join("glm-own.json");
+    let text = r#"{"schema_version": 2, "kind": "scenario", "id": "glm-own", "hardware": "gb300-station",
+        "model": "glm-5.2", "workloads": [{"isl": 512, "osl": 512}], "concurrency": [1, 8], "modes": ["tp2"]}"#;
+    std::fs::write(&scenario, text).expect("write");
+    let without = bin().arg("predict").arg(&scenario).output().expect("run");
+    assert_eq!(without.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&without.stderr);
+    assert!(err.contains("not a dataset (no sources.json)") && err.contains("--data"), "{err}");
+    let with = bin().arg("predict").arg(&scenario).arg("--data").arg(data()).args(["--format", "csv"]).output();
+    let with = with.expect("run");
+    assert!(with.status.success(), "{}", String::from_utf8_lossy(&with.stderr));
+    let csv = String::from_utf8(with.stdout).expect("utf8");
+    assert_eq!(csv.lines().filter(|l| l.starts_with("tp2,512,512,")).count(), 2, "{csv}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// MiniMax-M3 (259 GB) on DGX Sparks (128 GB each): no mode runs, so the planner recommends none and says how
+/// much memory is missing, never "single" with an infinite gain.
+#[test]
+fn a_plan_where_nothing_fits_recommends_nothing_and_names_the_missing_memory() {
+    let scenario = data().join("scenarios/plan-minimax-m3-dgx-spark.json");
+    let out = bin().arg("plan").arg(&scenario).output().expect("run");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).expect("utf8");
+    let line = text.lines().find(|l| l.starts_with("recommended:")).unwrap_or_else(|| panic!("{text}"));
+    assert!(line.starts_with("recommended: none (nothing fits: one machine lacks "), "{line}");
+    assert!(line.contains("GB per machine"), "{line}");
+    assert!(!text.contains("inf"), "no infinite gain anywhere:\n{text}");
+    let json = bin().arg("plan").arg(&scenario).args(["--format", "json"]).output().expect("run");
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).expect("json");
+    assert!(v["recommended_mode"].is_null(), "{}", v["recommended_mode"]);
+    assert!(v["reason"].as_str().is_some_and(|r| r.starts_with("nothing fits")), "{}", v["reason"]);
+}

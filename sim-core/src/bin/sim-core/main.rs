@@ -212,13 +212,32 @@ fn open_valid(dir: &Path) -> Result<Workspace, CliError> {
 /// Reads a scenario file and resolves it against its dataset (given, or the scenario's grandparent folder).
 fn open_scenario(path: &Path, data: Option<PathBuf>, set: FitSet) -> Result<(Workspace, ScenarioRun), CliError> {
     let text = read_text(path)?;
-    let data_dir = data.unwrap_or_else(|| {
-        path.parent().and_then(Path::parent).map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."))
-    });
+    let data_dir = match data {
+        Some(dir) => dir,
+        None => default_dataset_of(path)?,
+    };
     let ws = open_valid(&data_dir)?;
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let run = ws.scenario_from_text(&name, &text, set).map_err(CliError::Invalid)?;
     Ok((ws, run))
+}
+
+/// The dataset a scenario given without `--data` resolves against: its grandparent folder (`data/` for
+/// `data/scenarios/x.json`), when that folder is a dataset (it has `sources.json`). A scenario kept anywhere
+/// else would otherwise load every JSON file around it and fail on ids it cannot know; say what to pass instead.
+fn default_dataset_of(scenario: &Path) -> Result<PathBuf, CliError> {
+    let dir = scenario.parent().and_then(Path::parent).map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
+    let dir = if dir.as_os_str().is_empty() { PathBuf::from(".") } else { dir };
+    if dir.join("sources.json").is_file() {
+        Ok(dir)
+    } else {
+        Err(CliError::Usage(format!(
+            "{}: its grandparent folder {} is not a dataset (no sources.json); pass the dataset its ids refer to \
+             with --data (the bundled one is data/)",
+            scenario.display(),
+            dir.display()
+        )))
+    }
 }
 
 fn read_text(path: &Path) -> Result<String, CliError> {

@@ -107,10 +107,15 @@ pub fn plan_table(plan: &Plan) -> Table {
     for r in &plan.rows {
         let mut row = vec![r.isl.to_string(), r.osl.to_string(), r.concurrency.to_string()];
         row.extend(r.modes.iter().map(|p| fmt_num(p.output_tok_s)));
-        row.extend([r.best.name().to_string(), format!("{:.2}", r.gain)]);
+        // A row where no mode runs has no best mode and no gain; a mode that does not run has no latencies.
+        let runs = r.modes.iter().any(|p| p.output_tok_s > 0.0);
+        let best = if runs { r.best.name() } else { "none" };
+        let gain = if r.gain.is_finite() { format!("{:.2}", r.gain) } else { "-".into() };
+        row.extend([best.to_string(), gain]);
         row.extend(r.modes.iter().map(|p| p.bottleneck.name().to_string()));
-        row.extend(r.modes.iter().map(|p| fmt3(p.ttft_s)));
-        row.extend(r.modes.iter().map(|p| fmt3(p.tpot_s * 1e3)));
+        let latency = |p: &Prediction, x: f64| if p.output_tok_s > 0.0 { fmt3(x) } else { "-".into() };
+        row.extend(r.modes.iter().map(|p| latency(p, p.ttft_s)));
+        row.extend(r.modes.iter().map(|p| latency(p, p.tpot_s * 1e3)));
         row.extend(r.modes.iter().map(|p| fmt3(p.preemptions_per_request)));
         t.row(row);
     }
@@ -120,8 +125,14 @@ pub fn plan_table(plan: &Plan) -> Table {
 /// The plan as JSON, with the scenario's calibration note when it has one.
 pub fn plan_json(plan: &Plan, calibration: Option<&str>) -> String {
     let mut v = serde_json::to_value(plan).unwrap_or_default();
-    if let (Some(obj), Some(c)) = (v.as_object_mut(), calibration) {
-        obj.insert("calibration".into(), serde_json::Value::String(c.to_string()));
+    if let Some(obj) = v.as_object_mut() {
+        if let Some(c) = calibration {
+            obj.insert("calibration".into(), serde_json::Value::String(c.to_string()));
+        }
+        // Where no mode runs, no mode is recommended: null, not the placeholder.
+        if plan.recommendation().is_none() {
+            obj.insert("recommended_mode".into(), serde_json::Value::Null);
+        }
     }
     json(&v)
 }
@@ -144,7 +155,8 @@ pub fn plan_summary(plan: &Plan, calibration: Option<&str>) -> Vec<String> {
         out.push(format!("calibration: {c}"));
     }
     out.push(format!("engine: {}", plan.engine));
-    out.push(format!("recommended: {} ({})", plan.recommended_mode.name(), plan.reason));
+    let mode = plan.recommendation().map_or("none", Mode::name);
+    out.push(format!("recommended: {mode} ({})", plan.reason));
     // What the published sweeps of this setup measured: every row where the model ranks the measured modes
     // otherwise, and the top of the range either way (where the recommendation is decided).
     let top = plan.rows.iter().map(|r| r.concurrency).max();
