@@ -125,6 +125,7 @@ pub fn sim_core_scenario(c: &Case) -> Scenario {
         flops_bf16: BF16_FLOPS,
         intra_bytes_per_sec: f64::INFINITY,
         intra_call_latency_s: 0.0,
+        sparse_attention_head_tile: 0.0,
         link: LinkParams {
             rails: 1.0,
             line_rate_bytes_per_sec_per_rail: 50e9,

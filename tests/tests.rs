@@ -482,3 +482,23 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
         }
     }
 }
+
+/// The report's DSA models run vLLM's sparse-MLA kernel: prefill in the absorbed multi-query form decode uses,
+/// and on the GB300 (Blackwell, a 128-head tile) 64 heads compute as 128 on one station and 32 per rank as 128
+/// under TP2; a GQA model (MiniMax-M3) and a machine without a tile (DGX Spark) pad nothing.
+#[test]
+fn sparse_mla_models_pad_their_heads_on_the_gb300() {
+    let ws = workspace();
+    let glm = &ws.scenarios["glm-5.2"];
+    let a = &glm.model.attention;
+    assert_eq!(a.sparse_mla_heads, 64.0);
+    assert_eq!(a.prefill_flops_per_position_layer, a.flops_per_position_layer, "absorbed form in prefill");
+    let tile = glm.hardware.sparse_attention_head_tile;
+    assert_eq!(tile, 128.0);
+    assert_eq!(glm.model.attention_head_padding(tile, 1.0), 2.0);
+    assert_eq!(glm.model.attention_head_padding(tile, 2.0), 4.0);
+    let minimax = &ws.scenarios["minimax-m3"];
+    assert_eq!(minimax.model.attention_head_padding(minimax.hardware.sparse_attention_head_tile, 2.0), 1.0);
+    let spark = &ws.scenarios["kubis-gpt-oss-120b-dgx-spark"];
+    assert_eq!(spark.hardware.sparse_attention_head_tile, 0.0);
+}

@@ -45,6 +45,7 @@ pub fn hardware_spec(h: &HardwareFile) -> HardwareSpec {
         flops_bf16: h.compute_bf16.as_ref().map(si).unwrap_or_else(|| si(&h.compute_fp8) / 2.0),
         intra_bytes_per_sec: h.intra_machine_bandwidth.as_ref().map(si).unwrap_or(f64::INFINITY),
         intra_call_latency_s: h.intra_machine_call_latency.as_ref().map(si).unwrap_or(DEFAULT_INTRA_CALL_LATENCY_S),
+        sparse_attention_head_tile: h.sparse_attention_head_tile.as_ref().map(si).unwrap_or(0.0),
         link: LinkParams {
             rails: si(&link.rails),
             line_rate_bytes_per_sec_per_rail: si(&link.line_rate_per_rail),
@@ -137,6 +138,14 @@ fn attention_spec(a: &crate::dataset::schema::Architecture) -> AttentionSpec {
     }
     if let Some(top_k) = opt(&a.sparse_top_k) {
         spec.top_k = top_k;
+        if let (Some(heads), Some(_), Some(_)) = (opt(&a.attention_heads), opt(&a.kv_lora_rank), opt(&a.rope_head_dim))
+        {
+            // Sparse MLA runs its absorbed multi-query form (576/512 per head for a 512 + 64 latent) in prefill as
+            // in decode: vLLM's FlashMLA sparse backend ("the kernels want to use MQA 576/512 approach for both
+            // prefill and decode", vllm/v1/attention/backends/mla/flashmla_sparse.py, reported elsewhere).
+            spec.prefill_flops_per_position_layer = spec.flops_per_position_layer;
+            spec.sparse_mla_heads = heads;
+        }
         let heads = opt(&a.indexer_heads).unwrap_or(0.0);
         let dim = opt(&a.indexer_head_dim).unwrap_or(0.0);
         spec.indexer_flops_per_position_layer = 2.0 * heads * dim;
@@ -188,6 +197,7 @@ pub const OVERRIDES: &[OverrideKey] = &[
     hw("hardware.flops_bf16", "FLOP/s", |h| &mut h.flops_bf16),
     hw("hardware.intra_bytes_per_sec", "B/s", |h| &mut h.intra_bytes_per_sec),
     hw("hardware.intra_call_latency_s", "s", |h| &mut h.intra_call_latency_s),
+    hw("hardware.sparse_attention_head_tile", "count", |h| &mut h.sparse_attention_head_tile),
     hw("link.rails", "count", |h| &mut h.link.rails),
     hw("link.line_rate_bytes_per_sec_per_rail", "B/s", |h| &mut h.link.line_rate_bytes_per_sec_per_rail),
     hw("link.payload_efficiency", "fraction", |h| &mut h.link.payload_efficiency),

@@ -22,6 +22,9 @@ pub struct HardwareSpec {
     pub intra_bytes_per_sec: f64,
     /// Cost of one all-reduce call between the GPUs of one machine, seconds.
     pub intra_call_latency_s: f64,
+    /// Query heads a sparse-MLA attention kernel computes together on this GPU: a rank's heads are padded up to
+    /// a multiple of it (`ModelSpec::attention_head_padding`). 0: no padding.
+    pub sparse_attention_head_tile: f64,
     pub link: LinkParams,
 }
 
@@ -43,6 +46,7 @@ impl HardwareSpec {
             flops_bf16: 1e15,
             intra_bytes_per_sec: f64::INFINITY,
             intra_call_latency_s: 10e-6,
+            sparse_attention_head_tile: 0.0,
             link: LinkParams {
                 rails: 1.0,
                 line_rate_bytes_per_sec_per_rail: 50e9,
@@ -176,8 +180,12 @@ pub struct AttentionSpec {
     /// Attention FLOPs per query token per attended position per layer (QK and AV) while decoding.
     pub flops_per_position_layer: f64,
     /// The same in prefill: MLA prefills in its uncompressed form (per-head keys and values), which costs
-    /// fewer FLOPs per position than the absorbed form decode uses.
+    /// fewer FLOPs per position than the absorbed form decode uses; sparse MLA prefills in the absorbed form.
     pub prefill_flops_per_position_layer: f64,
+    /// Query heads of a sparse-MLA attention (DeepSeek Sparse Attention over an MLA latent), which a kernel runs
+    /// in its absorbed multi-query form with the heads of each rank padded to the GPU's head tile; 0 for any
+    /// other attention.
+    pub sparse_mla_heads: f64,
     /// Sparse indexer FLOPs and key bytes per query token per position per full layer (0 without one).
     pub indexer_flops_per_position_layer: f64,
     pub indexer_bytes_per_position_layer: f64,
@@ -210,6 +218,7 @@ impl AttentionSpec {
             top_k: f64::INFINITY,
             flops_per_position_layer: 4.0 * hidden,
             prefill_flops_per_position_layer: 4.0 * hidden,
+            sparse_mla_heads: 0.0,
             indexer_flops_per_position_layer: 0.0,
             indexer_bytes_per_position_layer: 0.0,
             linear_layers: 0.0,
@@ -329,6 +338,18 @@ pub fn stored_bits_per_param(bits: f64) -> f64 {
 }
 
 impl ModelSpec {
+    /// How many times the attention FLOPs a rank of a `tp`-way engine computes exceed its heads' share: a
+    /// sparse-MLA kernel computes whole tiles of `head_tile` query heads, padding a rank's heads up to the next
+    /// multiple (vLLM's FlashMLA sparse backend pads 32 or 64 heads to 128 on Blackwell). 1 without padding.
+    pub fn attention_head_padding(&self, head_tile: f64, tp: f64) -> f64 {
+        let heads = self.attention.sparse_mla_heads / tp.max(1.0);
+        if heads > 0.0 && head_tile > 0.0 {
+            (heads / head_tile).ceil() * head_tile / heads
+        } else {
+            1.0
+        }
+    }
+
     /// Stored bits per routed-expert parameter: the card's `routed_expert_bits`, or when it gives none the
     /// storage of its compute width (`stored_bits_per_param`).
     pub fn expert_storage_bits(&self) -> f64 {
@@ -394,6 +415,7 @@ mod tests {
                 top_k: top_k.unwrap_or(f64::INFINITY),
                 flops_per_position_layer: 1.0,
                 prefill_flops_per_position_layer: 1.0,
+                sparse_mla_heads: 0.0,
                 indexer_flops_per_position_layer: 0.0,
                 indexer_bytes_per_position_layer: if top_k.is_some() { indexer_dim } else { 0.0 },
                 linear_layers: linear.map_or(0.0, |(n, _)| n.round()),

@@ -188,6 +188,11 @@ pub struct HardwareFile {
     /// Cost of one all-reduce call between the GPUs of one machine (default 10 us, assumed).
     #[serde(default)]
     pub intra_machine_call_latency: Option<Quantity>,
+    /// Query heads per GPU that a sparse-MLA attention kernel computes in one tile (FlashMLA's sparse kernels as
+    /// vLLM runs DeepSeek Sparse Attention: 64 on Hopper, 128 on Blackwell); a rank with fewer heads is padded
+    /// to a multiple of it and computes the padding too. Absent: no padding.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sparse_attention_head_tile: Option<Quantity>,
     /// The machine-to-machine link as a team would cable it.
     pub link: LinkSpec,
     /// What named public microbenchmarks reached on this machine (a "practical roofline"), beside the spec

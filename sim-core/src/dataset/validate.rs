@@ -218,6 +218,9 @@ impl Checker<'_> {
             if let Some(q) = &hw.intra_machine_bandwidth {
                 self.quantity(&file, "/intra_machine_bandwidth", q, BytesPerSec, false);
             }
+            if let Some(q) = &hw.sparse_attention_head_tile {
+                self.quantity(&file, "/sparse_attention_head_tile", q, Count, false);
+            }
             self.quantity(&file, "/link/line_rate_per_rail", &hw.link.line_rate_per_rail, BytesPerSec, false);
             self.quantity(&file, "/link/payload_efficiency", &hw.link.payload_efficiency, Percent, false);
             self.quantity(&file, "/link/collective_call_latency", &hw.link.collective_call_latency, Seconds, false);

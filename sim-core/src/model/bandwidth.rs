@@ -266,7 +266,34 @@ mod tests {
             allreduce_latency_s: 0.0,
             acceptance: 0.0,
             spilled_routing_share: 1.0,
+            attention_padding: 1.0,
         }
+    }
+
+    #[test]
+    fn sparse_mla_heads_pad_to_the_gpus_tile_and_attention_runs_at_its_kernels_rate() {
+        use crate::model::batching::{StepLoad, ATTENTION_KERNEL_EFFICIENCY};
+        let (mut m, hw) = case(200.0);
+        // No sparse-MLA heads, or no tile: nothing is padded.
+        assert_eq!(m.attention_head_padding(128.0, 2.0), 1.0);
+        m.attention.sparse_mla_heads = 64.0;
+        assert_eq!(m.attention_head_padding(0.0, 2.0), 1.0);
+        // 64 heads on one Blackwell GPU compute as 128; split over two ranks, 32 each compute as 128; on Hopper
+        // (64) one GPU is whole and two ranks compute 64 each; 256 heads on one GPU fill two tiles exactly.
+        assert_eq!(m.attention_head_padding(128.0, 1.0), 2.0);
+        assert_eq!(m.attention_head_padding(128.0, 2.0), 4.0);
+        assert_eq!(m.attention_head_padding(64.0, 1.0), 1.0);
+        assert_eq!(m.attention_head_padding(64.0, 2.0), 2.0);
+        m.attention.sparse_mla_heads = 256.0;
+        assert_eq!(m.attention_head_padding(128.0, 1.0), 1.0);
+        // A step's attention FLOPs take the kernels' share of the BF16 peak times the padding, apart from the
+        // GEMM efficiency: 1 PFLOP of attention on a 1 PFLOPS GPU padded twice takes 2 / 0.65 s.
+        let k = Coefficients::default();
+        let mut e = lone_engine(&m, &hw, &k);
+        e.attention_padding = 2.0;
+        let load = StepLoad { attention_flops: 1e15, ..StepLoad::default() };
+        let t = e.step(&load).compute_s;
+        assert!(close(t, 2.0 / ATTENTION_KERNEL_EFFICIENCY), "{t}");
     }
 
     #[test]

@@ -23,6 +23,13 @@ use super::bandwidth::{expert_touch_fraction, host_compute_shares, step_reads, P
 use super::{Bottleneck, Coefficients};
 use crate::spec::{HardwareSpec, ModelSpec};
 
+/// The share of the BF16 dense tensor peak attention kernels reach, apart from the engine's GEMM efficiency
+/// (attention multiplies activations by cached keys and values, not weights, in kernels of their own): FlashMLA's
+/// published figures (github.com/deepseek-ai/FlashMLA README, reported elsewhere): sparse MLA prefill up to 640
+/// TFLOPS on H800 SXM5 (989 dense BF16: 0.65) and 1,450 on B200 (2,250: 0.64), dense MHA prefill 1,460 on B200
+/// (0.65), dense MLA decoding 660 on H800 (0.67).
+pub const ATTENTION_KERNEL_EFFICIENCY: f64 = 0.65;
+
 /// Everything one engine needs to time its steps.
 #[derive(Debug, Clone)]
 pub struct Engine<'a> {
@@ -37,6 +44,8 @@ pub struct Engine<'a> {
     pub acceptance: f64,
     /// Routing share of the spilled experts relative to uniform (1.0 = uniform).
     pub spilled_routing_share: f64,
+    /// Attention FLOPs a rank computes over its heads' share (`ModelSpec::attention_head_padding`; 1 unpadded).
+    pub attention_padding: f64,
 }
 
 /// What one step carries: decoding sequences, prompt tokens, and the attention work at their contexts.
@@ -138,8 +147,10 @@ impl Engine<'_> {
         // A prompt token multiplies by the prefill share of the active parameters (all of them but in a model
         // that publishes fewer per prefill token); its expert touches above are counted as a decode token's.
         let multiplied = seqs * (m.draft_tokens + 1.0) + load.prefill_tokens * m.prefill_active_share;
+        // Attention runs at its kernels' own share of the BF16 peak, on the heads each rank computes (padded).
+        let attention_rate = self.hw.flops_bf16 * tp * ATTENTION_KERNEL_EFFICIENCY / self.attention_padding;
         let compute_s =
-            ((routed_per_token + dense_per_token) * multiplied + load.attention_flops / self.hw.flops_bf16) * scale;
+            (routed_per_token + dense_per_token) * multiplied * scale + load.attention_flops / attention_rate;
         // The multiplies of weights in CPU memory stream them over the slow path while they run: that share of
         // the compute cannot hide under the HBM reads or the other layers' compute (a roofline per kernel, not
         // per step), and the rest cannot hide under the slow path.
@@ -164,7 +175,7 @@ impl Engine<'_> {
             let bytes =
                 (m.draft_pass_bytes + m.draft_expert_bytes * touched) / tp + self.kv_per_rank(load.draft_kv_read_bytes);
             let read_s = bytes / (k.hbm_efficiency * self.hw.hbm_bytes_per_sec);
-            let attention_s = load.draft_attention_flops / self.hw.flops_bf16 * scale;
+            let attention_s = load.draft_attention_flops / attention_rate;
             m.draft_passes_per_step() * (read_s.max(attention_s) + k.draft_pass_overhead_s)
         } else {
             0.0

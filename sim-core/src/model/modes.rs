@@ -30,6 +30,7 @@ pub fn engine<'a>(s: &'a Scenario, k: &'a Coefficients, span_machines: f64) -> E
     let gpus = hw.gpus.max(1.0);
     let tp = gpus * span_machines;
     let placement = place(&s.model, hw, tp, k);
+    let attention_padding = s.model.attention_head_padding(hw.sparse_attention_head_tile, placement.tp);
     let (bw, lat) = if span_machines > 1.0 {
         // The slowest hop decides: the link between machines.
         (hw.link.payload_bytes_per_sec() * ALLREDUCE_LINK_EFFICIENCY, hw.link.call_latency_s)
@@ -47,6 +48,7 @@ pub fn engine<'a>(s: &'a Scenario, k: &'a Coefficients, span_machines: f64) -> E
         allreduce_latency_s: lat,
         acceptance: k.acceptance_for(&s.model),
         spilled_routing_share: k.spilled_routing_share_for(&s.model),
+        attention_padding,
     }
 }
 
