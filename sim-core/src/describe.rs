@@ -197,9 +197,7 @@ impl ModelDescription {
         if let Some(k) = self.sparse_top_k.filter(|k| *k > 0.0) {
             attention.top_k = k;
             if let (true, Some(q)) = (self.attention == "mla", self.attention_heads) {
-                // Sparse MLA prefills in the absorbed form decode uses (as `scenario`'s cards do).
-                attention.prefill_flops_per_position_layer = attention.flops_per_position_layer;
-                attention.sparse_mla_heads = q;
+                attention.run_as_sparse_mla(q);
             }
             let dim = self.indexer_head_dim.unwrap_or(0.0);
             attention.indexer_flops_per_position_layer = 2.0 * self.indexer_heads.unwrap_or(0.0) * dim;

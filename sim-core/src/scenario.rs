@@ -140,11 +140,7 @@ fn attention_spec(a: &crate::dataset::schema::Architecture) -> AttentionSpec {
         spec.top_k = top_k;
         if let (Some(heads), Some(_), Some(_)) = (opt(&a.attention_heads), opt(&a.kv_lora_rank), opt(&a.rope_head_dim))
         {
-            // Sparse MLA runs its absorbed multi-query form (576/512 per head for a 512 + 64 latent) in prefill as
-            // in decode: vLLM's FlashMLA sparse backend ("the kernels want to use MQA 576/512 approach for both
-            // prefill and decode", vllm/v1/attention/backends/mla/flashmla_sparse.py, reported elsewhere).
-            spec.prefill_flops_per_position_layer = spec.flops_per_position_layer;
-            spec.sparse_mla_heads = heads;
+            spec.run_as_sparse_mla(heads);
         }
         let heads = opt(&a.indexer_heads).unwrap_or(0.0);
         let dim = opt(&a.indexer_head_dim).unwrap_or(0.0);

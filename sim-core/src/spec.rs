@@ -230,6 +230,15 @@ impl AttentionSpec {
         }
     }
 
+    /// Marks this attention as sparse MLA with `heads` query heads, which vLLM's FlashMLA sparse backend runs in
+    /// the absorbed multi-query form (576/512 per head for a 512 + 64 latent) in prefill as in decode ("the
+    /// kernels want to use MQA 576/512 approach for both prefill and decode",
+    /// vllm/v1/attention/backends/mla/flashmla_sparse.py, reported elsewhere), padding each rank's heads.
+    pub fn run_as_sparse_mla(&mut self, heads: f64) {
+        self.prefill_flops_per_position_layer = self.flops_per_position_layer;
+        self.sparse_mla_heads = heads;
+    }
+
     /// Positions of the local window a query at context `ctx` reads (0 without one).
     fn local_positions(&self, ctx: f64) -> f64 {
         if self.local_kv_bytes > 0.0 {
