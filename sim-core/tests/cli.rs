@@ -258,3 +258,31 @@ fn a_plan_where_nothing_fits_recommends_nothing_and_names_the_missing_memory() {
     assert!(v["recommended_mode"].is_null(), "{}", v["recommended_mode"]);
     assert!(v["reason"].as_str().is_some_and(|r| r.starts_with("nothing fits")), "{}", v["reason"]);
 }
+
+/// NIM's profile is TensorRT-LLM's: no request is ever preempted (admission reserves its whole KV), and its KV
+/// pool is 90% of the memory the weights leave free, so past the pool clients queue at a plateau; the profile
+/// listing says where the memory rule comes from.
+#[test]
+fn a_no_evict_engine_never_preempts_and_sizes_its_pool_from_free_memory() {
+    let scenario = data().join("scenarios/nim-llama-3.3-70b-instruct-h100x2.json");
+    let out = bin()
+        .args(["predict", scenario.to_str().unwrap(), "--concurrency", "1,50,100,150,250", "--format", "csv"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("no {name}: {header:?}"));
+    let (pre, bottleneck) = (col("preemptions_per_request"), col("bottleneck"));
+    let rows: Vec<Vec<&str>> = text.lines().skip(1).map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 5, "{text}");
+    for r in &rows {
+        assert_eq!(r[pre].parse::<f64>().unwrap(), 0.0, "a no-evict engine preempted: {r:?}");
+    }
+    assert_eq!(rows[4][bottleneck], "kv_capacity", "{text}");
+    let engines = bin().args(["engines", data().to_str().unwrap(), "--format", "json"]).output().unwrap();
+    let listing: serde_json::Value = serde_json::from_slice(&engines.stdout).unwrap();
+    let nim = listing.as_array().unwrap().iter().find(|e| e["id"] == "nim-trtllm").expect("nim-trtllm listed");
+    assert_eq!(nim["coefficients"]["kv_free_memory_fraction"], 0.9, "{nim}");
+    assert!(nim["obtained"].as_str().unwrap().contains("kv_free_memory_fraction"), "{nim}");
+}

@@ -1324,7 +1324,7 @@ pub struct FittedOn {
 }
 
 /// The coefficients an engine profile may give (`model::Coefficients::set_named`).
-pub const ENGINE_COEFFICIENTS: [&str; 13] = [
+pub const ENGINE_COEFFICIENTS: [&str; 14] = [
     "hbm_efficiency",
     "slow_efficiency",
     "compute_efficiency",
@@ -1338,6 +1338,7 @@ pub const ENGINE_COEFFICIENTS: [&str; 13] = [
     "prefill_chunk_tokens",
     "kv_block_tokens",
     "max_num_seqs",
+    "kv_free_memory_fraction",
 ];
 
 /// The engine profile scenarios without an `engine` use: vLLM as the GB300 report ran it.

@@ -112,7 +112,13 @@ pub fn place(model: &ModelSpec, hw: &HardwareSpec, tp: f64, k: &Coefficients) ->
     let expert_spill = overflow.min(rest_experts);
     let dense_spill = overflow - expert_spill;
     let hbm_weights = rest - overflow;
-    let kv_room = hw.gpu_memory_bytes * (1.0 - k.runtime_reserve_fraction) - hbm_weights;
+    // vLLM and SGLang give weights and KV a share of all memory; TensorRT-LLM gives KV a share of what the
+    // weights leave free (`Coefficients::kv_free_memory_fraction`).
+    let kv_room = if k.kv_free_memory_fraction > 0.0 {
+        k.kv_free_memory_fraction * (hw.gpu_memory_bytes - hbm_weights)
+    } else {
+        hw.gpu_memory_bytes * (1.0 - k.runtime_reserve_fraction) - hbm_weights
+    };
     let kv_pool = kv_room.max(0.0);
     let kv_per_token = if model.kv_split_under_tp { model.kv_bytes_per_token / tp } else { model.kv_bytes_per_token };
     // CPU memory of one machine holds the spilled share of every GPU in it plus the pinned tables.
@@ -456,6 +462,23 @@ mod tests {
         // The pinned bytes are read over the slow path; a one-token step touches 4 of 64 experts there.
         let r = step_reads(&pm, &p, 1.0, 0.0, 1.0);
         assert!(close(r.slow_bytes, p.dense_bytes_pinned + p.expert_bytes_pinned * 4.0 / 64.0), "{r:?}");
+    }
+
+    #[test]
+    fn a_share_of_free_memory_sizes_the_pool_from_what_the_weights_leave() {
+        // 100 GB of weights on 200 GB: vLLM's rule gives weights and KV 90% of all memory (80 GB of KV);
+        // TensorRT-LLM's gives KV 90% of the 100 GB the weights leave (90 GB).
+        let (m, hw) = case(200.0);
+        let vllm = Coefficients { runtime_reserve_fraction: 0.1, ..Coefficients::default() };
+        let trt = Coefficients { kv_free_memory_fraction: 0.9, ..vllm.clone() };
+        let (a, b) = (place(&m, &hw, 1.0, &vllm), place(&m, &hw, 1.0, &trt));
+        assert!(close(a.hbm_weight_bytes(), b.hbm_weight_bytes()));
+        assert!(close(a.kv_pool_bytes, 0.9 * 200e9 - a.hbm_weight_bytes()), "{a:?}");
+        assert!(close(b.kv_pool_bytes, 0.9 * (200e9 - b.hbm_weight_bytes())), "{b:?}");
+        assert!(b.kv_pool_bytes > a.kv_pool_bytes);
+        // The share is of free memory: above 1 is refused, by name.
+        let err = Coefficients::default().set_named("kv_free_memory_fraction", 1.5).unwrap_err();
+        assert!(err.contains("kv_free_memory_fraction") && err.contains("from 0 to 1,"), "{err}");
     }
 
     #[test]

@@ -51,6 +51,11 @@ pub struct Coefficients {
     /// Most requests running at once (assumed: vLLM's `--max-num-seqs`, 256 in its engine arguments' long-standing
     /// default; no sweep here runs more clients).
     pub max_num_seqs: f64,
+    /// The KV pool as a share of the memory the weights leave free, when the engine sizes it so (TensorRT-LLM's
+    /// `KvCacheConfig.free_gpu_memory_fraction`, 0.9 by default); 0 sizes it as vLLM and SGLang do, a share of all
+    /// memory less the weights (`runtime_reserve_fraction`). Activations are not subtracted under either rule.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub kv_free_memory_fraction: f64,
     /// How the scheduler admits requests against the KV pool (an engine choice: vLLM preempts, TensorRT-LLM by
     /// default reserves a request's whole KV before it starts).
     #[serde(default)]
@@ -90,6 +95,7 @@ impl Default for Coefficients {
             prefill_chunk_tokens: 8192.0,
             kv_block_tokens: 16.0,
             max_num_seqs: 256.0,
+            kv_free_memory_fraction: 0.0,
             admission: Admission::default(),
             prefix_caching: true,
             held_at_prior: Vec::new(),
@@ -105,11 +111,21 @@ fn prefix_caching_on() -> bool {
     true
 }
 
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
+}
+
 /// The engine coefficients a profile states rather than fits: memory shares, the prefill chunk, the KV block
 /// size and the sequence cap. A fit never frees them (`fit`), so where one fit spans several engine builds
 /// (the accuracy protocol's leave-one-out) each build keeps its own.
-pub const ENGINE_SETTINGS: [&str; 5] =
-    ["hbm_reserve_fraction", "runtime_reserve_fraction", "prefill_chunk_tokens", "kv_block_tokens", "max_num_seqs"];
+pub const ENGINE_SETTINGS: [&str; 6] = [
+    "hbm_reserve_fraction",
+    "runtime_reserve_fraction",
+    "prefill_chunk_tokens",
+    "kv_block_tokens",
+    "max_num_seqs",
+    "kv_free_memory_fraction",
+];
 
 /// What an engine profile states about how its build runs, apart from what a fit finds: its admission policy
 /// and its given `ENGINE_SETTINGS` values (vLLM's `gpu_memory_utilization` as memory shares, say), following
@@ -238,10 +254,13 @@ impl Coefficients {
             "prefill_chunk_tokens" => &mut self.prefill_chunk_tokens,
             "kv_block_tokens" => &mut self.kv_block_tokens,
             "max_num_seqs" => &mut self.max_num_seqs,
+            "kv_free_memory_fraction" => &mut self.kv_free_memory_fraction,
             _ => return Err(format!("unknown engine coefficient `{name}`; known: {}", ENGINE_COEFFICIENTS.join(", "))),
         };
-        if !v.is_finite() || v < 0.0 {
-            return Err(format!("engine coefficient `{name}` must be a finite non-negative number, got {v}"));
+        // A share of free memory is at most all of it.
+        let most = if name == "kv_free_memory_fraction" { 1.0 } else { f64::INFINITY };
+        if !v.is_finite() || v < 0.0 || v > most {
+            return Err(format!("engine coefficient `{name}` must be a finite number from 0 to {most}, got {v}"));
         }
         *field = v;
         Ok(())

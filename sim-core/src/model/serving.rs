@@ -286,7 +286,9 @@ impl<'e, 'a> Machine<'e, 'a> {
     /// recently freed block and evicts its cached hash): the blocks freed before a waiting preempted request's
     /// go first, then its own, tail first, which shortens its prefix-cache hit.
     fn take_blocks(&mut self, n: f64) {
-        self.free_blocks -= n;
+        // Admission takes what `free_blocks / each` allowed, which can round a few ulps past zero; a pool a
+        // hair below empty would make the next step preempt for nothing (a no-evict engine included).
+        self.free_blocks = (self.free_blocks - n).max(0.0);
         if n <= 0.0 || !self.waiting_may_hold_cache {
             return;
         }
