@@ -1323,7 +1323,8 @@ pub struct FittedOn {
     pub scenarios: Option<Vec<String>>,
 }
 
-/// The coefficients an engine profile may give (`model::Coefficients::set_named`).
+/// The coefficients an engine profile may give (`model::Coefficients::set_named`): first the eight a fit frees,
+/// then the build's settings (`model::ENGINE_SETTINGS` is that tail).
 pub const ENGINE_COEFFICIENTS: [&str; 14] = [
     "hbm_efficiency",
     "slow_efficiency",

@@ -117,15 +117,9 @@ fn is_zero(v: &f64) -> bool {
 
 /// The engine coefficients a profile states rather than fits: memory shares, the prefill chunk, the KV block
 /// size and the sequence cap. A fit never frees them (`fit`), so where one fit spans several engine builds
-/// (the accuracy protocol's leave-one-out) each build keeps its own.
-pub const ENGINE_SETTINGS: [&str; 6] = [
-    "hbm_reserve_fraction",
-    "runtime_reserve_fraction",
-    "prefill_chunk_tokens",
-    "kv_block_tokens",
-    "max_num_seqs",
-    "kv_free_memory_fraction",
-];
+/// (the accuracy protocol's leave-one-out) each build keeps its own. They are `ENGINE_COEFFICIENTS` after the
+/// eight a fit frees (`fit::PLAUSIBLE`; test `every_engine_coefficient_is_fitted_or_a_setting`).
+pub const ENGINE_SETTINGS: &[&str] = ENGINE_COEFFICIENTS.split_at(8).1;
 
 /// What an engine profile states about how its build runs, apart from what a fit finds: its admission policy
 /// and its given `ENGINE_SETTINGS` values (vLLM's `gpu_memory_utilization` as memory shares, say), following
