@@ -190,6 +190,7 @@ pub fn roofline_coefficients() -> Coefficients {
         step_overhead_s: 0.0,
         per_seq_overhead_s: 0.0,
         draft_pass_overhead_s: 0.0,
+        per_layer_overhead_s: 0.0,
         ..Default::default()
     }
 }

@@ -53,7 +53,7 @@ impl Calibration {
     }
 }
 
-const N_GLOBAL: usize = 8;
+const N_GLOBAL: usize = 9;
 /// Evaluations of the step loop that polish the steady-state optimum.
 const POLISH_EVALUATIONS: usize = 300;
 
@@ -67,6 +67,8 @@ const TP_SCALE: usize = 7;
 /// Indices of the per-sequence costs of every model and of models that draft.
 const PER_SEQ: usize = 4;
 const SPEC_PER_SEQ: usize = 5;
+/// Index of the per-layer cost among the shared coordinates.
+const PER_LAYER: usize = 8;
 
 fn sigmoid(x: f64) -> f64 {
     1.0 / (1.0 + (-x).exp())
@@ -166,6 +168,14 @@ pub const PLAUSIBLE: [Plausible; N_GLOBAL] = [
         why: "the link's per-call latency inside a step, within a factor of two either way of NCCL's measured \
               small-message latency, up to 4x for synchronisation stalls",
     },
+    Plausible {
+        name: "per_layer_overhead_s",
+        low: 2e-6,
+        high: 300e-6,
+        log: true,
+        why: "a decoder layer's ten to twenty kernels, each with a launch, ramp-up and drain of about a \
+              microsecond inside a CUDA graph and tens of microseconds of eager PyTorch dispatch",
+    },
 ];
 
 impl Plausible {
@@ -239,6 +249,7 @@ fn global_values(k: &Coefficients) -> [f64; N_GLOBAL] {
         k.spec_per_seq_overhead_s,
         k.draft_pass_overhead_s,
         k.tp_latency_scale,
+        k.per_layer_overhead_s,
     ]
 }
 
@@ -254,6 +265,7 @@ fn decode(x: &[f64], base: &Coefficients, models: &[String], spilling: &[String]
     k.spec_per_seq_overhead_s = v[5];
     k.draft_pass_overhead_s = v[6];
     k.tp_latency_scale = v[7];
+    k.per_layer_overhead_s = v[8];
     for (i, m) in models.iter().enumerate() {
         k.acceptance.insert(m.clone(), 0.3 + 0.65 * sigmoid(x[N_GLOBAL + i]));
     }
@@ -371,6 +383,11 @@ fn fit_fixing(
     let drafts = |p: &&MeasuredPoint| scenarios[&p.scenario].model.draft_tokens > 0.0;
     let has_plain = used.iter().any(|p| !drafts(p));
     let has_drafting = used.iter().any(drafts);
+    // A per-layer cost is told apart from the per-step one only by models of different depths: where every
+    // fitted model has the same layer count (one model's sweep), the two are one sum per step, and the
+    // per-layer cost stays at its prior while the step's carries the rest.
+    let layer_counts: Vec<f64> = used.iter().map(|p| scenarios[&p.scenario].model.layers).collect();
+    let has_depths = layer_counts.iter().any(|&l| l != layer_counts[0]);
     let hold = |x: &mut [f64]| {
         if !has_pair {
             // No pair point can inform the TP latency scale: keep the link's own latency.
@@ -381,6 +398,9 @@ fn fit_fixing(
         }
         if !has_drafting {
             x[SPEC_PER_SEQ] = PLAUSIBLE[SPEC_PER_SEQ].encode(base.spec_per_seq_overhead_s);
+        }
+        if !has_depths {
+            x[PER_LAYER] = PLAUSIBLE[PER_LAYER].encode(base.per_layer_overhead_s);
         }
     };
     // Fewer than two points per free coordinate cannot pin them all: pull as hard as a team's small sweep does.
@@ -458,11 +478,15 @@ fn fit_fixing(
     }
     hold(&mut best);
     let mut k = decode(&best, &base, &models, &spilling);
-    k.held_at_prior = [(!has_plain, "per_seq_overhead_s"), (!has_drafting, "spec_per_seq_overhead_s")]
-        .into_iter()
-        .filter(|(held, _)| *held)
-        .map(|(_, name)| name.to_string())
-        .collect();
+    k.held_at_prior = [
+        (!has_plain, "per_seq_overhead_s"),
+        (!has_drafting, "spec_per_seq_overhead_s"),
+        (!has_depths, "per_layer_overhead_s"),
+    ]
+    .into_iter()
+    .filter(|(held, _)| *held)
+    .map(|(_, name)| name.to_string())
+    .collect();
     let rms = (used
         .iter()
         .map(|p| {

@@ -286,3 +286,23 @@ fn a_no_evict_engine_never_preempts_and_sizes_its_pool_from_free_memory() {
     assert_eq!(nim["coefficients"]["kv_free_memory_fraction"], 0.9, "{nim}");
     assert!(nim["obtained"].as_str().unwrap().contains("kv_free_memory_fraction"), "{nim}");
 }
+
+/// The per-layer cost is fitted only where the fitted models differ in depth: the GB300 report's five models
+/// (several layer counts) free it; a profile fitted on one model's sweep (the DGX Spark's GPT-OSS) holds it
+/// at its prior and says why, since there it and the per-step cost are one sum.
+#[test]
+fn the_per_layer_cost_is_fitted_only_across_models_of_different_depths() {
+    let out = bin().args(["engines", data().to_str().unwrap(), "--format", "json"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let listing: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let profile = |id: &str| listing.as_array().unwrap().iter().find(|e| e["id"] == id).cloned().expect(id);
+    let held = |p: &serde_json::Value| {
+        p["coefficients"]["held_at_prior"].as_array().is_some_and(|h| h.iter().any(|n| n == "per_layer_overhead_s"))
+    };
+    let (gb300, spark) = (profile("vllm-gb300-report"), profile("vllm-mxfp4-eager-dgx-spark"));
+    assert!(!held(&gb300), "{gb300}");
+    assert!(held(&spark), "{spark}");
+    assert_eq!(spark["coefficients"]["per_layer_overhead_s"], 20e-6, "{spark}");
+    let fitted = gb300["coefficients"]["per_layer_overhead_s"].as_f64().unwrap();
+    assert!(fitted > 0.0 && fitted != 20e-6, "{gb300}");
+}

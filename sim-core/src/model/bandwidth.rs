@@ -328,6 +328,25 @@ mod tests {
     }
 
     #[test]
+    fn every_layer_pays_its_fixed_cost_once_a_step_whatever_the_batch() {
+        use crate::model::batching::StepLoad;
+        // 40 layers at 25 us: 1 ms a step on top of the step's own cost, the same at 1 and at 64 sequences; a
+        // model twice as deep pays twice; an empty step pays nothing.
+        let (mut m, hw) = case(200.0);
+        let k = Coefficients { per_layer_overhead_s: 25e-6, ..Coefficients::default() };
+        let none = Coefficients { per_layer_overhead_s: 0.0, ..k.clone() };
+        let overhead = |m: &ModelSpec, k: &Coefficients, seqs: f64| {
+            lone_engine(m, &hw, k).step(&StepLoad { decode_seqs: seqs, ..StepLoad::default() }).overhead_s
+        };
+        for seqs in [1.0, 64.0] {
+            assert!(close(overhead(&m, &k, seqs) - overhead(&m, &none, seqs), 40.0 * 25e-6), "{seqs}");
+        }
+        assert_eq!(overhead(&m, &k, 0.0), 0.0);
+        m.layers = 80.0;
+        assert!(close(overhead(&m, &k, 1.0) - overhead(&m, &none, 1.0), 80.0 * 25e-6));
+    }
+
+    #[test]
     fn a_prompt_token_multiplies_only_the_prefill_share_of_the_active_parameters() {
         use crate::model::batching::StepLoad;
         // DeepSeek-V4.1-Flash's shape: 8B of 16B active per prefill token. Prefill compute halves, decode

@@ -14,6 +14,7 @@
 //!                        / (eta_hbm * B_hbm), drafter attention FLOPs / BF16 peak / tp / eta_c) + draft overhead)
 //!   t_host    = the share of t_compute whose weights sit in CPU memory (spilled or pinned)
 //!   t_step    = max(t_hbm, t_compute - t_host) + max(t_slow, t_host) + t_comm + t_draft + step overhead
+//!               + per-layer overhead x layers
 //!               + (per-sequence overhead
 //!               + speculative-decoding overhead when the model drafts) x n
 //! ```
@@ -183,8 +184,11 @@ impl Engine<'_> {
         // Speculative decoding adds per-sequence bookkeeping around the drafter (proposal inputs, rejection
         // sampling, lookahead slots) that vLLM reports dominating large-batch steps (vllm#15029).
         let spec_s = if m.draft_tokens > 0.0 { k.spec_per_seq_overhead_s * seqs } else { 0.0 };
-        let overhead_s =
-            if tokens > 0.0 { k.step_overhead_s + k.per_seq_overhead_s * seqs + spec_s + draft_s } else { 0.0 };
+        let overhead_s = if tokens > 0.0 {
+            k.step_overhead_s + k.per_layer_overhead_s * m.layers + k.per_seq_overhead_s * seqs + spec_s + draft_s
+        } else {
+            0.0
+        };
         let total_s = hbm_s.max(compute_s - host_compute_s) + slow_s.max(host_compute_s) + comm_s + overhead_s;
         StepTime { total_s, hbm_s, slow_s, compute_s, comm_s, overhead_s }
     }

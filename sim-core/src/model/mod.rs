@@ -37,6 +37,11 @@ pub struct Coefficients {
     /// Multiplier on the link's per-call collective latency inside an engine step (fitted on pair points
     /// only; 1.0 in the single-station fit, where no point can inform it).
     pub tp_latency_scale: f64,
+    /// Fixed cost of each decoder layer in every step, whatever the batch: its kernels' launches, ramp-up and
+    /// drain (fitted; prior 20 us). A model with more layers pays more per step; `step_overhead_s` is what
+    /// the step pays once (scheduling, sampling). Absent from older serialised coefficients: 0.
+    #[serde(default)]
+    pub per_layer_overhead_s: f64,
     /// Share of GPU memory kept free of weights for KV cache, activations and runtime (derived: (252 GB -
     /// (433 GB - 215 GB)) / 252 GB = 34/252, from GLM-5.2's published checkpoint and offload on one station).
     pub hbm_reserve_fraction: f64,
@@ -90,6 +95,7 @@ impl Default for Coefficients {
             spec_per_seq_overhead_s: 100e-6,
             draft_pass_overhead_s: 1e-3,
             tp_latency_scale: 1.0,
+            per_layer_overhead_s: 20e-6,
             hbm_reserve_fraction: 34.0 / 252.0,
             runtime_reserve_fraction: 8.0 / 252.0,
             prefill_chunk_tokens: 8192.0,
@@ -118,8 +124,8 @@ fn is_zero(v: &f64) -> bool {
 /// The engine coefficients a profile states rather than fits: memory shares, the prefill chunk, the KV block
 /// size and the sequence cap. A fit never frees them (`fit`), so where one fit spans several engine builds
 /// (the accuracy protocol's leave-one-out) each build keeps its own. They are `ENGINE_COEFFICIENTS` after the
-/// eight a fit frees (`fit::PLAUSIBLE`; test `every_engine_coefficient_is_fitted_or_a_setting`).
-pub const ENGINE_SETTINGS: &[&str] = ENGINE_COEFFICIENTS.split_at(8).1;
+/// nine a fit frees (`fit::PLAUSIBLE`; test `every_engine_coefficient_is_fitted_or_a_setting`).
+pub const ENGINE_SETTINGS: &[&str] = ENGINE_COEFFICIENTS.split_at(9).1;
 
 /// What an engine profile states about how its build runs, apart from what a fit finds: its admission policy
 /// and its given `ENGINE_SETTINGS` values (vLLM's `gpu_memory_utilization` as memory shares, say), following
@@ -199,6 +205,7 @@ impl Coefficients {
             ("spec_per_seq_overhead_s", self.spec_per_seq_overhead_s),
             ("draft_pass_overhead_s", self.draft_pass_overhead_s),
             ("tp_latency_scale", self.tp_latency_scale),
+            ("per_layer_overhead_s", self.per_layer_overhead_s),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
@@ -221,6 +228,7 @@ impl Coefficients {
                 "spec_per_seq_overhead_s" => self.spec_per_seq_overhead_s = *v,
                 "draft_pass_overhead_s" => self.draft_pass_overhead_s = *v,
                 "tp_latency_scale" => self.tp_latency_scale = *v,
+                "per_layer_overhead_s" => self.per_layer_overhead_s = *v,
                 "acceptance" => {
                     self.acceptance.insert(model_id.to_string(), *v);
                 }
@@ -243,6 +251,7 @@ impl Coefficients {
             "spec_per_seq_overhead_s" => &mut self.spec_per_seq_overhead_s,
             "draft_pass_overhead_s" => &mut self.draft_pass_overhead_s,
             "tp_latency_scale" => &mut self.tp_latency_scale,
+            "per_layer_overhead_s" => &mut self.per_layer_overhead_s,
             "hbm_reserve_fraction" => &mut self.hbm_reserve_fraction,
             "runtime_reserve_fraction" => &mut self.runtime_reserve_fraction,
             "prefill_chunk_tokens" => &mut self.prefill_chunk_tokens,
@@ -265,10 +274,12 @@ impl Coefficients {
         let fit = |what: &str| format!("fitted on {fitted_on} ({what})");
         let fit_or_held = |name: &str, what: &str| {
             if self.held_at_prior.iter().any(|h| h == name) {
-                format!(
-                    "held at its prior ({what}): in {fitted_on} every model drafts or none does, so the two \
-                     per-sequence costs cannot be told apart"
-                )
+                let why = if name == "per_layer_overhead_s" {
+                    "every model has the same layer count, so the per-layer and per-step costs cannot be told apart"
+                } else {
+                    "every model drafts or none does, so the two per-sequence costs cannot be told apart"
+                };
+                format!("held at its prior ({what}): in {fitted_on} {why}")
             } else {
                 fit(what)
             }
@@ -286,6 +297,11 @@ impl Coefficients {
             ),
             ("draft_pass_overhead_s".into(), self.draft_pass_overhead_s, fit("prior 1 ms")),
             ("tp_latency_scale".into(), self.tp_latency_scale, fit("1.0 when no pair point is fitted")),
+            (
+                "per_layer_overhead_s".into(),
+                self.per_layer_overhead_s,
+                fit_or_held("per_layer_overhead_s", "prior 20 us"),
+            ),
             (
                 "hbm_reserve_fraction".into(),
                 self.hbm_reserve_fraction,
