@@ -386,8 +386,8 @@ fn fit_fixing(
     // A per-layer cost is told apart from the per-step one only by models of different depths: where every
     // fitted model has the same layer count (one model's sweep), the two are one sum per step, and the
     // per-layer cost stays at its prior while the step's carries the rest.
-    let layer_counts: Vec<f64> = used.iter().map(|p| scenarios[&p.scenario].model.layers).collect();
-    let has_depths = layer_counts.iter().any(|&l| l != layer_counts[0]);
+    let depth = |p: &&MeasuredPoint| scenarios[&p.scenario].model.layers;
+    let has_depths = used.first().is_some_and(|first| used.iter().any(|p| depth(p) != depth(first)));
     let hold = |x: &mut [f64]| {
         if !has_pair {
             // No pair point can inform the TP latency scale: keep the link's own latency.

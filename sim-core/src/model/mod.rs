@@ -272,35 +272,40 @@ impl Coefficients {
     /// Each coefficient with its value and basis, for reports and the browser.
     pub fn describe(&self, fitted_on: &str) -> Vec<(String, f64, String)> {
         let fit = |what: &str| format!("fitted on {fitted_on} ({what})");
-        let fit_or_held = |name: &str, what: &str| {
+        // `why`: what the fitted points lack when the coefficient is held.
+        let fit_or_held = |name: &str, what: &str, why: &str| {
             if self.held_at_prior.iter().any(|h| h == name) {
-                let why = if name == "per_layer_overhead_s" {
-                    "every model has the same layer count, so the per-layer and per-step costs cannot be told apart"
-                } else {
-                    "every model drafts or none does, so the two per-sequence costs cannot be told apart"
-                };
                 format!("held at its prior ({what}): in {fitted_on} {why}")
             } else {
                 fit(what)
             }
         };
+        let per_seq_why = "every model drafts or none does, so the two per-sequence costs cannot be told apart";
         let mut rows = vec![
             ("hbm_efficiency".to_string(), self.hbm_efficiency, fit("prior 0.8")),
             ("slow_efficiency".into(), self.slow_efficiency, fit("prior 0.85")),
             ("compute_efficiency".into(), self.compute_efficiency, fit("prior 0.35")),
             ("step_overhead_s".into(), self.step_overhead_s, fit("prior 4 ms")),
-            ("per_seq_overhead_s".into(), self.per_seq_overhead_s, fit_or_held("per_seq_overhead_s", "prior 50 us")),
+            (
+                "per_seq_overhead_s".into(),
+                self.per_seq_overhead_s,
+                fit_or_held("per_seq_overhead_s", "prior 50 us", per_seq_why),
+            ),
             (
                 "spec_per_seq_overhead_s".into(),
                 self.spec_per_seq_overhead_s,
-                fit_or_held("spec_per_seq_overhead_s", "prior 100 us; only models that draft"),
+                fit_or_held("spec_per_seq_overhead_s", "prior 100 us; only models that draft", per_seq_why),
             ),
             ("draft_pass_overhead_s".into(), self.draft_pass_overhead_s, fit("prior 1 ms")),
             ("tp_latency_scale".into(), self.tp_latency_scale, fit("1.0 when no pair point is fitted")),
             (
                 "per_layer_overhead_s".into(),
                 self.per_layer_overhead_s,
-                fit_or_held("per_layer_overhead_s", "prior 20 us"),
+                fit_or_held(
+                    "per_layer_overhead_s",
+                    "prior 20 us",
+                    "every model has the same layer count, so the per-layer and per-step costs cannot be told apart",
+                ),
             ),
             (
                 "hbm_reserve_fraction".into(),
