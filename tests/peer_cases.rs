@@ -189,7 +189,6 @@ pub fn roofline_coefficients() -> Coefficients {
         compute_efficiency: 1.0,
         step_overhead_s: 0.0,
         per_seq_overhead_s: 0.0,
-        draft_pass_overhead_s: 0.0,
         per_layer_overhead_s: 0.0,
         ..Default::default()
     }

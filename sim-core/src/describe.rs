@@ -241,6 +241,8 @@ impl ModelDescription {
             input_embedding_bytes: 0.0,
             draft_tokens: self.draft_tokens,
             draft_passes: 0.0,
+            // The drafter's attention layers (an MTP module's), else one.
+            draft_pass_layers: 0.0,
             draft_acceptance: self.draft_acceptance,
             draft_pass_bytes: if self.draft_tokens > 0.0 {
                 (per_layer_active + self.hidden_size * 150_000.0) * bytes

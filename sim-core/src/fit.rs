@@ -53,7 +53,7 @@ impl Calibration {
     }
 }
 
-const N_GLOBAL: usize = 9;
+const N_GLOBAL: usize = 8;
 /// Evaluations of the step loop that polish the steady-state optimum.
 const POLISH_EVALUATIONS: usize = 300;
 
@@ -63,12 +63,12 @@ const MAX_EXTRA_ROUNDS: usize = 4;
 const ROUND_GAIN: f64 = 1e-3;
 
 /// Index of the TP latency scale among the shared coordinates.
-const TP_SCALE: usize = 7;
+const TP_SCALE: usize = 6;
 /// Indices of the per-sequence costs of every model and of models that draft.
 const PER_SEQ: usize = 4;
 const SPEC_PER_SEQ: usize = 5;
 /// Index of the per-layer cost among the shared coordinates.
-const PER_LAYER: usize = 8;
+const PER_LAYER: usize = 7;
 
 fn sigmoid(x: f64) -> f64 {
     1.0 / (1.0 + (-x).exp())
@@ -152,13 +152,6 @@ pub const PLAUSIBLE: [Plausible; N_GLOBAL] = [
         why: "speculative decoding's per-request bookkeeping per step: vllm#15029 finds data processing around the \
               MTP model dominating large-batch steps; vllm-ascend#16638 measures MTP steps at 120-150 ms against \
               48-59 ms without, at 12-16 requests (about 5 ms per request)",
-    },
-    Plausible {
-        name: "draft_pass_overhead_s",
-        low: 5e-5,
-        high: 5e-3,
-        log: true,
-        why: "one drafter forward besides its weight reads: kernel launches of one layer and a sampling step",
     },
     Plausible {
         name: "tp_latency_scale",
@@ -247,7 +240,6 @@ fn global_values(k: &Coefficients) -> [f64; N_GLOBAL] {
         k.step_overhead_s,
         k.per_seq_overhead_s,
         k.spec_per_seq_overhead_s,
-        k.draft_pass_overhead_s,
         k.tp_latency_scale,
         k.per_layer_overhead_s,
     ]
@@ -263,9 +255,8 @@ fn decode(x: &[f64], base: &Coefficients, models: &[String], spilling: &[String]
     k.step_overhead_s = v[3];
     k.per_seq_overhead_s = v[4];
     k.spec_per_seq_overhead_s = v[5];
-    k.draft_pass_overhead_s = v[6];
-    k.tp_latency_scale = v[7];
-    k.per_layer_overhead_s = v[8];
+    k.tp_latency_scale = v[6];
+    k.per_layer_overhead_s = v[7];
     for (i, m) in models.iter().enumerate() {
         k.acceptance.insert(m.clone(), 0.3 + 0.65 * sigmoid(x[N_GLOBAL + i]));
     }

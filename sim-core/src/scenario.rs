@@ -85,6 +85,7 @@ pub fn model_spec(m: &ModelFile) -> ModelSpec {
         input_embedding_bytes: a.input_embedding_bytes.as_ref().map(si).unwrap_or(0.0),
         draft_tokens: si(&a.draft_tokens),
         draft_passes: a.draft_passes.as_ref().map_or(0.0, si).max(0.0),
+        draft_pass_layers: a.draft_pass_layers.as_ref().map_or(0.0, si).max(0.0),
         draft_acceptance: si(&a.draft_acceptance) / 100.0,
         draft_pass_bytes: si(&a.draft_pass_bytes),
         draft_expert_bytes: a.draft_routed_expert_bytes.as_ref().map(si).unwrap_or(0.0),
@@ -213,6 +214,7 @@ pub const OVERRIDES: &[OverrideKey] = &[
     model("model.compute_bits", "count", |m| &mut m.compute_bits),
     model("model.dense_compute_bits", "count", |m| &mut m.dense_compute_bits),
     model("model.draft_pass_bytes", "B", |m| &mut m.draft_pass_bytes),
+    model("model.draft_pass_layers", "count", |m| &mut m.draft_pass_layers),
     // Weights pinned to host memory per GPU (`spec::HostPin`): vLLM's `--cpu-offload-gb` in bytes, whole layers,
     // or routed experts per MoE layer. They add up.
     model("placement.pin_to_host_bytes", "B", |m| &mut m.host_pin.bytes),

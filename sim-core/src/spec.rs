@@ -119,6 +119,9 @@ pub struct ModelSpec {
     /// (DeepSeek V4.1 Flash's DSpark: 1); 0: one pass per drafted token, as MTP and EAGLE3 run
     /// (`draft_passes_per_step`), so an override of `draft_tokens` keeps such a drafter's passes with it.
     pub draft_passes: f64,
+    /// Decoder layers one draft pass runs, each paying the engine's fixed per-layer cost; 0: the drafter's
+    /// attention layers where it has any, else one (`draft_pass_layer_count`).
+    pub draft_pass_layers: f64,
     /// Per-token draft acceptance, 0..1 (prior; the fit may replace it).
     pub draft_acceptance: f64,
     pub draft_pass_bytes: f64,
@@ -388,6 +391,16 @@ impl ModelSpec {
             self.draft_passes.min(tokens)
         } else {
             tokens
+        }
+    }
+
+    /// Decoder layers one draft pass runs: `draft_pass_layers` where given, else the drafter's attention layers
+    /// (an MTP module's), else one (an EAGLE3 head is one decoder layer).
+    pub fn draft_pass_layer_count(&self) -> f64 {
+        if self.draft_pass_layers > 0.0 {
+            self.draft_pass_layers
+        } else {
+            self.attention.draft_layers.max(1.0)
         }
     }
 

@@ -306,3 +306,23 @@ fn the_per_layer_cost_is_fitted_only_across_models_of_different_depths() {
     let fitted = gb300["coefficients"]["per_layer_overhead_s"].as_f64().unwrap();
     assert!(fitted > 0.0 && fitted != 20e-6, "{gb300}");
 }
+
+/// A profile that still gives the removed per-draft-pass cost is refused with what replaced it (a draft pass
+/// pays the per-layer cost for each of its layers), naming the file and the field, not with a bare "unknown".
+#[test]
+fn a_removed_engine_coefficient_is_refused_with_what_replaced_it() {
+    let dir = std::env::temp_dir().join(format!("twotower-cli-removed-{}", std::process::id()));
+    copy_dir(&data(), &dir);
+    let roofline = dir.join("engines/roofline.json");
+    let text = std::fs::read_to_string(&roofline).expect("roofline.json");
+    let at = text.find("\"per_layer_overhead_s\"").expect("a per-layer entry");
+    let old = "\"draft_pass_overhead_s\": {\"value\": 0, \"unit\": \"s\", \"basis\": \"derived\", \"derivation\": \"none\"},\n    ";
+    std::fs::write(&roofline, format!("{}{old}{}", &text[..at], &text[at..])).expect("write");
+    let out = bin().args(["validate", "--no-model-check"]).arg(&dir).output().expect("run");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(out.status.code(), Some(1));
+    let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(said.contains("roofline.json"), "{said}");
+    assert!(said.contains("/coefficients/draft_pass_overhead_s"), "{said}");
+    assert!(said.contains("draft_pass_layers") && said.contains("per_layer_overhead_s"), "{said}");
+}

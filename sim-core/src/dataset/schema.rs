@@ -577,6 +577,12 @@ pub struct Architecture {
     /// head): held in the pool beside the model's KV and read by every draft pass. Absent: 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub draft_kv_bytes_per_token: Option<Quantity>,
+    /// Decoder layers one draft pass runs, each paying the engine's fixed cost per layer
+    /// (`per_layer_overhead_s`) as the main pass's layers do (DeepSeek V4.1 Flash's DSpark: three stages).
+    /// Absent: `draft_attention_layers` where it is above 0, else one (an MTP module or an EAGLE3 head is one
+    /// decoder layer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub draft_pass_layers: Option<Quantity>,
     /// Tables the engine pins in CPU memory (DeepSeek's Engram), read sparsely per token.
     #[serde(default)]
     pub pinned_cpu_bytes: Option<Quantity>,
@@ -1323,16 +1329,15 @@ pub struct FittedOn {
     pub scenarios: Option<Vec<String>>,
 }
 
-/// The coefficients an engine profile may give (`model::Coefficients::set_named`): first the nine a fit frees,
+/// The coefficients an engine profile may give (`model::Coefficients::set_named`): first the eight a fit frees,
 /// then the build's settings (`model::ENGINE_SETTINGS` is that tail).
-pub const ENGINE_COEFFICIENTS: [&str; 15] = [
+pub const ENGINE_COEFFICIENTS: [&str; 14] = [
     "hbm_efficiency",
     "slow_efficiency",
     "compute_efficiency",
     "step_overhead_s",
     "per_seq_overhead_s",
     "spec_per_seq_overhead_s",
-    "draft_pass_overhead_s",
     "tp_latency_scale",
     "per_layer_overhead_s",
     "hbm_reserve_fraction",
@@ -1342,6 +1347,14 @@ pub const ENGINE_COEFFICIENTS: [&str; 15] = [
     "max_num_seqs",
     "kv_free_memory_fraction",
 ];
+
+/// Engine coefficients that were once given and are no longer, with what replaced each: a profile that still
+/// gives one is refused with this, not with a bare "unknown" (`Coefficients::set_named`, validation).
+pub const REMOVED_ENGINE_COEFFICIENTS: [(&str, &str); 1] = [(
+    "draft_pass_overhead_s",
+    "removed in schema v2 (2026-12-03): a draft pass now pays `per_layer_overhead_s` for each of the model's \
+     `draft_pass_layers`, as the main pass pays it for each of its layers",
+)];
 
 /// The engine profile scenarios without an `engine` use: vLLM as the GB300 report ran it.
 pub const DEFAULT_ENGINE: &str = "vllm-gb300-report";

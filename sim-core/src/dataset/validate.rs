@@ -530,6 +530,7 @@ impl Checker<'_> {
                 ("routed_expert_bits", &a.routed_expert_bits),
                 ("local_window", &a.local_window),
                 ("draft_passes", &a.draft_passes),
+                ("draft_pass_layers", &a.draft_pass_layers),
             ] {
                 if let Some(q) = q {
                     self.quantity(&file, &format!("/architecture/{name}"), q, Count, false);
@@ -561,6 +562,7 @@ impl Checker<'_> {
             for (name, q) in [
                 ("draft_attention_layers", &a.draft_attention_layers),
                 ("draft_kv_bytes_per_token", &a.draft_kv_bytes_per_token),
+                ("draft_pass_layers", &a.draft_pass_layers),
             ] {
                 if q.as_ref().is_some_and(|n| n.value > 0.0) && a.draft_tokens.value <= 0.0 {
                     self.err(
@@ -1267,6 +1269,15 @@ impl Checker<'_> {
             for (name, q) in &e.coefficients {
                 let pointer = format!("/coefficients/{}", crate::position::escape_segment(name));
                 let want = if name.ends_with("_s") { Dimension::Seconds } else { Dimension::Count };
+                if let Some((_, why)) = REMOVED_ENGINE_COEFFICIENTS.iter().find(|(old, _)| old == name) {
+                    self.err(
+                        &file,
+                        pointer,
+                        format!("engine coefficient `{name}` was {why}"),
+                        "drop it (the fit or the model card now carries that cost)",
+                    );
+                    continue;
+                }
                 if !ENGINE_COEFFICIENTS.contains(&name.as_str()) {
                     self.err(
                         &file,

@@ -238,6 +238,7 @@ mod tests {
             input_embedding_bytes: 1e9,
             draft_tokens: 0.0,
             draft_passes: 0.0,
+            draft_pass_layers: 0.0,
             draft_acceptance: 0.0,
             draft_pass_bytes: 0.0,
             draft_expert_bytes: 0.0,
@@ -406,7 +407,8 @@ mod tests {
             load.add_decodes(m, 8.0, 1000.0, 6.0);
             lone_engine(m, &hw, &k).step(&load)
         };
-        let pass = 2e9 / (k.hbm_efficiency * hw.hbm_bytes_per_sec) + k.draft_pass_overhead_s;
+        // A pass of a one-layer drafter: its reads and its layer's fixed cost.
+        let pass = 2e9 / (k.hbm_efficiency * hw.hbm_bytes_per_sec) + k.per_layer_overhead_s;
         m.draft_passes = 0.0;
         let five = step(&m);
         m.draft_passes = 1.0;
@@ -417,6 +419,39 @@ mod tests {
         m.draft_passes = 3.0;
         m.draft_tokens = 2.0;
         assert_eq!(m.draft_passes_per_step(), 2.0);
+    }
+
+    #[test]
+    fn a_draft_pass_pays_the_per_layer_cost_of_each_of_its_layers() {
+        use crate::model::batching::StepLoad;
+        // No cost of its own: a draft pass's fixed cost is the engine's per-layer cost times the drafter's
+        // layers, so a profile fitted on models that never draft still prices a drafter.
+        let (mut m, hw) = case(200.0);
+        let k = Coefficients { per_layer_overhead_s: 30e-6, ..Coefficients::default() };
+        m.draft_tokens = 3.0;
+        m.draft_pass_bytes = 1e9;
+        let step = |m: &ModelSpec, k: &Coefficients| {
+            let mut load = StepLoad::default();
+            load.add_decodes(m, 16.0, 1000.0, 4.0);
+            lone_engine(m, &hw, k).step(&load)
+        };
+        // Absent: one layer (an EAGLE3 head), or the drafter's attention layers (an MTP module's).
+        assert_eq!(m.draft_pass_layer_count(), 1.0);
+        m.attention.draft_layers = 2.0;
+        assert_eq!(m.draft_pass_layer_count(), 2.0);
+        m.attention.draft_layers = 0.0;
+        let one = step(&m, &k);
+        m.draft_pass_layers = 3.0;
+        let three = step(&m, &k);
+        // Three passes a step, two more layers each: 6 x 30 us.
+        assert!(close(three.overhead_s - one.overhead_s, 6.0 * 30e-6), "{one:?} {three:?}");
+        // Without a per-layer cost a draft pass is its reads alone.
+        let free = Coefficients { per_layer_overhead_s: 0.0, ..k.clone() };
+        let a = step(&m, &free);
+        m.draft_tokens = 0.0;
+        let plain = step(&m, &free);
+        let reads = 3.0 * 1e9 / (free.hbm_efficiency * hw.hbm_bytes_per_sec);
+        assert!(close(a.overhead_s - plain.overhead_s - 16.0 * free.spec_per_seq_overhead_s, reads), "{a:?} {plain:?}");
     }
 
     #[test]

@@ -171,13 +171,14 @@ impl Engine<'_> {
             // Each draft pass runs one token per sequence: its MoE layer touches experts by the same
             // distinct-expert formula as the main pass, at that token count.
             // Its own attention layers (an MTP module's) read their KV at each sequence's context and spend
-            // attention FLOPs beside the weight reads; a pass is as long as the slower of the two.
+            // attention FLOPs beside the weight reads; a pass is as long as the slower of the two, plus the
+            // fixed cost of each of its layers' kernels, as every layer of the main pass pays.
             let touched = expert_touch_fraction(m, seqs, 1.0);
             let bytes =
                 (m.draft_pass_bytes + m.draft_expert_bytes * touched) / tp + self.kv_per_rank(load.draft_kv_read_bytes);
             let read_s = bytes / (k.hbm_efficiency * self.hw.hbm_bytes_per_sec);
             let attention_s = load.draft_attention_flops / attention_rate;
-            m.draft_passes_per_step() * (read_s.max(attention_s) + k.draft_pass_overhead_s)
+            m.draft_passes_per_step() * (read_s.max(attention_s) + k.per_layer_overhead_s * m.draft_pass_layer_count())
         } else {
             0.0
         };

@@ -32,14 +32,13 @@ pub struct Coefficients {
     /// Added cost per sequence in a step of a model that drafts: the speculative-decoding bookkeeping around
     /// the drafter (fitted; prior 100 us; vllm#15029, vllm-ascend#16638 report it dominating large batches).
     pub spec_per_seq_overhead_s: f64,
-    /// Fixed cost of one draft forward pass besides its weight reads (fitted; prior 1 ms).
-    pub draft_pass_overhead_s: f64,
     /// Multiplier on the link's per-call collective latency inside an engine step (fitted on pair points
     /// only; 1.0 in the single-station fit, where no point can inform it).
     pub tp_latency_scale: f64,
     /// Fixed cost of each decoder layer in every step, whatever the batch: its kernels' launches, ramp-up and
     /// drain (fitted; prior 20 us). A model with more layers pays more per step; `step_overhead_s` is what
-    /// the step pays once (scheduling, sampling). Absent from older serialised coefficients: 0.
+    /// the step pays once (scheduling, sampling). A draft pass pays it for each of its own layers. Absent from
+    /// older serialised coefficients: 0.
     #[serde(default)]
     pub per_layer_overhead_s: f64,
     /// Share of GPU memory kept free of weights for KV cache, activations and runtime (derived: (252 GB -
@@ -93,7 +92,6 @@ impl Default for Coefficients {
             step_overhead_s: 4e-3,
             per_seq_overhead_s: 50e-6,
             spec_per_seq_overhead_s: 100e-6,
-            draft_pass_overhead_s: 1e-3,
             tp_latency_scale: 1.0,
             per_layer_overhead_s: 20e-6,
             hbm_reserve_fraction: 34.0 / 252.0,
@@ -111,7 +109,7 @@ impl Default for Coefficients {
     }
 }
 
-pub use crate::dataset::schema::{Admission, ENGINE_COEFFICIENTS};
+pub use crate::dataset::schema::{Admission, ENGINE_COEFFICIENTS, REMOVED_ENGINE_COEFFICIENTS};
 
 fn prefix_caching_on() -> bool {
     true
@@ -124,8 +122,8 @@ fn is_zero(v: &f64) -> bool {
 /// The engine coefficients a profile states rather than fits: memory shares, the prefill chunk, the KV block
 /// size and the sequence cap. A fit never frees them (`fit`), so where one fit spans several engine builds
 /// (the accuracy protocol's leave-one-out) each build keeps its own. They are `ENGINE_COEFFICIENTS` after the
-/// nine a fit frees (`fit::PLAUSIBLE`; test `every_engine_coefficient_is_fitted_or_a_setting`).
-pub const ENGINE_SETTINGS: &[&str] = ENGINE_COEFFICIENTS.split_at(9).1;
+/// eight a fit frees (`fit::PLAUSIBLE`; test `every_engine_coefficient_is_fitted_or_a_setting`).
+pub const ENGINE_SETTINGS: &[&str] = ENGINE_COEFFICIENTS.split_at(8).1;
 
 /// What an engine profile states about how its build runs, apart from what a fit finds: its admission policy
 /// and its given `ENGINE_SETTINGS` values (vLLM's `gpu_memory_utilization` as memory shares, say), following
@@ -203,7 +201,6 @@ impl Coefficients {
             ("step_overhead_s", self.step_overhead_s),
             ("per_seq_overhead_s", self.per_seq_overhead_s),
             ("spec_per_seq_overhead_s", self.spec_per_seq_overhead_s),
-            ("draft_pass_overhead_s", self.draft_pass_overhead_s),
             ("tp_latency_scale", self.tp_latency_scale),
             ("per_layer_overhead_s", self.per_layer_overhead_s),
         ]
@@ -226,7 +223,6 @@ impl Coefficients {
                 "step_overhead_s" => self.step_overhead_s = *v,
                 "per_seq_overhead_s" => self.per_seq_overhead_s = *v,
                 "spec_per_seq_overhead_s" => self.spec_per_seq_overhead_s = *v,
-                "draft_pass_overhead_s" => self.draft_pass_overhead_s = *v,
                 "tp_latency_scale" => self.tp_latency_scale = *v,
                 "per_layer_overhead_s" => self.per_layer_overhead_s = *v,
                 "acceptance" => {
@@ -249,7 +245,6 @@ impl Coefficients {
             "step_overhead_s" => &mut self.step_overhead_s,
             "per_seq_overhead_s" => &mut self.per_seq_overhead_s,
             "spec_per_seq_overhead_s" => &mut self.spec_per_seq_overhead_s,
-            "draft_pass_overhead_s" => &mut self.draft_pass_overhead_s,
             "tp_latency_scale" => &mut self.tp_latency_scale,
             "per_layer_overhead_s" => &mut self.per_layer_overhead_s,
             "hbm_reserve_fraction" => &mut self.hbm_reserve_fraction,
@@ -258,7 +253,12 @@ impl Coefficients {
             "kv_block_tokens" => &mut self.kv_block_tokens,
             "max_num_seqs" => &mut self.max_num_seqs,
             "kv_free_memory_fraction" => &mut self.kv_free_memory_fraction,
-            _ => return Err(format!("unknown engine coefficient `{name}`; known: {}", ENGINE_COEFFICIENTS.join(", "))),
+            _ => {
+                return Err(match REMOVED_ENGINE_COEFFICIENTS.iter().find(|(old, _)| *old == name) {
+                    Some((_, why)) => format!("engine coefficient `{name}` was {why}"),
+                    None => format!("unknown engine coefficient `{name}`; known: {}", ENGINE_COEFFICIENTS.join(", ")),
+                })
+            }
         };
         // A share of free memory is at most all of it.
         let most = if name == "kv_free_memory_fraction" { 1.0 } else { f64::INFINITY };
@@ -296,7 +296,6 @@ impl Coefficients {
                 self.spec_per_seq_overhead_s,
                 fit_or_held("spec_per_seq_overhead_s", "prior 100 us; only models that draft", per_seq_why),
             ),
-            ("draft_pass_overhead_s".into(), self.draft_pass_overhead_s, fit("prior 1 ms")),
             ("tp_latency_scale".into(), self.tp_latency_scale, fit("1.0 when no pair point is fitted")),
             (
                 "per_layer_overhead_s".into(),

@@ -476,7 +476,6 @@ pub fn engines(profiles: &[std::sync::Arc<sim_core::explore::EngineProfile>]) ->
         "step_overhead_ms",
         "per_seq_overhead_us",
         "spec_per_seq_overhead_us",
-        "draft_pass_overhead_ms",
         "tp_latency_scale",
         "per_layer_overhead_us",
         "outside_plausible_range",
@@ -492,7 +491,6 @@ pub fn engines(profiles: &[std::sync::Arc<sim_core::explore::EngineProfile>]) ->
             format!("{:.3}", k.step_overhead_s * 1e3),
             format!("{:.1}", k.per_seq_overhead_s * 1e6),
             format!("{:.1}", k.spec_per_seq_overhead_s * 1e6),
-            format!("{:.3}", k.draft_pass_overhead_s * 1e3),
             format!("{:.2}", k.tp_latency_scale),
             format!("{:.1}", k.per_layer_overhead_s * 1e6),
             if p.obtained.starts_with("fitted") {
