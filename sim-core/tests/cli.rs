@@ -326,3 +326,30 @@ fn a_removed_engine_coefficient_is_refused_with_what_replaced_it() {
     assert!(said.contains("/coefficients/draft_pass_overhead_s"), "{said}");
     assert!(said.contains("draft_pass_layers") && said.contains("per_layer_overhead_s"), "{said}");
 }
+
+/// A fitted efficiency above what a public microbenchmark reached on a machine the profile was fitted on is
+/// listed, with that machine and the microbenchmark's share of the spec: the DGX Spark fits stream at about 0.92
+/// of 273 GB/s where a saturating-read kernel reached 234 GB/s (0.857). The GB300 fit (no microbenchmark of that
+/// machine) and the given profiles list none.
+#[test]
+fn a_fit_above_a_machines_microbenchmark_is_listed() {
+    let out = bin().args(["engines", data().to_str().unwrap(), "--format", "json"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let listing: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let above = |id: &str| {
+        let e = listing.as_array().unwrap().iter().find(|e| e["id"] == id).cloned().expect(id);
+        e["above_measured"].as_array().cloned().expect("above_measured")
+    };
+    let spark = above("vllm-mxfp4-eager-dgx-spark");
+    assert_eq!(spark.len(), 1, "{spark:?}");
+    assert_eq!(spark[0]["name"], "hbm_efficiency");
+    assert_eq!(spark[0]["machine"], "dgx-spark");
+    assert!((spark[0]["ceiling"].as_f64().unwrap() - 234.0 / 273.0).abs() < 1e-9, "{spark:?}");
+    assert!(spark[0]["value"].as_f64().unwrap() > spark[0]["ceiling"].as_f64().unwrap());
+    assert!(above("vllm-gb300-report").is_empty());
+    assert!(above("roofline").is_empty() && above("nim-trtllm").is_empty());
+    let table = bin().args(["engines", data().to_str().unwrap()]).output().unwrap();
+    let text = String::from_utf8_lossy(&table.stdout);
+    let row = text.lines().find(|l| l.starts_with("vllm-mxfp4-eager-dgx-spark")).expect("the profile's row");
+    assert!(row.contains("hbm_efficiency (above 0.857, dgx-spark's microbenchmark)"), "{row}");
+}

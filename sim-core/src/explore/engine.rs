@@ -110,7 +110,61 @@ pub fn practical_efficiencies(k: &mut Coefficients, hw: Option<&HardwareFile>, m
     bases
 }
 
+/// A fitted efficiency above what a public microbenchmark reached on a machine the profile was fitted on: no
+/// engine streams or multiplies faster than a kernel built to do only that, so the points ask for fewer bytes
+/// or FLOPs than the model charges (a cost counted that the machine does not pay, or one missing elsewhere).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AboveMeasured {
+    pub name: &'static str,
+    pub value: f64,
+    /// What the microbenchmark reached, as the same share of the spec.
+    pub ceiling: f64,
+    pub machine: String,
+    /// The microbenchmark's figure, the spec it divides and its source, in words.
+    pub how: String,
+}
+
 impl Workspace {
+    /// The efficiencies of profile `id` above what a public microbenchmark reached on a machine its fit saw
+    /// (the hardware files' `microbenchmarks` of the fitted points' machines); empty for a profile that is not
+    /// fitted, for one fitted on machines without microbenchmarks, and for an unknown id. The profile of a
+    /// dataset without engine files is the fit on the calibration dataset.
+    pub fn above_measured(&self, id: &str) -> Vec<AboveMeasured> {
+        let Ok(profile) = self.engine(id) else { return Vec::new() };
+        let fitted: Vec<MeasuredPoint> = match self.dataset.engines.get(id) {
+            Some(e) if e.fitted_on.is_some() => self.points().iter().filter(|p| fitted_on(e, p)).cloned().collect(),
+            Some(_) => return Vec::new(),
+            None => self.points().iter().filter(|p| p.dataset == REPORT_DATASET).cloned().collect(),
+        };
+        let mut machines: Vec<&str> =
+            fitted.iter().filter_map(|p| self.scenarios.get(&p.scenario)).map(|s| s.hardware.id.as_str()).collect();
+        crate::stats::sort(&mut machines);
+        machines.dedup();
+        let mut out = Vec::new();
+        for machine in machines {
+            // The roofline's own arithmetic, on efficiencies no microbenchmark sets: what stays NaN is unmeasured.
+            let mut measured = Coefficients {
+                hbm_efficiency: f64::NAN,
+                slow_efficiency: f64::NAN,
+                compute_efficiency: f64::NAN,
+                ..Coefficients::default()
+            };
+            let bases = practical_efficiencies(&mut measured, self.dataset.hardware.get(machine), machine);
+            let k = &profile.coefficients;
+            for (name, ceiling, value) in [
+                ("hbm_efficiency", measured.hbm_efficiency, k.hbm_efficiency),
+                ("slow_efficiency", measured.slow_efficiency, k.slow_efficiency),
+                ("compute_efficiency", measured.compute_efficiency, k.compute_efficiency),
+            ] {
+                if ceiling.is_finite() && value > ceiling {
+                    let how = bases.iter().find(|b| b.starts_with(name)).cloned().unwrap_or_default();
+                    out.push(AboveMeasured { name, value, ceiling, machine: machine.to_string(), how });
+                }
+            }
+        }
+        out
+    }
+
     /// The coefficients a scenario predicts with and how they were obtained, in words: its engine profile and,
     /// for a profile whose efficiencies come from microbenchmarks (the roofline), those of the scenario's
     /// machine (its hardware file by id; an inline machine the dataset has no file of keeps the profile's values).

@@ -19,7 +19,7 @@ pub mod settings;
 pub mod sweep;
 
 pub use claims::{ClaimMarker, ClaimRow};
-pub use engine::EngineProfile;
+pub use engine::{AboveMeasured, EngineProfile};
 pub use fabric::FabricAnswer;
 pub use frontier::{FrontierAnswer, FrontierCurve, FrontierPoint, Headline, PointLatencies, XAxis};
 pub use protocol::{ProtocolRow, Question, SensitivityRow};

@@ -412,11 +412,24 @@ fn run(cmd: Command, out: &mut Out) -> Result<ExitCode, CliError> {
             for e in ws.engines() {
                 profiles.push(e.map_err(CliError::Usage)?);
             }
+            let above: Vec<Vec<sim_core::explore::AboveMeasured>> =
+                profiles.iter().map(|p| ws.above_measured(&p.id)).collect();
             if format == Format::Json {
-                let plain: Vec<&sim_core::explore::EngineProfile> = profiles.iter().map(|p| p.as_ref()).collect();
-                out.line(&render::json(&plain));
+                /// A profile as listed: its fields and what of it lies above a machine's microbenchmarks.
+                #[derive(serde::Serialize)]
+                struct Listed<'a> {
+                    #[serde(flatten)]
+                    profile: &'a sim_core::explore::EngineProfile,
+                    above_measured: &'a [sim_core::explore::AboveMeasured],
+                }
+                let listed: Vec<Listed> = profiles
+                    .iter()
+                    .zip(&above)
+                    .map(|(p, a)| Listed { profile: p.as_ref(), above_measured: a })
+                    .collect();
+                out.line(&render::json(&listed));
             } else {
-                out.table(&render::engines(&profiles), format == Format::Csv, false);
+                out.table(&render::engines(&profiles, &above), format == Format::Csv, false);
             }
             Ok(ExitCode::SUCCESS)
         }

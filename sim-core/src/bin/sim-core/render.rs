@@ -465,8 +465,13 @@ pub fn sensitivity(rows: &[SensitivityRow]) -> Vec<String> {
     out
 }
 
-/// Engine profiles: how each was obtained and the coefficients it predicts with.
-pub fn engines(profiles: &[std::sync::Arc<sim_core::explore::EngineProfile>]) -> Table {
+/// Engine profiles: how each was obtained, the coefficients it predicts with, and for a fitted one what lies
+/// outside its plausible ranges or above what a machine it was fitted on reached in a microbenchmark (`above`,
+/// one list per profile).
+pub fn engines(
+    profiles: &[std::sync::Arc<sim_core::explore::EngineProfile>],
+    above: &[Vec<sim_core::explore::AboveMeasured>],
+) -> Table {
     let mut t = Table::new(&[
         "engine",
         "obtained",
@@ -480,7 +485,7 @@ pub fn engines(profiles: &[std::sync::Arc<sim_core::explore::EngineProfile>]) ->
         "per_layer_overhead_us",
         "outside_plausible_range",
     ]);
-    for p in profiles {
+    for (i, p) in profiles.iter().enumerate() {
         let k = &p.coefficients;
         t.row(vec![
             p.id.clone(),
@@ -494,9 +499,15 @@ pub fn engines(profiles: &[std::sync::Arc<sim_core::explore::EngineProfile>]) ->
             format!("{:.2}", k.tp_latency_scale),
             format!("{:.1}", k.per_layer_overhead_s * 1e6),
             if p.obtained.starts_with("fitted") {
+                let measured = above.get(i).map(Vec::as_slice).unwrap_or_default();
                 sim_core::fit::implausible(k)
                     .iter()
                     .map(|c| format!("{} ({})", c.name, c.side))
+                    .chain(
+                        measured
+                            .iter()
+                            .map(|a| format!("{} (above {:.3}, {}'s microbenchmark)", a.name, a.ceiling, a.machine)),
+                    )
                     .collect::<Vec<_>>()
                     .join(", ")
             } else {
