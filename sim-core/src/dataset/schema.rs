@@ -1356,6 +1356,14 @@ pub const REMOVED_ENGINE_COEFFICIENTS: [(&str, &str); 1] = [(
      `draft_pass_layers`, as the main pass pays it for each of its layers",
 )];
 
+/// Why `name` is refused when it is a removed engine coefficient (what replaced it); `None` for any other name.
+pub fn removed_engine_coefficient(name: &str) -> Option<String> {
+    REMOVED_ENGINE_COEFFICIENTS
+        .iter()
+        .find(|(old, _)| *old == name)
+        .map(|(_, why)| format!("engine coefficient `{name}` was {why}"))
+}
+
 /// The engine profile scenarios without an `engine` use: vLLM as the GB300 report ran it.
 pub const DEFAULT_ENGINE: &str = "vllm-gb300-report";
 

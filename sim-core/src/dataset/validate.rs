@@ -1269,13 +1269,8 @@ impl Checker<'_> {
             for (name, q) in &e.coefficients {
                 let pointer = format!("/coefficients/{}", crate::position::escape_segment(name));
                 let want = if name.ends_with("_s") { Dimension::Seconds } else { Dimension::Count };
-                if let Some((_, why)) = REMOVED_ENGINE_COEFFICIENTS.iter().find(|(old, _)| old == name) {
-                    self.err(
-                        &file,
-                        pointer,
-                        format!("engine coefficient `{name}` was {why}"),
-                        "drop it (the fit or the model card now carries that cost)",
-                    );
+                if let Some(removed) = removed_engine_coefficient(name) {
+                    self.err(&file, pointer, removed, "drop it (the fit or the model card now carries that cost)");
                     continue;
                 }
                 if !ENGINE_COEFFICIENTS.contains(&name.as_str()) {

@@ -109,7 +109,7 @@ impl Default for Coefficients {
     }
 }
 
-pub use crate::dataset::schema::{Admission, ENGINE_COEFFICIENTS, REMOVED_ENGINE_COEFFICIENTS};
+pub use crate::dataset::schema::{removed_engine_coefficient, Admission, ENGINE_COEFFICIENTS};
 
 fn prefix_caching_on() -> bool {
     true
@@ -254,10 +254,9 @@ impl Coefficients {
             "max_num_seqs" => &mut self.max_num_seqs,
             "kv_free_memory_fraction" => &mut self.kv_free_memory_fraction,
             _ => {
-                return Err(match REMOVED_ENGINE_COEFFICIENTS.iter().find(|(old, _)| *old == name) {
-                    Some((_, why)) => format!("engine coefficient `{name}` was {why}"),
-                    None => format!("unknown engine coefficient `{name}`; known: {}", ENGINE_COEFFICIENTS.join(", ")),
-                })
+                return Err(removed_engine_coefficient(name).unwrap_or_else(|| {
+                    format!("unknown engine coefficient `{name}`; known: {}", ENGINE_COEFFICIENTS.join(", "))
+                }))
             }
         };
         // A share of free memory is at most all of it.
