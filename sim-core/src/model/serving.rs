@@ -11,29 +11,55 @@
 //!   3. the step's time is `Engine::step` of what was scheduled; decodes advance by `a` accepted tokens
 //!   4. a finished request frees its blocks, and its client sends the next request at once (closed loop)
 //! ```
-//! Requests are identical within a sweep point, so clients are pooled into at most `MAX_COHORTS` cohorts that
-//! move together (prompts are chunked first come first served, splitting a cohort); preemption and partial admission split a
-//! cohort, so KV pressure is resolved request by request. Throughput (requests completed times OSL per second), TTFT and TPOT are measured
-//! over two rounds of requests (six under preemption) after a first round that fills the pipeline.
+//! Requests are identical within a sweep point, so clients are pooled into at most `Resolution::max_cohorts` cohorts
+//! that move together (prompts are chunked first come first served, splitting a cohort); preemption and partial
+//! admission split a cohort, so KV pressure is resolved request by request. Throughput (output tokens produced in
+//! the window per second), TTFT and TPOT (over the requests completed in it) are measured over two rounds of
+//! requests (three at the engine's edge) after a first round that fills the pipeline.
 
 use super::batching::{Engine, StepLoad, StepTime};
 use super::{Admission, Bottleneck};
 use std::collections::VecDeque;
 
-/// Clients are pooled into at most this many cohorts: enough that prompt arrivals spread over a round like
-/// independent clients', few enough that a sweep stays far below the page's redraw budget.
-pub const MAX_COHORTS: usize = 32;
+/// How finely a closed loop is resolved: the cohorts its clients are pooled into, and the rounds of requests (each
+/// client's one request) its window measures after the warm-up round.
+///
+/// A sweep's resolution is checked against `REFERENCE` (`tests/physics.rs`). Over the 1,188 engine-level points of
+/// the bundled scenarios (every mode, four workloads, 1-256 clients, default coefficients), measured on
+/// 2026-12-03: throughput counted as whole requests completed times OSL over two rounds (six at the edge) was off
+/// the reference by 0.52% on average, 6.6% at the 99th percentile and 21.7% at worst (GPT-OSS-120B, 5000/500 at 256
+/// clients: completions arrive in waves as long as the window, so the count jumps by a wave); counting the tokens
+/// produced in the window, 0.24%, 3.9% and 9.4% over two rounds (three at the edge), 0.18%, 3.2% and 7.5% over six.
+/// The worst point left (Gemma-4-26B-A4B TP2, 512/512 at 256 clients) is the cohorts' pooling (eight clients a
+/// cohort), which more rounds do not change.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Resolution {
+    /// Clients are pooled into at most this many cohorts: enough that prompt arrivals spread over a round like
+    /// independent clients', few enough that a sweep stays far below the page's redraw budget.
+    pub max_cohorts: usize,
+    /// Rounds of requests measured after the warm-up round.
+    pub rounds: f64,
+    /// Rounds measured at the engine's edge (preempting, or more clients than the KV pool or the sequence cap
+    /// holds), where requests complete in waves a round or so long.
+    pub rounds_at_the_edge: f64,
+}
+
+impl Resolution {
+    /// What every prediction runs.
+    pub const SWEEP: Resolution = Resolution { max_cohorts: 32, rounds: 2.0, rounds_at_the_edge: 3.0 };
+    /// A long run with a cohort per client up to 256: the measure a sweep's resolution is checked against (30
+    /// rounds agree with 60 within 1% at every point above).
+    pub const REFERENCE: Resolution = Resolution { max_cohorts: 256, rounds: 30.0, rounds_at_the_edge: 30.0 };
+
+    /// Requests the measured window runs to for `clients` clients.
+    fn measured_requests(&self, clients: f64, at_the_edge: bool) -> f64 {
+        clients * if at_the_edge { self.rounds_at_the_edge } else { self.rounds }
+    }
+}
 
 /// The smallest share of a request a cohort is split into when admitting or preempting under KV pressure: one
 /// whole request, as the engine does (a finer fluid multiplies cohorts and slows the loop without changing it).
 const MIN_PART: f64 = 1.0;
-
-/// Rounds of requests (each client's one request) measured after the warm-up round; at the engine's edge
-/// (preempting, or more clients than the KV pool or the sequence cap holds), more: requests then complete in
-/// waves a round or so long, and over two rounds the measured rate swung ±5% with 1% changes of memory
-/// (Llama-3.3-70B on two H100, 2048/256 at 275 clients), ±1.5% over six (±5% over four).
-const MEASURED_ROUNDS: f64 = 2.0;
-const MEASURED_ROUNDS_AT_THE_EDGE: f64 = 6.0;
 
 /// Steps one sweep point may take before the measurement ends where it is (a guard, never reached in tests).
 const MAX_STEPS: usize = 200_000;
@@ -165,6 +191,11 @@ struct Machine<'e, 'a> {
     /// since but that step's own advance (no finish, preemption, admission, merge or arrival): a lower bound on
     /// the time of any decode step of the same cohorts from here, which `jump` tests its horizon against.
     last_full_decode_s: Option<f64>,
+    /// Output tokens this machine's requests have produced so far (at most OSL each): the window's throughput is
+    /// the difference over its span.
+    emitted: f64,
+    /// `Resolution::max_cohorts` of the loop.
+    max_cohorts: usize,
 }
 
 /// What one step finished.
@@ -178,7 +209,7 @@ struct StepOut {
 }
 
 impl<'e, 'a> Machine<'e, 'a> {
-    fn new(e: &'e Engine<'a>, role: Role, isl: f64, osl: f64) -> Self {
+    fn new(e: &'e Engine<'a>, role: Role, isl: f64, osl: f64, res: Resolution) -> Self {
         let block_tokens = e.k.kv_block_tokens.max(1.0);
         // A block holds positions; a linear layer's state is a fixed amount per sequence, counted in blocks'
         // worth of bytes by `blocks_for` like any other storage, but not part of a block's size.
@@ -206,7 +237,15 @@ impl<'e, 'a> Machine<'e, 'a> {
             plan: Vec::new(),
             finished: Vec::new(),
             last_full_decode_s: None,
+            emitted: 0.0,
+            max_cohorts: res.max_cohorts.max(1),
         }
+    }
+
+    /// Advances cohort `c` by `tokens` generated tokens each, counting those within its OSL as emitted.
+    fn advance(emitted: &mut f64, osl: f64, c: &mut Cohort, tokens: f64) {
+        *emitted += c.size * ((c.generated + tokens).min(osl) - c.generated.min(osl));
+        c.generated += tokens;
     }
 
     /// Blocks each request of waiting cohort `w` takes when admitted with `per` prompt tokens this step: its
@@ -390,7 +429,7 @@ impl<'e, 'a> Machine<'e, 'a> {
         }
         let mut used = 0.0;
         for c in self.running.iter_mut() {
-            c.generated += j * a;
+            Self::advance(&mut self.emitted, self.osl, c, j * a);
             c.first_token_s.get_or_insert(self.clock_s + t.total_s);
         }
         for i in 0..self.running.len() {
@@ -422,12 +461,12 @@ impl<'e, 'a> Machine<'e, 'a> {
         self.e.step(&load)
     }
 
-    /// Keeps the running cohorts within `MAX_COHORTS`: first-come-first-served chunking admits a few requests a
+    /// Keeps the running cohorts within `max_cohorts`: first-come-first-served chunking admits a few requests a
     /// step, each group its own cohort, so merge the two neighbouring decoding cohorts closest in progress
     /// until the count is back (the merged cohort's requests run at their mean progress: a bunching of at most
     /// the gap between neighbours, instead of a loop that slows with every client).
     fn merge_closest(&mut self) {
-        while self.running.len() > MAX_COHORTS {
+        while self.running.len() > self.max_cohorts {
             let mut best: Option<(usize, f64)> = None;
             for i in 0..self.running.len() - 1 {
                 let (x, y) = (&self.running[i], &self.running[i + 1]);
@@ -568,13 +607,13 @@ impl<'e, 'a> Machine<'e, 'a> {
                             finished.push(i);
                         } else {
                             // The step that completes a prompt samples its next token.
-                            c.generated += 1.0;
+                            Self::advance(&mut self.emitted, self.osl, c, 1.0);
                             c.first_token_s.get_or_insert(now);
                         }
                     }
                 }
                 Work::Decode { .. } => {
-                    c.generated += self.accepted;
+                    Self::advance(&mut self.emitted, self.osl, c, self.accepted);
                     c.first_token_s.get_or_insert(now);
                 }
             }
@@ -641,6 +680,8 @@ struct Tally {
     kv_time: f64,
     steps: f64,
     step_time: f64,
+    /// The machine's emitted tokens when the window opened.
+    emitted_at_start: f64,
 }
 
 impl Tally {
@@ -656,12 +697,14 @@ impl Tally {
         self.completed_total < warm - 1e-9
     }
 
-    fn finish(&mut self, done: &[Cohort], now: f64, osl: f64, warm: f64) {
+    /// Books the requests `done` finished at `now`, when the machine had emitted `emitted` tokens.
+    fn finish(&mut self, done: &[Cohort], now: f64, osl: f64, warm: f64, emitted: f64) {
         for c in done {
             if self.warming(warm) {
                 // Warm-up: the window opens once every client has finished a request.
                 self.completed_total += c.size;
                 self.window_start_s = now;
+                self.emitted_at_start = emitted;
                 continue;
             }
             self.completed_total += c.size;
@@ -674,13 +717,14 @@ impl Tally {
         }
     }
 
-    /// The window's statistics: throughput is the requests completed in the window times OSL over its length.
-    fn measured(&self, now: f64, osl: f64, max_resident: f64, bottleneck: Bottleneck) -> Measured {
+    /// The window's statistics: throughput is the output tokens produced in the window over its length (in a
+    /// steady state the requests completed times OSL, without the jump of a wave of completions at its end).
+    fn measured(&self, now: f64, emitted: f64, max_resident: f64, bottleneck: Bottleneck) -> Measured {
         let span = now - self.window_start_s;
         let n = self.completed.max(1e-12);
         let window = span.max(1e-12);
         Measured {
-            output_tok_s: if span > 0.0 { self.completed * osl / span } else { 0.0 },
+            output_tok_s: if span > 0.0 { (emitted - self.emitted_at_start) / span } else { 0.0 },
             ttft_s: self.ttft / n,
             tpot_s: self.tpot / n,
             mean_step_s: if self.steps > 0.0 { self.step_time / self.steps } else { f64::INFINITY },
@@ -764,11 +808,6 @@ fn dominant(busy: &[f64; 5]) -> Bottleneck {
     ];
     let (i, _) = busy.iter().enumerate().fold((4, f64::MIN), |b, (i, &t)| if t > b.1 { (i, t) } else { b });
     ORDER[i]
-}
-
-/// Requests the measured window runs to: `MEASURED_ROUNDS` rounds of `clients`, more at the edge.
-fn measured_requests(clients: f64, at_the_edge: bool) -> f64 {
-    clients * if at_the_edge { MEASURED_ROUNDS_AT_THE_EDGE } else { MEASURED_ROUNDS }
 }
 
 /// How many times the requests an engine can hold the loop runs before the rest of the clients only queue.
@@ -868,9 +907,9 @@ fn enqueue_fresh(waiting: &mut VecDeque<Cohort>, c: Cohort) {
     waiting.push_back(c);
 }
 
-/// The initial load: `c` clients pooled into at most `MAX_COHORTS` cohorts, all sending at t = 0.
-fn initial_cohorts(c: f64, isl: f64) -> VecDeque<Cohort> {
-    let groups = (c as usize).clamp(1, MAX_COHORTS);
+/// The initial load: `c` clients pooled into at most `max_cohorts` cohorts, all sending at t = 0.
+fn initial_cohorts(c: f64, isl: f64, max_cohorts: usize) -> VecDeque<Cohort> {
+    let groups = (c as usize).clamp(1, max_cohorts.max(1));
     (0..groups).map(|_| Cohort::fresh(c / groups as f64, 0.0, isl)).collect()
 }
 
@@ -896,13 +935,13 @@ fn failed(b: Bottleneck, max_resident: f64) -> Measured {
 /// Runs `c` closed-loop clients sending ISL/OSL requests to one engine (one machine, or TP across machines).
 /// Past saturation it runs `saturating_clients` of them and adds the others' wait by Little's law.
 pub fn colocated(e: &Engine, c: f64, isl: f64, osl: f64) -> Measured {
-    colocated_with(e, c, isl, osl, Run::Closed { shortcut: true }, None)
+    colocated_with(e, c, isl, osl, Run::SWEEP, None)
 }
 
 /// `colocated`, answered from `memo` when an earlier point of the same sweep ran the same loop (the same
 /// answer, bit for bit).
 pub fn colocated_memo(e: &Engine, c: f64, isl: f64, osl: f64, memo: &mut LoopMemo) -> Measured {
-    colocated_with(e, c, isl, osl, Run::Closed { shortcut: true }, Some(memo))
+    colocated_with(e, c, isl, osl, Run::SWEEP, Some(memo))
 }
 
 /// One synchronized batch on one engine: `c` requests sent together at t = 0 and none after, run until the
@@ -914,16 +953,38 @@ pub fn colocated_batch(e: &Engine, c: f64, isl: f64, osl: f64) -> Measured {
 /// `colocated` with every client in the loop: the reference the saturation shortcut is checked against
 /// (`tests/physics.rs`), and slower by the queue's length.
 pub fn colocated_every_client(e: &Engine, c: f64, isl: f64, osl: f64) -> Measured {
-    colocated_with(e, c, isl, osl, Run::Closed { shortcut: false }, None)
+    colocated_with(e, c, isl, osl, Run::EVERY_CLIENT, None)
+}
+
+/// `colocated` at `Resolution::REFERENCE` with every client in the loop: the long run a sweep's resolution is
+/// checked against (`tests/physics.rs`), tens of times slower.
+pub fn colocated_reference(e: &Engine, c: f64, isl: f64, osl: f64) -> Measured {
+    colocated_with(e, c, isl, osl, Run::REFERENCE, None)
 }
 
 /// How a measurement drives the clients.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Run {
     /// A closed loop measured in its steady state; `shortcut` leaves clients past saturation to Little's law.
-    Closed { shortcut: bool },
+    Closed { shortcut: bool, resolution: Resolution },
     /// One batch of requests sent together, measured from the first first token to the last finish.
     Batch,
+}
+
+impl Run {
+    /// What a prediction runs.
+    const SWEEP: Run = Run::Closed { shortcut: true, resolution: Resolution::SWEEP };
+    /// The saturation shortcut's reference.
+    const EVERY_CLIENT: Run = Run::Closed { shortcut: false, resolution: Resolution::SWEEP };
+    /// The resolution's reference.
+    const REFERENCE: Run = Run::Closed { shortcut: false, resolution: Resolution::REFERENCE };
+
+    fn resolution(self) -> Resolution {
+        match self {
+            Run::Closed { resolution, .. } => resolution,
+            Run::Batch => Resolution::SWEEP,
+        }
+    }
 }
 
 /// The window llama-benchy measures a batch's decode over: from the first request's first token to the last
@@ -966,8 +1027,11 @@ impl LoopPlan {
     /// ahead of it), `max_res` the requests its KV pool holds at full length.
     fn new(held: &Machine, run: Run, c: f64, max_res: f64, max_seqs: f64) -> Self {
         let clients = c.max(1.0).round();
-        let simulated =
-            if run == (Run::Closed { shortcut: true }) { saturating_clients(held, max_seqs, clients) } else { clients };
+        let simulated = if matches!(run, Run::Closed { shortcut: true, .. }) {
+            saturating_clients(held, max_seqs, clients)
+        } else {
+            clients
+        };
         let key =
             LoopKey { simulated, over_pool: clients > max_res, at_the_edge: clients > max_res || clients > max_seqs };
         LoopPlan { run, clients, simulated, key }
@@ -1010,14 +1074,15 @@ fn colocated_with(e: &Engine, c: f64, isl: f64, osl: f64, run: Run, mut memo: Op
     if max_res < 1.0 {
         return failed(Bottleneck::KvCapacity, max_res);
     }
-    let mut mach = Machine::new(e, Role::Colocated, isl, osl);
+    let res = run.resolution();
+    let mut mach = Machine::new(e, Role::Colocated, isl, osl, res);
     let max_seqs = e.k.max_num_seqs.max(1.0);
     let plan = LoopPlan::new(&mach, run, c, max_res, max_seqs);
     if let Some(r) = plan.recalled(&mut memo, osl) {
         return r;
     }
     let (clients, c) = (plan.clients, plan.simulated);
-    mach.waiting = initial_cohorts(c, isl);
+    mach.waiting = initial_cohorts(c, isl, res.max_cohorts);
     let warm = plan.warm_up();
     let mut window = BatchWindow::default();
     let mut at_the_edge = plan.key.at_the_edge;
@@ -1041,7 +1106,7 @@ fn colocated_with(e: &Engine, c: f64, isl: f64, osl: f64, run: Run, mut memo: Op
             let decoding = mach.running.iter().filter(|c| !c.prefilling()).map(|c| c.size).sum();
             tally.ran(1.0, dt, decoding, mach.kv_use());
         }
-        tally.finish(&out.done, mach.clock_s, osl, warm);
+        tally.finish(&out.done, mach.clock_s, osl, warm, mach.emitted);
         if run == Run::Batch {
             // Requests that finished in this step had their first token noted in an earlier one.
             window.note(&mach.running);
@@ -1055,7 +1120,7 @@ fn colocated_with(e: &Engine, c: f64, isl: f64, osl: f64, run: Run, mut memo: Op
         if returning > 0.0 {
             enqueue_fresh(&mut mach.waiting, Cohort::fresh(returning, mach.clock_s, isl));
         }
-        if tally.completed >= measured_requests(c, at_the_edge) - 1e-9 {
+        if tally.completed >= res.measured_requests(c, at_the_edge) - 1e-9 {
             break;
         }
     }
@@ -1063,14 +1128,14 @@ fn colocated_with(e: &Engine, c: f64, isl: f64, osl: f64, run: Run, mut memo: Op
     if tally.preemptions > 0.0 || clients > max_res {
         bottleneck = Bottleneck::KvCapacity;
     }
-    let r = tally.measured(mach.clock_s, osl, max_res, bottleneck);
+    let r = tally.measured(mach.clock_s, mach.emitted, max_res, bottleneck);
     plan.answer(r, &window, memo, osl, mach.clock_s)
 }
 
 /// PD: one engine prefills and ships each KV cache over the link to the other, which only decodes. The decode
 /// side reserves a request's blocks before its transfer starts; transfers share the link one at a time.
 pub fn disaggregated(pre: &Engine, dec: &Engine, transfer_s_per_request: f64, c: f64, isl: f64, osl: f64) -> Measured {
-    disaggregated_with(pre, dec, transfer_s_per_request, c, isl, osl, Run::Closed { shortcut: true }, None)
+    disaggregated_with(pre, dec, transfer_s_per_request, c, isl, osl, Run::SWEEP, None)
 }
 
 /// `disaggregated`, answered from `memo` as `colocated_memo` is.
@@ -1083,7 +1148,7 @@ pub fn disaggregated_memo(
     osl: f64,
     memo: &mut LoopMemo,
 ) -> Measured {
-    disaggregated_with(pre, dec, transfer_s_per_request, c, isl, osl, Run::Closed { shortcut: true }, Some(memo))
+    disaggregated_with(pre, dec, transfer_s_per_request, c, isl, osl, Run::SWEEP, Some(memo))
 }
 
 /// PD for one synchronized batch of `c` requests (as `colocated_batch`).
@@ -1107,7 +1172,19 @@ pub fn disaggregated_every_client(
     isl: f64,
     osl: f64,
 ) -> Measured {
-    disaggregated_with(pre, dec, transfer_s_per_request, c, isl, osl, Run::Closed { shortcut: false }, None)
+    disaggregated_with(pre, dec, transfer_s_per_request, c, isl, osl, Run::EVERY_CLIENT, None)
+}
+
+/// `disaggregated` at `Resolution::REFERENCE` with every client in the loop (as `colocated_reference`).
+pub fn disaggregated_reference(
+    pre: &Engine,
+    dec: &Engine,
+    transfer_s_per_request: f64,
+    c: f64,
+    isl: f64,
+    osl: f64,
+) -> Measured {
+    disaggregated_with(pre, dec, transfer_s_per_request, c, isl, osl, Run::REFERENCE, None)
 }
 
 // The pair, its hand-off, the workload, how the clients are driven and the sweep's memo: each public entry fixes
@@ -1130,8 +1207,9 @@ fn disaggregated_with(
     if max_res < 1.0 {
         return failed(Bottleneck::KvCapacity, max_res);
     }
-    let mut p = Machine::new(pre, Role::PrefillOnly, isl, osl);
-    let mut d = Machine::new(dec, Role::DecodeOnly, isl, osl);
+    let res = run.resolution();
+    let mut p = Machine::new(pre, Role::PrefillOnly, isl, osl, res);
+    let mut d = Machine::new(dec, Role::DecodeOnly, isl, osl, res);
     let max_seqs = dec.k.max_num_seqs.max(1.0);
     // The decode side is where requests are held; the prefill side only runs ahead of it.
     let plan = LoopPlan::new(&d, run, c, max_res, max_seqs);
@@ -1139,7 +1217,7 @@ fn disaggregated_with(
         return r;
     }
     let (clients, c) = (plan.clients, plan.simulated);
-    p.waiting = initial_cohorts(c, isl);
+    p.waiting = initial_cohorts(c, isl, res.max_cohorts);
     let warm = plan.warm_up();
     let mut window = BatchWindow::default();
     let mut at_the_edge = plan.key.at_the_edge;
@@ -1240,7 +1318,7 @@ fn disaggregated_with(
                 d_busy += dt;
                 tally.ran(1.0, dt, d.seqs(), d.kv_use());
             }
-            tally.finish(&out.done, d.clock_s, osl, warm);
+            tally.finish(&out.done, d.clock_s, osl, warm, d.emitted);
             if run == Run::Batch {
                 // Nothing is sent again: the loop ends when neither side has work left.
                 window.note(&d.running);
@@ -1250,13 +1328,13 @@ fn disaggregated_with(
             if returning > 0.0 {
                 enqueue_fresh(&mut p.waiting, Cohort::fresh(returning, d.clock_s, isl));
             }
-            if tally.completed >= measured_requests(c, at_the_edge) - 1e-9 {
+            if tally.completed >= res.measured_requests(c, at_the_edge) - 1e-9 {
                 break;
             }
         }
     }
     let bottleneck = if p_busy > d_busy { Bottleneck::PrefillRate } else { dominant(&d.busy) };
     let bottleneck = if clients > max_res { Bottleneck::KvCapacity } else { bottleneck };
-    let r = tally.measured(d.clock_s, osl, max_res, bottleneck);
+    let r = tally.measured(d.clock_s, d.emitted, max_res, bottleneck);
     plan.answer(r, &window, memo, osl, d.clock_s)
 }
