@@ -39,8 +39,9 @@
 //! the newest request and recompute it. inference-lab's synthetic prompts never hit its prefix cache (0 hits
 //! measured), so a preempted request recomputes its whole context there; sim-core by default keeps what the
 //! prefix cache still holds of it, as vLLM V1 does (`Coefficients::prefix_caching`). Run without that, sim-core
-//! preempts as often as inference-lab (0.11-0.79 against 0.11-0.77 per request) and lands within 0.2-6% of its
-//! throughput, -9% at the onset (dense 2048/2048 at 128 clients, 1.1 times the pool); with it, sim-core
+//! preempts as often as inference-lab (0.09-0.79 against 0.11-0.77 per request) and lands within 0.1-6.2% of its
+//! throughput (measured 2026-12-03, after the loop counted its window's tokens and preemptions: -6.2% at dense
+//! 8192/1024 and 64 clients; before, -9% at the onset, dense 2048/2048 at 128 clients); with it, sim-core
 //! preempts 3-4x less and runs 5-14% faster at 8192/1024 (measured 2026-12-01): the one difference by design.
 //! Bounds: throughput within 10%, preemptions per request within 0.1.
 //!

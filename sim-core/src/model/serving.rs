@@ -682,6 +682,8 @@ struct Tally {
     step_time: f64,
     /// The machine's emitted tokens when the window opened.
     emitted_at_start: f64,
+    /// Requests preempted by the window's steps.
+    preempted_in_window: f64,
 }
 
 impl Tally {
@@ -718,19 +720,22 @@ impl Tally {
     }
 
     /// The window's statistics: throughput is the output tokens produced in the window over its length (in a
-    /// steady state the requests completed times OSL, without the jump of a wave of completions at its end).
-    fn measured(&self, now: f64, emitted: f64, max_resident: f64, bottleneck: Bottleneck) -> Measured {
+    /// steady state the requests completed times OSL, without the jump of a wave of completions at its end), and
+    /// preemptions per request the preemptions of the window's steps over the requests its tokens amount to
+    /// (counted on the requests completed in it, they jumped with the same waves).
+    fn measured(&self, now: f64, emitted: f64, osl: f64, max_resident: f64, bottleneck: Bottleneck) -> Measured {
         let span = now - self.window_start_s;
         let n = self.completed.max(1e-12);
         let window = span.max(1e-12);
+        let tokens = emitted - self.emitted_at_start;
         Measured {
-            output_tok_s: if span > 0.0 { (emitted - self.emitted_at_start) / span } else { 0.0 },
+            output_tok_s: if span > 0.0 { tokens / span } else { 0.0 },
             ttft_s: self.ttft / n,
             tpot_s: self.tpot / n,
             mean_step_s: if self.steps > 0.0 { self.step_time / self.steps } else { f64::INFINITY },
             resident: self.resident_time / window,
             max_resident,
-            preemptions_per_request: self.preemptions / n,
+            preemptions_per_request: if tokens > 0.0 { self.preempted_in_window * osl / tokens } else { 0.0 },
             kv_utilization: self.kv_time / window,
             queue_s: self.queue / n,
             bottleneck,
@@ -1105,6 +1110,7 @@ fn colocated_with(e: &Engine, c: f64, isl: f64, osl: f64, run: Run, mut memo: Op
         if !warming {
             let decoding = mach.running.iter().filter(|c| !c.prefilling()).map(|c| c.size).sum();
             tally.ran(1.0, dt, decoding, mach.kv_use());
+            tally.preempted_in_window += out.preempted;
         }
         tally.finish(&out.done, mach.clock_s, osl, warm, mach.emitted);
         if run == Run::Batch {
@@ -1125,10 +1131,10 @@ fn colocated_with(e: &Engine, c: f64, isl: f64, osl: f64, run: Run, mut memo: Op
         }
     }
     let mut bottleneck = dominant(&mach.busy);
-    if tally.preemptions > 0.0 || clients > max_res {
+    if tally.preemptions > 0.0 || tally.preempted_in_window > 0.0 || clients > max_res {
         bottleneck = Bottleneck::KvCapacity;
     }
-    let r = tally.measured(mach.clock_s, mach.emitted, max_res, bottleneck);
+    let r = tally.measured(mach.clock_s, mach.emitted, osl, max_res, bottleneck);
     plan.answer(r, &window, memo, osl, mach.clock_s)
 }
 
@@ -1280,6 +1286,7 @@ fn disaggregated_with(
             };
             if !warming {
                 p_busy += dt;
+                tally.preempted_in_window += out.preempted;
             }
             for c in out.prefilled {
                 handoff.push_back((p.clock_s, c));
@@ -1317,6 +1324,7 @@ fn disaggregated_with(
             if !warming {
                 d_busy += dt;
                 tally.ran(1.0, dt, d.seqs(), d.kv_use());
+                tally.preempted_in_window += out.preempted;
             }
             tally.finish(&out.done, d.clock_s, osl, warm, d.emitted);
             if run == Run::Batch {
@@ -1335,6 +1343,6 @@ fn disaggregated_with(
     }
     let bottleneck = if p_busy > d_busy { Bottleneck::PrefillRate } else { dominant(&d.busy) };
     let bottleneck = if clients > max_res { Bottleneck::KvCapacity } else { bottleneck };
-    let r = tally.measured(d.clock_s, d.emitted, max_res, bottleneck);
+    let r = tally.measured(d.clock_s, d.emitted, osl, max_res, bottleneck);
     plan.answer(r, &window, memo, osl, d.clock_s)
 }
