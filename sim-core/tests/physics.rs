@@ -367,7 +367,7 @@ fn a_sweep_runs_each_saturated_loop_once_and_answers_as_each_point_alone() {
 #[test]
 fn the_saturation_shortcut_matches_running_every_client() {
     use sim_core::model::modes::{engine, handoff_s};
-    use sim_core::model::serving::{colocated, colocated_every_client, disaggregated, disaggregated_every_client};
+    use sim_core::model::serving::{colocated, colocated_run, disaggregated, disaggregated_run, Run};
     let k = Coefficients::default();
     let all = scenarios();
     let cases = [
@@ -387,13 +387,18 @@ fn the_saturation_shortcut_matches_running_every_client() {
         let pool = e.max_resident(isl, osl);
         for mult in [6.0, 8.0] {
             let c = (mult * pool).round();
-            let mut runs =
-                vec![(colocated(&e, c, isl, osl), colocated_every_client(&e, c, isl, osl), 0.03, 0.05, "colocated")];
+            let mut runs = vec![(
+                colocated(&e, c, isl, osl),
+                colocated_run(&e, c, isl, osl, Run::EVERY_CLIENT),
+                0.03,
+                0.05,
+                "colocated",
+            )];
             // PD pairs two one-machine engines.
             if span == 1.0 {
                 let t_x = handoff_s(s, isl);
                 let pd = disaggregated(&e, &e, t_x, c, isl, osl);
-                runs.push((pd, disaggregated_every_client(&e, &e, t_x, c, isl, osl), 0.05, 0.08, "PD"));
+                runs.push((pd, disaggregated_run(&e, &e, t_x, c, isl, osl, Run::EVERY_CLIENT), 0.05, 0.08, "PD"));
             }
             for (fast, every, tol, ttft_tol, what) in runs {
                 assert!(fast.simulated_clients < c, "{name} {what} at {c}: the shortcut did not apply");
@@ -538,7 +543,7 @@ fn a_linear_layers_state_takes_pool_space_once_and_costs_every_step() {
 #[test]
 fn the_sweep_resolution_tracks_a_long_run_reference() {
     use sim_core::model::modes::{engine, handoff_s};
-    use sim_core::model::serving::{colocated, colocated_reference, disaggregated, disaggregated_reference};
+    use sim_core::model::serving::{colocated, colocated_run, disaggregated, disaggregated_run, Run};
     // Every bundled scenario on one machine, TP across two and PD, at two workloads from one client to 256: the
     // sweep's measure (32 cohorts, two rounds, three at the edge) against a long run with a cohort per client
     // (`Resolution::REFERENCE`). Counting whole requests completed over two rounds (six at the edge) missed this
@@ -553,7 +558,7 @@ fn the_sweep_resolution_tracks_a_long_run_reference() {
             for c in [1.0, 8.0, 32.0, 128.0, 256.0] {
                 for span in [1.0, 2.0] {
                     let e = engine(s, &k, span);
-                    let (fast, long) = (colocated(&e, c, isl, osl), colocated_reference(&e, c, isl, osl));
+                    let (fast, long) = (colocated(&e, c, isl, osl), colocated_run(&e, c, isl, osl, Run::REFERENCE));
                     offs.push((
                         fast.output_tok_s,
                         long.output_tok_s,
@@ -564,8 +569,10 @@ fn the_sweep_resolution_tracks_a_long_run_reference() {
                 }
                 let e = engine(s, &k, 1.0);
                 let t_x = handoff_s(s, isl);
-                let (fast, long) =
-                    (disaggregated(&e, &e, t_x, c, isl, osl), disaggregated_reference(&e, &e, t_x, c, isl, osl));
+                let (fast, long) = (
+                    disaggregated(&e, &e, t_x, c, isl, osl),
+                    disaggregated_run(&e, &e, t_x, c, isl, osl, Run::REFERENCE),
+                );
                 offs.push((
                     fast.output_tok_s,
                     long.output_tok_s,

@@ -14,7 +14,7 @@
 
 use super::bandwidth::place;
 use super::batching::Engine;
-use super::serving::{colocated_batch, colocated_memo, disaggregated_batch, disaggregated_memo, LoopMemo, Measured};
+use super::serving::{colocated_memo, colocated_run, disaggregated_memo, disaggregated_run, LoopMemo, Measured, Run};
 use super::{Coefficients, Prediction};
 use crate::dataset::schema::{DpRouter, ScenarioLoad};
 use crate::scenario::Scenario;
@@ -101,7 +101,7 @@ fn predict_memo(
             let e = engine(s, k, if mode == Mode::Tp2 { 2.0 } else { 1.0 });
             let r = match s.load {
                 ScenarioLoad::ClosedLoop => colocated_memo(&e, c, fi, fo, memo),
-                ScenarioLoad::Batch => colocated_batch(&e, c, fi, fo),
+                ScenarioLoad::Batch => colocated_run(&e, c, fi, fo, Run::Batch),
             };
             prediction(mode, isl, osl, concurrency, &r, e.tokens_per_step())
         }
@@ -110,7 +110,7 @@ fn predict_memo(
             let dec = engine(s, k, 1.0);
             let r = match s.load {
                 ScenarioLoad::ClosedLoop => disaggregated_memo(&pre, &dec, handoff_s(s, fi), c, fi, fo, memo),
-                ScenarioLoad::Batch => disaggregated_batch(&pre, &dec, handoff_s(s, fi), c, fi, fo),
+                ScenarioLoad::Batch => disaggregated_run(&pre, &dec, handoff_s(s, fi), c, fi, fo, Run::Batch),
             };
             prediction(mode, isl, osl, concurrency, &r, dec.tokens_per_step())
         }

@@ -816,7 +816,7 @@ fn dominant(busy: &[f64; 5]) -> Bottleneck {
 }
 
 /// How many times the requests an engine can hold the loop runs before the rest of the clients only queue.
-/// Four: against the loop with every client (`colocated_every_client`), throughput agrees within 1.3% at four
+/// Four: against the loop with every client (`Run::EVERY_CLIENT`), throughput agrees within 1.3% at four
 /// times and within 4.4% at twice (MiniMax-M3 single, 8192/1024 at 44 clients: the cohorts' fluid split and the
 /// preemptions per request still move with the queue's length at twice).
 const SATURATING_MULTIPLE: f64 = 4.0;
@@ -949,27 +949,17 @@ pub fn colocated_memo(e: &Engine, c: f64, isl: f64, osl: f64, memo: &mut LoopMem
     colocated_with(e, c, isl, osl, Run::SWEEP, Some(memo))
 }
 
-/// One synchronized batch on one engine: `c` requests sent together at t = 0 and none after, run until the
-/// last ends (a llama-benchy run). `output_tok_s` is llama-benchy's batch `tg` figure (`Batch::throughput`).
-pub fn colocated_batch(e: &Engine, c: f64, isl: f64, osl: f64) -> Measured {
-    colocated_with(e, c, isl, osl, Run::Batch, None)
-}
-
-/// `colocated` with every client in the loop: the reference the saturation shortcut is checked against
-/// (`tests/physics.rs`), and slower by the queue's length.
-pub fn colocated_every_client(e: &Engine, c: f64, isl: f64, osl: f64) -> Measured {
-    colocated_with(e, c, isl, osl, Run::EVERY_CLIENT, None)
-}
-
-/// `colocated` at `Resolution::REFERENCE` with every client in the loop: the long run a sweep's resolution is
-/// checked against (`tests/physics.rs`), tens of times slower.
-pub fn colocated_reference(e: &Engine, c: f64, isl: f64, osl: f64) -> Measured {
-    colocated_with(e, c, isl, osl, Run::REFERENCE, None)
+/// `colocated` driven as `run` says: one synchronized batch (`Run::Batch`, a llama-benchy run whose
+/// `output_tok_s` is its batch `tg` figure, `BatchWindow::throughput`), or a closed loop with every client
+/// (`Run::EVERY_CLIENT`, the saturation shortcut's reference) or at `Resolution::REFERENCE` (`Run::REFERENCE`, the
+/// long run a sweep's resolution is checked against, tens of times slower); `tests/physics.rs` holds both checks.
+pub fn colocated_run(e: &Engine, c: f64, isl: f64, osl: f64, run: Run) -> Measured {
+    colocated_with(e, c, isl, osl, run, None)
 }
 
 /// How a measurement drives the clients.
 #[derive(Debug, Clone, Copy, PartialEq)]
-enum Run {
+pub enum Run {
     /// A closed loop measured in its steady state; `shortcut` leaves clients past saturation to Little's law.
     Closed { shortcut: bool, resolution: Resolution },
     /// One batch of requests sent together, measured from the first first token to the last finish.
@@ -978,11 +968,11 @@ enum Run {
 
 impl Run {
     /// What a prediction runs.
-    const SWEEP: Run = Run::Closed { shortcut: true, resolution: Resolution::SWEEP };
+    pub const SWEEP: Run = Run::Closed { shortcut: true, resolution: Resolution::SWEEP };
     /// The saturation shortcut's reference.
-    const EVERY_CLIENT: Run = Run::Closed { shortcut: false, resolution: Resolution::SWEEP };
+    pub const EVERY_CLIENT: Run = Run::Closed { shortcut: false, resolution: Resolution::SWEEP };
     /// The resolution's reference.
-    const REFERENCE: Run = Run::Closed { shortcut: false, resolution: Resolution::REFERENCE };
+    pub const REFERENCE: Run = Run::Closed { shortcut: false, resolution: Resolution::REFERENCE };
 
     fn resolution(self) -> Resolution {
         match self {
@@ -1157,40 +1147,17 @@ pub fn disaggregated_memo(
     disaggregated_with(pre, dec, transfer_s_per_request, c, isl, osl, Run::SWEEP, Some(memo))
 }
 
-/// PD for one synchronized batch of `c` requests (as `colocated_batch`).
-pub fn disaggregated_batch(
+/// `disaggregated` driven as `run` says (as `colocated_run`).
+pub fn disaggregated_run(
     pre: &Engine,
     dec: &Engine,
     transfer_s_per_request: f64,
     c: f64,
     isl: f64,
     osl: f64,
+    run: Run,
 ) -> Measured {
-    disaggregated_with(pre, dec, transfer_s_per_request, c, isl, osl, Run::Batch, None)
-}
-
-/// `disaggregated` with every client in the loop (the shortcut's reference, as `colocated_every_client`).
-pub fn disaggregated_every_client(
-    pre: &Engine,
-    dec: &Engine,
-    transfer_s_per_request: f64,
-    c: f64,
-    isl: f64,
-    osl: f64,
-) -> Measured {
-    disaggregated_with(pre, dec, transfer_s_per_request, c, isl, osl, Run::EVERY_CLIENT, None)
-}
-
-/// `disaggregated` at `Resolution::REFERENCE` with every client in the loop (as `colocated_reference`).
-pub fn disaggregated_reference(
-    pre: &Engine,
-    dec: &Engine,
-    transfer_s_per_request: f64,
-    c: f64,
-    isl: f64,
-    osl: f64,
-) -> Measured {
-    disaggregated_with(pre, dec, transfer_s_per_request, c, isl, osl, Run::REFERENCE, None)
+    disaggregated_with(pre, dec, transfer_s_per_request, c, isl, osl, run, None)
 }
 
 // The pair, its hand-off, the workload, how the clients are driven and the sweep's memo: each public entry fixes
