@@ -645,6 +645,7 @@ impl<'e, 'a> Machine<'e, 'a> {
 /// A sweep point measured by running the closed loop.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Measured {
+    /// Output tokens the requests produced in the measured window over its length (`Tally::measured`).
     pub output_tok_s: f64,
     pub ttft_s: f64,
     pub tpot_s: f64,
@@ -652,6 +653,7 @@ pub struct Measured {
     /// Mean decoding sequences per step, and the KV pool's limit at ISL + OSL tokens each.
     pub resident: f64,
     pub max_resident: f64,
+    /// Preemptions in the measured window over the requests its output tokens amount to.
     pub preemptions_per_request: f64,
     /// Mean share of KV blocks in use (decode side in PD).
     pub kv_utilization: f64,
