@@ -450,6 +450,34 @@ fn external_datasets_are_predicted_never_fitted() {
     }
 }
 
+/// The report puts every latency a source states beside the model's and counts its error apart from the
+/// throughput's: the NIM sweep states a mean TTFT and ITL (= TPOT by NIM's definition) at each of its eight
+/// points; the GB300 report and the Spark sweeps state none, so they have no latency statistics.
+#[test]
+fn stated_latencies_are_compared_beside_throughput() {
+    let ws = workspace();
+    let report = ws.accuracy(FitSet::All);
+    let nim: Vec<_> = report.rows.iter().filter(|r| r.dataset == "nvidia-nim-h100").collect();
+    assert_eq!(nim.len(), 8);
+    for r in &nim {
+        let (ttft, tpot) = (r.measured_ttft_s.expect("NIM states TTFT"), r.measured_tpot_s.expect("and ITL"));
+        assert!(ttft > 0.0 && tpot > 0.0, "{r:?}");
+        let want = (r.predicted_ttft_s - ttft).abs() / ttft * 100.0;
+        assert!((r.ttft_ape().expect("a TTFT error") - want).abs() < 1e-9, "{r:?}");
+    }
+    // The first point, as the source states it (external-sweeps.md S2: TTFT 406.77 ms, ITL 18.58 ms).
+    let first = nim.iter().find(|r| r.concurrency == 1).expect("one client");
+    let near = |v: Option<f64>, want: f64| v.is_some_and(|v| (v - want).abs() < 1e-12);
+    assert!(near(first.measured_ttft_s, 0.40677) && near(first.measured_tpot_s, 0.01858), "{first:?}");
+    assert!(report.rows.iter().filter(|r| r.dataset != "nvidia-nim-h100").all(|r| r.measured_ttft_s.is_none()));
+    for groups in [&report.ttft_by_dataset, &report.tpot_by_dataset] {
+        let names: Vec<&str> = groups.iter().map(|g| g.group.as_str()).collect();
+        assert_eq!(names, ["nvidia-nim-h100"], "only datasets that state latencies");
+        assert_eq!(groups[0].predicted.map(|s| s.n), Some(8), "all eight NIM latencies are predictions");
+        assert!(groups[0].fitted.is_none(), "no NIM point is fitted under FitSet::All");
+    }
+}
+
 /// Every Rust file says what lives in it on its first line (STYLE.md, "say what the crate is, first").
 #[test]
 fn every_rust_file_opens_with_a_doc_line() {

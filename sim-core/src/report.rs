@@ -54,6 +54,10 @@ pub struct ReportRow {
     pub predicted_ttft_s: f64,
     pub predicted_tpot_s: f64,
     pub predicted_preemptions_per_request: f64,
+    /// The latencies the source states at this point, seconds (`None` where it states none): the mean TTFT and
+    /// the mean TPOT (`PointLatency::mean_tpot_ms`). No fit reads them: their errors are always predictions'.
+    pub measured_ttft_s: Option<f64>,
+    pub measured_tpot_s: Option<f64>,
     pub role: PointRole,
     pub flags: Vec<String>,
     pub bottleneck: String,
@@ -90,6 +94,10 @@ pub struct Report {
     /// Per dataset (publication): the calibration dataset's fitted error, every other dataset's predictive error.
     pub by_dataset: Vec<GroupStats>,
     pub overall: GroupStats,
+    /// Per dataset that states latencies: the errors of the predicted mean TTFT and mean TPOT against the
+    /// stated ones, split by the point's role in the throughput fit (no fit reads a latency).
+    pub ttft_by_dataset: Vec<GroupStats>,
+    pub tpot_by_dataset: Vec<GroupStats>,
     pub mode_comparisons: Vec<ModeComparison>,
 }
 
@@ -161,6 +169,8 @@ pub fn build_for(
                 predicted_ttft_s: pr.ttft_s,
                 predicted_tpot_s: pr.tpot_s,
                 predicted_preemptions_per_request: pr.preemptions_per_request,
+                measured_ttft_s: p.latency.ttft_ms.map(|ms| ms / 1e3),
+                measured_tpot_s: p.latency.mean_tpot_ms().map(|ms| ms / 1e3),
                 role,
                 flags: p.flags.iter().map(|f| f.name().to_string()).collect(),
                 bottleneck: pr.bottleneck.name().to_string(),
@@ -169,9 +179,11 @@ pub fn build_for(
             })
         })
         .collect();
-    let group = |name: String, pred: &dyn Fn(&ReportRow) -> bool| -> GroupStats {
+    // The statistics of one error (`err`: a row's APE of some quantity, `None` where it has none) over the
+    // rows `pred` admits, by role.
+    let group_of = |name: String, pred: &dyn Fn(&ReportRow) -> bool, err: &dyn Fn(&ReportRow) -> Option<f64>| {
         let apes = |role: PointRole| -> Vec<f64> {
-            rows.iter().filter(|r| r.role == role && pred(r)).map(|r| r.ape).collect()
+            rows.iter().filter(|r| r.role == role && pred(r)).filter_map(err).collect()
         };
         GroupStats {
             group: name,
@@ -179,6 +191,7 @@ pub fn build_for(
             predicted: ErrorStats::of(&apes(PointRole::Predicted)),
         }
     };
+    let group = |name: String, pred: &dyn Fn(&ReportRow) -> bool| group_of(name, pred, &|r| Some(r.ape));
     let mut models: Vec<String> = rows.iter().map(|r| r.model.clone()).collect();
     models.dedup();
     crate::stats::sort(&mut models);
@@ -203,10 +216,46 @@ pub fn build_for(
     crate::stats::sort(&mut datasets);
     datasets.dedup();
     let by_dataset = datasets.iter().map(|d| group(d.clone(), &|r: &ReportRow| &r.dataset == d)).collect();
+    let latency = |err: &dyn Fn(&ReportRow) -> Option<f64>| -> Vec<GroupStats> {
+        datasets
+            .iter()
+            .map(|d| group_of(d.clone(), &|r: &ReportRow| &r.dataset == d, err))
+            .filter(|g| g.fitted.is_some() || g.predicted.is_some())
+            .collect()
+    };
+    let ttft_by_dataset = latency(&|r| r.ttft_ape());
+    let tpot_by_dataset = latency(&|r| r.tpot_ape());
     // The report's own comparison: the scenarios named after their models.
     let mode_comparisons =
         scenarios.values().filter(|s| s.id == s.model.id).flat_map(|s| compare_modes(s, k)).collect();
-    Report { calibration, rows, by_model, by_mode, by_dataset, overall, mode_comparisons }
+    Report {
+        calibration,
+        rows,
+        by_model,
+        by_mode,
+        by_dataset,
+        overall,
+        ttft_by_dataset,
+        tpot_by_dataset,
+        mode_comparisons,
+    }
+}
+
+impl ReportRow {
+    /// APE of the predicted mean TTFT against the stated one (`None` where the source states none or the
+    /// prediction has none).
+    pub fn ttft_ape(&self) -> Option<f64> {
+        self.measured_ttft_s
+            .filter(|m| *m > 0.0 && self.predicted_ttft_s.is_finite())
+            .map(|m| ape(self.predicted_ttft_s, m))
+    }
+
+    /// APE of the predicted mean TPOT against the stated one.
+    pub fn tpot_ape(&self) -> Option<f64> {
+        self.measured_tpot_s
+            .filter(|m| *m > 0.0 && self.predicted_tpot_s.is_finite())
+            .map(|m| ape(self.predicted_tpot_s, m))
+    }
 }
 
 /// Every load where a publication measured two modes or more of one setup (unflagged points), the measured

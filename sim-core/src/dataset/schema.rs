@@ -880,6 +880,13 @@ impl PointLatency {
     pub fn is_empty(&self) -> bool {
         self.values().is_empty()
     }
+
+    /// The mean gap between a request's output tokens after its first, ms: the stated mean TPOT, else the
+    /// stated mean ITL where the tool defines ITL that way (NVIDIA's NIM benchmarking metrics page, reported
+    /// elsewhere: "ITL = (e2e_latency - TTFT) / (Total_output_tokens - 1)", the NIM sweep's column).
+    pub fn mean_tpot_ms(&self) -> Option<f64> {
+        self.tpot_ms.or(self.itl_ms)
+    }
 }
 
 /// How fast a benchmark sent requests: `{"request_rate": 4.0}` requests per second, or `"inf"` for no limit.

@@ -403,7 +403,11 @@ fn stated_rows(
                     r.predicted = vec![(c, y, inside)];
                     r.likely_error_pct = Some(err);
                 }
-                r.stated = format!("{value} tok/s, concurrency not stated (likely {})", likely_all.join("/"));
+                r.stated = if likely_all.is_empty() {
+                    format!("{value} tok/s, concurrency not stated")
+                } else {
+                    format!("{value} tok/s, concurrency not stated (likely {})", likely_all.join("/"))
+                };
                 r.concurrency = match likely {
                     Some(c) => format!("concurrency not stated (likely {c})"),
                     None => "concurrency not stated".into(),

@@ -219,6 +219,11 @@ pub fn verdicts(verdicts: &[PublishedVerdict]) -> Vec<String> {
     out
 }
 
+/// A latency a source states, scaled (`-` where it states none).
+fn stated_cell(v: Option<f64>, scale: f64) -> String {
+    v.map_or("-".to_string(), |v| fmt3(v * scale))
+}
+
 pub fn report_rows(r: &Report) -> Table {
     let mut t = Table::new(&[
         "model",
@@ -232,10 +237,13 @@ pub fn report_rows(r: &Report) -> Table {
         "role",
         "flags",
         "bottleneck",
-        "ttft_s",
-        "tpot_ms",
+        "predicted_ttft_s",
+        "predicted_tpot_ms",
         "preemptions",
+        "measured_ttft_s",
+        "measured_tpot_ms",
     ]);
+    let stated = stated_cell;
     for row in &r.rows {
         t.row(vec![
             row.model.clone(),
@@ -252,6 +260,8 @@ pub fn report_rows(r: &Report) -> Table {
             fmt3(row.predicted_ttft_s),
             fmt3(row.predicted_tpot_s * 1e3),
             fmt3(row.predicted_preemptions_per_request),
+            stated(row.measured_ttft_s, 1.0),
+            stated(row.measured_tpot_s, 1e3),
         ]);
     }
     t
@@ -309,6 +319,7 @@ pub fn report_summary(r: &Report, stated: &[StatedRow]) -> Vec<String> {
         t.row(row);
     }
     out.extend(t.aligned());
+    out.extend(report_latency(r, &cells));
     let flagged: Vec<_> = r.rows.iter().filter(|x| x.role == PointRole::Flagged).collect();
     if !flagged.is_empty() {
         out.push(String::new());
@@ -365,6 +376,73 @@ pub fn report_summary(r: &Report, stated: &[StatedRow]) -> Vec<String> {
             ));
         }
     }
+    out
+}
+
+/// The latencies sources state beside the model's, point by point, then their errors per dataset.
+fn report_latency(r: &Report, cells: &dyn Fn(Option<ErrorStats>) -> Vec<String>) -> Vec<String> {
+    let stated: Vec<_> = r.rows.iter().filter(|x| x.measured_ttft_s.is_some() || x.measured_tpot_s.is_some()).collect();
+    if stated.is_empty() {
+        return Vec::new();
+    }
+    let mut out = vec![
+        String::new(),
+        "latency beside throughput (points whose source states a mean TTFT or TPOT; no fit reads a latency, so \
+         every error here is a prediction's; role is the point's in the throughput fit):"
+            .into(),
+    ];
+    let mut t = Table::new(&[
+        "scenario",
+        "mode",
+        "isl",
+        "osl",
+        "concurrency",
+        "role",
+        "measured_ttft_s",
+        "predicted_ttft_s",
+        "ttft_ape_pct",
+        "measured_tpot_ms",
+        "predicted_tpot_ms",
+        "tpot_ape_pct",
+    ]);
+    let opt = stated_cell;
+    let pct = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.1}"));
+    for x in &stated {
+        t.row(vec![
+            x.scenario.clone(),
+            x.mode.name().into(),
+            x.isl.to_string(),
+            x.osl.to_string(),
+            x.concurrency.to_string(),
+            x.role.name().into(),
+            opt(x.measured_ttft_s, 1.0),
+            fmt3(x.predicted_ttft_s),
+            pct(x.ttft_ape()),
+            opt(x.measured_tpot_s, 1e3),
+            fmt3(x.predicted_tpot_s * 1e3),
+            pct(x.tpot_ape()),
+        ]);
+    }
+    out.extend(t.aligned());
+    out.push(String::new());
+    let mut t = Table::new(&[
+        "latency",
+        "fitted_n",
+        "fitted_median_ape",
+        "fitted_p90_ape",
+        "predicted_n",
+        "predicted_median_ape",
+        "predicted_p90_ape",
+    ]);
+    for (what, groups) in [("ttft", &r.ttft_by_dataset), ("tpot", &r.tpot_by_dataset)] {
+        for g in groups {
+            let mut row = vec![format!("{what} {}", g.group)];
+            row.extend(cells(g.fitted));
+            row.extend(cells(g.predicted));
+            t.row(row);
+        }
+    }
+    out.extend(t.aligned());
     out
 }
 
