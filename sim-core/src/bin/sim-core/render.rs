@@ -289,37 +289,19 @@ pub fn report_summary(r: &Report, stated: &[StatedRow]) -> Vec<String> {
         }
     }
     out.push(String::new());
-    let mut t = Table::new(&[
-        "group",
-        "fitted_n",
-        "fitted_median_ape",
-        "fitted_p90_ape",
-        "predicted_n",
-        "predicted_median_ape",
-        "predicted_p90_ape",
-    ]);
-    let cells = |s: Option<ErrorStats>| match s {
-        Some(s) => vec![s.n.to_string(), format!("{:.1}%", s.median_ape), format!("{:.1}%", s.p90_ape)],
-        None => vec!["0".into(), "-".into(), "-".into()],
-    };
     // Per dataset (publication): the calibration dataset is fitted, every other dataset predicted by that fit.
     let datasets =
         r.by_dataset.iter().map(|g| report::GroupStats { group: format!("dataset {}", g.group), ..g.clone() });
-    for g in r
-        .by_model
-        .iter()
-        .cloned()
-        .chain(r.by_mode.iter().cloned())
-        .chain(datasets)
-        .chain(std::iter::once(r.overall.clone()))
-    {
-        let mut row = vec![g.group.clone()];
-        row.extend(cells(g.fitted));
-        row.extend(cells(g.predicted));
-        t.row(row);
-    }
-    out.extend(t.aligned());
-    out.extend(report_latency(r, &cells));
+    out.extend(group_stats_lines(
+        "group",
+        r.by_model
+            .iter()
+            .cloned()
+            .chain(r.by_mode.iter().cloned())
+            .chain(datasets)
+            .chain(std::iter::once(r.overall.clone())),
+    ));
+    out.extend(report_latency(r));
     let flagged: Vec<_> = r.rows.iter().filter(|x| x.role == PointRole::Flagged).collect();
     if !flagged.is_empty() {
         out.push(String::new());
@@ -380,7 +362,7 @@ pub fn report_summary(r: &Report, stated: &[StatedRow]) -> Vec<String> {
 }
 
 /// The latencies sources state beside the model's, point by point, then their errors per dataset.
-fn report_latency(r: &Report, cells: &dyn Fn(Option<ErrorStats>) -> Vec<String>) -> Vec<String> {
+fn report_latency(r: &Report) -> Vec<String> {
     let stated: Vec<_> = r.rows.iter().filter(|x| x.measured_ttft_s.is_some() || x.measured_tpot_s.is_some()).collect();
     if stated.is_empty() {
         return Vec::new();
@@ -425,8 +407,20 @@ fn report_latency(r: &Report, cells: &dyn Fn(Option<ErrorStats>) -> Vec<String>)
     }
     out.extend(t.aligned());
     out.push(String::new());
-    let mut t = Table::new(&[
+    let named = |what: &'static str, groups: &[report::GroupStats]| -> Vec<report::GroupStats> {
+        groups.iter().map(|g| report::GroupStats { group: format!("{what} {}", g.group), ..g.clone() }).collect()
+    };
+    out.extend(group_stats_lines(
         "latency",
+        named("ttft", &r.ttft_by_dataset).into_iter().chain(named("tpot", &r.tpot_by_dataset)),
+    ));
+    out
+}
+
+/// A table of error statistics, one group a row, fitted beside predicted; `first` heads the groups' column.
+fn group_stats_lines(first: &str, groups: impl IntoIterator<Item = report::GroupStats>) -> Vec<String> {
+    let mut t = Table::new(&[
+        first,
         "fitted_n",
         "fitted_median_ape",
         "fitted_p90_ape",
@@ -434,16 +428,17 @@ fn report_latency(r: &Report, cells: &dyn Fn(Option<ErrorStats>) -> Vec<String>)
         "predicted_median_ape",
         "predicted_p90_ape",
     ]);
-    for (what, groups) in [("ttft", &r.ttft_by_dataset), ("tpot", &r.tpot_by_dataset)] {
-        for g in groups {
-            let mut row = vec![format!("{what} {}", g.group)];
-            row.extend(cells(g.fitted));
-            row.extend(cells(g.predicted));
-            t.row(row);
-        }
+    let cells = |s: Option<ErrorStats>| match s {
+        Some(s) => vec![s.n.to_string(), format!("{:.1}%", s.median_ape), format!("{:.1}%", s.p90_ape)],
+        None => vec!["0".into(), "-".into(), "-".into()],
+    };
+    for g in groups {
+        let mut row = vec![g.group];
+        row.extend(cells(g.fitted));
+        row.extend(cells(g.predicted));
+        t.row(row);
     }
-    out.extend(t.aligned());
-    out
+    t.aligned()
 }
 
 pub fn fabric_rows(a: &FabricAnswer) -> Table {
