@@ -299,6 +299,22 @@ impl AttentionSpec {
             + self.state_bytes()
     }
 
+    /// The sparse indexer's share of `query_flops` at context `ctx`: it scores every cached position of every full
+    /// layer with all of its heads.
+    pub fn indexer_query_flops(&self, ctx: f64) -> f64 {
+        self.indexer_flops_per_position_layer * self.full_layers * ctx
+    }
+
+    /// The sparse indexer's share of `prefill_flops` (the chunk's mean context, as there).
+    pub fn indexer_prefill_flops(&self, offset: f64, n: f64) -> f64 {
+        n * self.indexer_query_flops(offset + n / 2.0)
+    }
+
+    /// The sparse indexer's share of `draft_pass_flops`.
+    pub fn indexer_draft_pass_flops(&self, ctx: f64) -> f64 {
+        self.draft_layers * self.indexer_flops_per_position_layer * ctx
+    }
+
     /// Attention FLOPs of a prefill chunk of `n` tokens following `offset` computed ones (causal: the i-th token
     /// attends to offset + i positions; sums by the chunk's mean context, exact below the caps).
     pub fn prefill_flops(&self, offset: f64, n: f64) -> f64 {

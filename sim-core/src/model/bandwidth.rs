@@ -304,6 +304,38 @@ mod tests {
     }
 
     #[test]
+    fn every_tensor_parallel_rank_scores_with_the_whole_sparse_indexer() {
+        use crate::model::batching::{StepLoad, ATTENTION_KERNEL_EFFICIENCY};
+        let (mut m, hw) = case(200.0);
+        m.attention.top_k = 2048.0;
+        m.attention.indexer_flops_per_position_layer = 2.0 * 64.0 * 128.0;
+        let k = Coefficients::default();
+        // 32 sequences decoding at 8k context: the indexer scores all 8,192 positions of every layer.
+        let mut load = StepLoad::default();
+        load.add_decodes(&m, 32.0, 8192.0, 1.0);
+        let indexer = 32.0 * 2.0 * 64.0 * 128.0 * m.attention.full_layers * 8192.0;
+        assert!(close(load.indexer_flops, indexer), "{load:?}");
+        assert!(load.attention_flops > load.indexer_flops);
+        // Only the attention FLOPs, no weights: compare one rank with two, and two padded ranks.
+        let attention_only = StepLoad { attention_flops: load.attention_flops, indexer_flops: indexer, ..load };
+        let mut e = lone_engine(&m, &hw, &k);
+        let rate = hw.flops_bf16 * ATTENTION_KERNEL_EFFICIENCY;
+        let one = e.step(&StepLoad { decode_seqs: 0.0, ..attention_only }).compute_s;
+        assert!(close(one, load.attention_flops / rate), "{one}");
+        e.placement.tp = 2.0;
+        let two = e.step(&StepLoad { decode_seqs: 0.0, ..attention_only }).compute_s;
+        assert!(close(two, (load.attention_flops - indexer) / (2.0 * rate) + indexer / rate), "{two}");
+        // Head padding stretches the attention kernels, not the indexer's.
+        e.attention_padding = 4.0;
+        let padded = e.step(&StepLoad { decode_seqs: 0.0, ..attention_only }).compute_s;
+        assert!(close(padded, (load.attention_flops - indexer) * 2.0 / rate + indexer / rate), "{padded}");
+        // Prefill: the chunk's indexer share at its mean context.
+        let mut chunk = StepLoad::default();
+        chunk.add_prefill(&m, 1.0, 0.0, 8192.0);
+        assert!(close(chunk.indexer_flops, 8192.0 * 2.0 * 64.0 * 128.0 * m.attention.full_layers * 4096.0));
+    }
+
+    #[test]
     fn an_nvfp4_checkpoint_multiplies_its_dense_layers_at_their_own_rate() {
         use crate::model::batching::StepLoad;
         // 80 GB of FP4 experts (4.5 stored bits): 142.2B routed parameters, 4 of 64 per token = 8.9B of the 10B

@@ -6,9 +6,11 @@
 //!   t_hbm     = hbm_bytes / (eta_hbm * B_hbm),   t_slow = slow_bytes / (eta_slow * B_slow)
 //!               hbm_bytes = dense + experts touched by T tokens + KV each sequence attends to (per architecture)
 //!                           + linear layers' state, read and written back (split across TP ranks by heads)
-//!   t_compute = (2 * T * (routed active params / peak at the experts' precision
-//!                         + other active params / peak at the dense layers' precision)
-//!                + attention FLOPs at each sequence's context / BF16 peak) / tp / eta_c
+//!   t_compute = 2 * T * (routed active params / peak at the experts' precision
+//!                        + other active params / peak at the dense layers' precision) / tp / eta_c
+//!               + attention FLOPs at each sequence's context but the sparse indexer's
+//!                 / (BF16 peak x 0.65 x tp / head padding)
+//!               + sparse indexer FLOPs / (BF16 peak x 0.65)      (every TP rank scores with all indexer heads)
 //!   t_comm    = (2 * layers + 2 + 4 * k) * alpha * scale + 2 * layers * T * hidden * 2 B / all-reduce bw  (TP)
 //!   t_draft   = passes * (max((draft bytes + draft experts touched by n tokens) / tp + drafter KV at each context)
 //!                        / (eta_hbm * B_hbm), drafter attention FLOPs / BF16 peak / tp / eta_c) + draft overhead)
@@ -66,6 +68,10 @@ pub struct StepLoad {
     /// layers at each sequence's context (whole model; `Engine::step` charges them once per drafted token).
     pub draft_kv_read_bytes: f64,
     pub draft_attention_flops: f64,
+    /// The sparse indexer's share of `attention_flops` and `draft_attention_flops`: every tensor-parallel rank
+    /// computes it whole (vLLM's `Indexer` in `deepseek_v2.py`: "no tensor parallel, just replicated").
+    pub indexer_flops: f64,
+    pub draft_indexer_flops: f64,
 }
 
 impl StepLoad {
@@ -82,9 +88,11 @@ impl StepLoad {
         self.kv_read_bytes += count * m.attention.decode_kv_bytes(kv_per_layer, ctx);
         self.state_rw_bytes += count * m.attention.decode_state_bytes();
         self.attention_flops += count * per_seq * m.attention.query_flops(ctx);
+        self.indexer_flops += count * per_seq * m.attention.indexer_query_flops(ctx);
         if m.attention.draft_layers > 0.0 || m.attention.draft_own_kv_bytes > 0.0 {
             self.draft_kv_read_bytes += count * m.attention.draft_pass_kv_bytes(kv_per_layer, ctx);
             self.draft_attention_flops += count * m.attention.draft_pass_flops(ctx);
+            self.draft_indexer_flops += count * m.attention.indexer_draft_pass_flops(ctx);
         }
     }
 
@@ -92,6 +100,7 @@ impl StepLoad {
     pub fn add_prefill(&mut self, m: &ModelSpec, count: f64, offset: f64, n: f64) {
         self.prefill_tokens += count * n;
         self.attention_flops += count * m.attention.prefill_flops(offset, n);
+        self.indexer_flops += count * m.attention.indexer_prefill_flops(offset, n);
     }
 }
 
@@ -148,10 +157,13 @@ impl Engine<'_> {
         // A prompt token multiplies by the prefill share of the active parameters (all of them but in a model
         // that publishes fewer per prefill token); its expert touches above are counted as a decode token's.
         let multiplied = seqs * (m.draft_tokens + 1.0) + load.prefill_tokens * m.prefill_active_share;
-        // Attention runs at its kernels' own share of the BF16 peak, on the heads each rank computes (padded).
+        // Attention runs at its kernels' own share of the BF16 peak, on the heads each rank computes (padded);
+        // a sparse indexer's scoring runs whole on every rank, unpadded (its own kernel, all of its heads).
         let attention_rate = self.hw.flops_bf16 * tp * ATTENTION_KERNEL_EFFICIENCY / self.attention_padding;
-        let compute_s =
-            (routed_per_token + dense_per_token) * multiplied * scale + load.attention_flops / attention_rate;
+        let indexer_rate = self.hw.flops_bf16 * ATTENTION_KERNEL_EFFICIENCY;
+        let attention_s = |all: f64, indexer: f64| (all - indexer) / attention_rate + indexer / indexer_rate;
+        let compute_s = (routed_per_token + dense_per_token) * multiplied * scale
+            + attention_s(load.attention_flops, load.indexer_flops);
         // The multiplies of weights in CPU memory stream them over the slow path while they run: that share of
         // the compute cannot hide under the HBM reads or the other layers' compute (a roofline per kernel, not
         // per step), and the rest cannot hide under the slow path.
@@ -177,7 +189,7 @@ impl Engine<'_> {
             let bytes =
                 (m.draft_pass_bytes + m.draft_expert_bytes * touched) / tp + self.kv_per_rank(load.draft_kv_read_bytes);
             let read_s = bytes / (k.hbm_efficiency * self.hw.hbm_bytes_per_sec);
-            let attention_s = load.draft_attention_flops / attention_rate;
+            let attention_s = attention_s(load.draft_attention_flops, load.draft_indexer_flops);
             m.draft_passes_per_step() * (read_s.max(attention_s) + k.per_layer_overhead_s * m.draft_pass_layer_count())
         } else {
             0.0
