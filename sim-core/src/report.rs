@@ -245,17 +245,18 @@ impl ReportRow {
     /// APE of the predicted mean TTFT against the stated one (`None` where the source states none or the
     /// prediction has none).
     pub fn ttft_ape(&self) -> Option<f64> {
-        self.measured_ttft_s
-            .filter(|m| *m > 0.0 && self.predicted_ttft_s.is_finite())
-            .map(|m| ape(self.predicted_ttft_s, m))
+        stated_ape(self.predicted_ttft_s, self.measured_ttft_s)
     }
 
     /// APE of the predicted mean TPOT against the stated one.
     pub fn tpot_ape(&self) -> Option<f64> {
-        self.measured_tpot_s
-            .filter(|m| *m > 0.0 && self.predicted_tpot_s.is_finite())
-            .map(|m| ape(self.predicted_tpot_s, m))
+        stated_ape(self.predicted_tpot_s, self.measured_tpot_s)
     }
+}
+
+/// APE of a prediction against a stated value, where both are there to compare.
+fn stated_ape(predicted: f64, stated: Option<f64>) -> Option<f64> {
+    stated.filter(|m| *m > 0.0 && predicted.is_finite()).map(|m| ape(predicted, m))
 }
 
 /// Every load where a publication measured two modes or more of one setup (unflagged points), the measured

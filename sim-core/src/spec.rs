@@ -295,7 +295,7 @@ impl AttentionSpec {
         let (full, win) = self.positions(ctx);
         self.flops_per_position_layer
             * (self.full_layers * (full + self.local_positions(ctx)) + self.window_layers * win)
-            + self.indexer_flops_per_position_layer * self.full_layers * ctx
+            + self.indexer_query_flops(ctx)
             + self.state_bytes()
     }
 
@@ -322,7 +322,7 @@ impl AttentionSpec {
         let (full, win) = self.positions(ctx);
         let local = self.local_positions(ctx);
         n * (self.prefill_flops_per_position_layer * (self.full_layers * (full + local) + self.window_layers * win)
-            + self.indexer_flops_per_position_layer * self.full_layers * ctx
+            + self.indexer_query_flops(ctx)
             + self.state_bytes())
     }
 

@@ -243,7 +243,6 @@ pub fn report_rows(r: &Report) -> Table {
         "measured_ttft_s",
         "measured_tpot_ms",
     ]);
-    let stated = stated_cell;
     for row in &r.rows {
         t.row(vec![
             row.model.clone(),
@@ -260,8 +259,8 @@ pub fn report_rows(r: &Report) -> Table {
             fmt3(row.predicted_ttft_s),
             fmt3(row.predicted_tpot_s * 1e3),
             fmt3(row.predicted_preemptions_per_request),
-            stated(row.measured_ttft_s, 1.0),
-            stated(row.measured_tpot_s, 1e3),
+            stated_cell(row.measured_ttft_s, 1.0),
+            stated_cell(row.measured_tpot_s, 1e3),
         ]);
     }
     t
@@ -387,7 +386,6 @@ fn report_latency(r: &Report) -> Vec<String> {
         "predicted_tpot_ms",
         "tpot_ape_pct",
     ]);
-    let opt = stated_cell;
     let pct = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.1}"));
     for x in &stated {
         t.row(vec![
@@ -397,10 +395,10 @@ fn report_latency(r: &Report) -> Vec<String> {
             x.osl.to_string(),
             x.concurrency.to_string(),
             x.role.name().into(),
-            opt(x.measured_ttft_s, 1.0),
+            stated_cell(x.measured_ttft_s, 1.0),
             fmt3(x.predicted_ttft_s),
             pct(x.ttft_ape()),
-            opt(x.measured_tpot_s, 1e3),
+            stated_cell(x.measured_tpot_s, 1e3),
             fmt3(x.predicted_tpot_s * 1e3),
             pct(x.tpot_ape()),
         ]);
