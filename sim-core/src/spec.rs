@@ -284,9 +284,13 @@ impl AttentionSpec {
             + self.draft_own_kv_bytes * ctx
     }
 
-    /// Bytes of linear-layer state one decoding sequence moves per step: read, and written back.
-    pub fn decode_state_bytes(&self) -> f64 {
-        2.0 * self.state_bytes()
+    /// Bytes of linear-layer state one decoding sequence moves in a step that verifies `per_seq` tokens: the
+    /// running state read once, and the state after each verified token written to a slot of its own (vLLM's
+    /// recurrent kernel, `fused_recurrent_gated_delta_rule_fwd_kernel` in
+    /// vllm/model_executor/layers/fla/ops/fused_recurrent.py, shared by gated DeltaNet and KDA: "keep the
+    /// states for multi-query tokens", one store per token; so a step without drafts reads it and writes it back).
+    pub fn decode_state_bytes(&self, per_seq: f64) -> f64 {
+        (1.0 + per_seq.max(1.0)) * self.state_bytes()
     }
 
     /// Attention FLOPs of one query token at context `ctx`. A linear layer's FP32 state of E elements costs about
@@ -399,6 +403,21 @@ impl ModelSpec {
         (params * self.experts_per_token / self.routed_experts).min(self.active_params).max(0.0)
     }
 
+    /// Recurrent-state slots one sequence holds in each linear-attention layer: its running state and, when the
+    /// model drafts, one per draft token for the states after the verified tokens (vLLM's `MambaManager`
+    /// allocates `num_speculative_blocks` extra state blocks per request, "for speculative decoding (MTP/EAGLE)
+    /// with linear attention", and `MambaBase.get_kv_cache_spec` sets them to `num_speculative_tokens`:
+    /// vllm/v1/core/single_type_kv_cache_manager.py, vllm/model_executor/layers/mamba/abstract.py).
+    pub fn state_slots(&self) -> f64 {
+        1.0 + self.draft_tokens.max(0.0)
+    }
+
+    /// Linear-layer state one sequence holds in the KV pool (whole model, before a tensor-parallel split): every
+    /// slot of `state_slots`. A PD hand-off ships only the running one (`kv_bytes_held`).
+    pub fn pool_state_bytes(&self) -> f64 {
+        self.state_slots() * self.attention.state_bytes()
+    }
+
     /// Drafter passes one step runs: `draft_passes` where the card gives a block drafter's, else one per
     /// drafted token; never more passes than drafted tokens.
     pub fn draft_passes_per_step(&self) -> f64 {
@@ -468,13 +487,13 @@ mod tests {
     proptest! {
         /// A decode step reads only positions the cache holds: a sequence's KV reads never exceed its stored KV
         /// (a sparse indexer's keys are read for every position, so the pool must hold them for every position);
-        /// a linear layer's state is read once and written back once.
+        /// without drafts a linear layer's state is read once and written back once.
         #[test]
         fn a_step_reads_no_more_kv_than_the_pool_holds(a in any_attention(), per_layer in 1.0..2e5f64, ctx in 1.0..2e5f64) {
             let read = a.decode_kv_bytes(per_layer, ctx);
             let held = a.kv_storage_bytes(per_layer, ctx);
             prop_assert!(read <= (held - a.state_bytes()) * (1.0 + 1e-12), "reads {read} B of a sequence holding {held} B");
-            prop_assert_eq!(a.decode_state_bytes(), 2.0 * a.state_bytes());
+            prop_assert_eq!(a.decode_state_bytes(1.0), 2.0 * a.state_bytes());
         }
 
         /// The drafter's layers hold their KV in the pool: a decode step and all its draft passes read no more

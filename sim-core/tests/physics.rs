@@ -540,6 +540,40 @@ fn a_linear_layers_state_takes_pool_space_once_and_costs_every_step() {
     }
 }
 
+/// A drafting model's linear layers keep a state slot per draft token besides the running one, and a verify step
+/// writes the state after every verified token (vLLM's `MambaManager` allocates `num_speculative_blocks` =
+/// `num_speculative_tokens` extra state blocks per request; its recurrent kernel stores one state per query
+/// token): GLM-5.3 Flash's five-token MTP holds six states per sequence and moves seven per step. A model that
+/// does not draft holds one and reads and writes it once, as before; a PD hand-off ships the running one only.
+#[test]
+fn a_drafting_model_holds_and_writes_a_linear_state_per_draft_token() {
+    use sim_core::model::batching::StepLoad;
+    let k = Coefficients::default();
+    let s = scenarios()["glm-5.3-flash"].clone();
+    let m = &s.model;
+    let (state, drafts) = (m.attention.state_bytes(), m.draft_tokens);
+    assert!(state > 0.0 && drafts == 5.0, "the case needs linear layers and a five-token draft");
+    let e = sim_core::model::modes::engine(&s, &k, 1.0);
+    assert_eq!(e.state_bytes(), 6.0 * state);
+    let verify = drafts + 1.0;
+    let mut load = StepLoad::default();
+    load.add_decodes(m, 3.0, 1024.0, verify);
+    assert_eq!(load.state_rw_bytes, 3.0 * 7.0 * state);
+    // The hand-off carries the KV and the running state, not the draft slots.
+    let per_position = m.kv_bytes_held(2.0) - m.kv_bytes_held(1.0);
+    assert!((m.kv_bytes_held(1.0) - per_position - state).abs() < 1e-6 * state);
+    // Without drafts: one slot, one read and one write per step.
+    let mut plain = s.clone();
+    plain.model.draft_tokens = 0.0;
+    let ep = sim_core::model::modes::engine(&plain, &k, 1.0);
+    assert_eq!(ep.state_bytes(), state);
+    let mut load = StepLoad::default();
+    load.add_decodes(&plain.model, 3.0, 1024.0, 1.0);
+    assert_eq!(load.state_rw_bytes, 3.0 * 2.0 * state);
+    // The slots take pool space: fewer sequences fit than with the running state alone.
+    assert!(e.max_resident(512.0, 512.0) < ep.max_resident(512.0, 512.0));
+}
+
 #[test]
 fn the_sweep_resolution_tracks_a_long_run_reference() {
     use sim_core::model::modes::{engine, handoff_s};

@@ -5,7 +5,8 @@
 //! ```text
 //!   t_hbm     = hbm_bytes / (eta_hbm * B_hbm),   t_slow = slow_bytes / (eta_slow * B_slow)
 //!               hbm_bytes = dense + experts touched by T tokens + KV each sequence attends to (per architecture)
-//!                           + linear layers' state, read and written back (split across TP ranks by heads)
+//!                           + linear layers' state, read once and written after each verified token (split
+//!                             across TP ranks by heads; a drafting model holds a state slot per draft token)
 //!   t_compute = 2 * T * (routed active params / peak at the experts' precision
 //!                        + other active params / peak at the dense layers' precision) / tp / eta_c
 //!               + attention FLOPs at each sequence's context but the sparse indexer's
@@ -60,7 +61,8 @@ pub struct StepLoad {
     pub prefill_tokens: f64,
     /// KV bytes the decoding sequences read (whole model, before a tensor-parallel split).
     pub kv_read_bytes: f64,
-    /// Linear-layer state the decoding sequences read and write back (whole model, before the split).
+    /// Linear-layer state the decoding sequences read and write (once read, written after each verified token;
+    /// whole model, before the split).
     pub state_rw_bytes: f64,
     /// Attention FLOPs of every query token in the step at its own context (whole model).
     pub attention_flops: f64,
@@ -86,7 +88,7 @@ impl StepLoad {
     pub fn add_decodes_with(&mut self, m: &ModelSpec, kv_per_layer: f64, count: f64, ctx: f64, per_seq: f64) {
         self.decode_seqs += count;
         self.kv_read_bytes += count * m.attention.decode_kv_bytes(kv_per_layer, ctx);
-        self.state_rw_bytes += count * m.attention.decode_state_bytes();
+        self.state_rw_bytes += count * m.attention.decode_state_bytes(per_seq);
         self.attention_flops += count * per_seq * m.attention.query_flops(ctx);
         self.indexer_flops += count * per_seq * m.attention.indexer_query_flops(ctx);
         if m.attention.draft_layers > 0.0 || m.attention.draft_own_kv_bytes > 0.0 {
@@ -233,12 +235,13 @@ impl Engine<'_> {
         }
     }
 
-    /// Recurrent state one sequence keeps in the linear-attention layers on one GPU of this engine. Split across
+    /// Recurrent state one sequence keeps in the linear-attention layers on one GPU of this engine: its running
+    /// state and, when the model drafts, a slot per draft token (`ModelSpec::pool_state_bytes`). Split across
     /// the ranks whatever the KV does: vLLM shards a linear layer's heads (`KimiDeltaAttention.local_num_heads =
     /// num_heads / tp`, and `MambaStateShapeCalculator.kda_state_shape` sizes the recurrent state
     /// `(num_heads / tp, head_dim, head_dim)`), so even beside MLA's replicated latent each rank holds its share.
     pub fn state_bytes(&self) -> f64 {
-        self.model.attention.state_bytes() / self.placement.tp
+        self.model.pool_state_bytes() / self.placement.tp
     }
 
     /// Most sequences of `isl + osl` tokens the KV pool holds at once.
