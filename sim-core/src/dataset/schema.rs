@@ -552,8 +552,9 @@ pub struct Architecture {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub local_window_kv_bytes_per_token: Option<Quantity>,
     /// Linear-attention layers (Kimi Delta Attention, Gated DeltaNet): each keeps a recurrent state of
-    /// `linear_state_bytes` per sequence, read and written every step, where other layers keep a KV cache that
-    /// grows; `kv_bytes_per_token` counts the other (full-attention) layers only.
+    /// `linear_state_bytes` per sequence (and a slot more per draft token of a drafting model), read once and
+    /// written after each verified token every step, where other layers keep a KV cache that grows;
+    /// `kv_bytes_per_token` counts the other (full-attention) layers only.
     #[serde(default)]
     pub linear_attention_layers: Option<Quantity>,
     #[serde(default)]
