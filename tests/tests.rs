@@ -375,7 +375,7 @@ fn external_datasets_are_predicted_never_fitted() {
         points.iter().filter(|p| p.dataset != REPORT_DATASET).map(|p| p.dataset.clone()).collect();
     assert_eq!(
         external.iter().map(String::as_str).collect::<Vec<_>>(),
-        ["kubis-dgx-spark", "nvidia-nim-h100"],
+        ["gpustack-h100", "kubis-dgx-spark", "nvidia-nim-h100"],
         "datasets with throughput points besides the report"
     );
     let report = ws.accuracy(FitSet::All);
@@ -436,11 +436,18 @@ fn external_datasets_are_predicted_never_fitted() {
         nim.iter().filter_map(|p| ws.dataset.latency(&p.file, &p.pointer).and_then(|l| l.ttft_ms)).collect();
     assert_eq!(ttft.len(), nim.len(), "every NIM point carries its TTFT");
     assert!(ttft.windows(2).all(|w| w[0] < w[1]), "published TTFT grows with concurrency: {ttft:?}");
-    // The saturation runs (GPUStack, ShareGPT at an unlimited rate) are values without a concurrency.
+    // The saturation runs (GPUStack: 1,000 ShareGPT prompts sent at once) are points of an all-at-once load,
+    // one per setup; the run without async scheduling and the pipeline-parallel one stay stated values, unpredicted.
+    let gpustack: Vec<_> = points.iter().filter(|p| p.scenario.starts_with("gpustack-")).collect();
+    assert_eq!(gpustack.len(), 3, "TP1, TP2 and TP4 are points");
+    assert!(gpustack.iter().all(|p| p.concurrency == 1000), "each sends its 1,000 prompts at once");
+    assert!(gpustack
+        .iter()
+        .all(|p| ws.scenarios[&p.scenario].load == sim_core::dataset::schema::ScenarioLoad::AllAtOnce));
     let stated = ws.stated_values(FitSet::All);
-    let gpustack: Vec<_> = stated.iter().filter(|r| r.model.starts_with("gpustack-")).collect();
-    assert_eq!(gpustack.len(), 5, "the five GPUStack rows are listed as stated values");
-    assert!(gpustack.iter().all(|r| r.predicted.is_empty()), "a saturation run was predicted as if closed-loop");
+    let unplaced: Vec<_> = stated.iter().filter(|r| r.model.starts_with("gpustack-")).collect();
+    assert_eq!(unplaced.len(), 2, "the run without async scheduling and PP2 are listed as stated values");
+    assert!(unplaced.iter().all(|r| r.predicted.is_empty()), "an unplaced value was predicted");
     // Every setup plans, with a reason; print what the planner says.
     for id in ws.scenarios.keys().filter(|id| !ws.calibration_points().iter().any(|p| &p.scenario == *id)) {
         let plan = ws.report_run(id, &[], FitSet::All).expect("external scenario").plan();
@@ -452,7 +459,8 @@ fn external_datasets_are_predicted_never_fitted() {
 
 /// The report puts every latency a source states beside the model's and counts its error apart from the
 /// throughput's: the NIM sweep states a mean TTFT and ITL (= TPOT by NIM's definition) at each of its eight
-/// points; the GB300 report and the Spark sweeps state none, so they have no latency statistics.
+/// points, GPUStack's runs a mean TTFT and TPOT at each of their three; the GB300 report and the Spark sweeps state
+/// none, so they have no latency statistics.
 #[test]
 fn stated_latencies_are_compared_beside_throughput() {
     let ws = workspace();
@@ -469,12 +477,14 @@ fn stated_latencies_are_compared_beside_throughput() {
     let first = nim.iter().find(|r| r.concurrency == 1).expect("one client");
     let near = |v: Option<f64>, want: f64| v.is_some_and(|v| (v - want).abs() < 1e-12);
     assert!(near(first.measured_ttft_s, 0.40677) && near(first.measured_tpot_s, 0.01858), "{first:?}");
-    assert!(report.rows.iter().filter(|r| r.dataset != "nvidia-nim-h100").all(|r| r.measured_ttft_s.is_none()));
+    let stating = ["gpustack-h100", "nvidia-nim-h100"];
+    assert!(report.rows.iter().filter(|r| !stating.contains(&r.dataset.as_str())).all(|r| r.measured_ttft_s.is_none()));
     for groups in [&report.ttft_by_dataset, &report.tpot_by_dataset] {
         let names: Vec<&str> = groups.iter().map(|g| g.group.as_str()).collect();
-        assert_eq!(names, ["nvidia-nim-h100"], "only datasets that state latencies");
-        assert_eq!(groups[0].predicted.map(|s| s.n), Some(8), "all eight NIM latencies are predictions");
-        assert!(groups[0].fitted.is_none(), "no NIM point is fitted under FitSet::All");
+        assert_eq!(names, stating, "only datasets that state latencies");
+        assert_eq!(groups[0].predicted.map(|s| s.n), Some(3), "all three GPUStack latencies are predictions");
+        assert_eq!(groups[1].predicted.map(|s| s.n), Some(8), "all eight NIM latencies are predictions");
+        assert!(groups.iter().all(|g| g.fitted.is_none()), "no external point is fitted under FitSet::All");
     }
 }
 

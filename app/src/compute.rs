@@ -285,7 +285,11 @@ pub fn plan_query(st: &UrlState) -> PlanQuery {
         engine: st.engine.clone(),
         settings,
         model,
-        workload: Workload { isl: p.value(pf::ISL).round() as u32, osl: p.value(pf::OSL).round() as u32 },
+        workload: Workload {
+            isl: p.value(pf::ISL).round() as u32,
+            osl: p.value(pf::OSL).round() as u32,
+            output_lengths: Default::default(),
+        },
         concurrency: p.concurrency(),
     }
 }

@@ -423,8 +423,10 @@ fn fit_fixing(
             crate::model::steady::output_tok_s(s, k, p.mode, p.isl, p.osl, p.concurrency)
         }
         // A batch is one run of the step loop, not a steady state: the closed form would search on prefill
-        // the batch window never sees.
-        crate::dataset::schema::ScenarioLoad::Batch => stepped(s, k, p),
+        // the batch window never sees, and on no queue where one batch of prompts waits for the pool.
+        crate::dataset::schema::ScenarioLoad::Batch | crate::dataset::schema::ScenarioLoad::AllAtOnce => {
+            stepped(s, k, p)
+        }
     };
     let x0 = encode(&base, &models, &spilling, &priors);
     // Search on the closed-form steady state (microseconds a point; it tracks the step loop within a few

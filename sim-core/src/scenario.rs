@@ -25,6 +25,14 @@ pub struct Scenario {
     pub router: DpRouter,
 }
 
+impl Scenario {
+    /// How the output lengths of the workload `isl`/`osl` spread (`Workload::output_lengths`): fixed for a
+    /// workload the scenario does not list (the explorer's own lengths).
+    pub fn output_lengths(&self, isl: u32, osl: u32) -> OutputLengths {
+        self.workloads.iter().find(|w| w.isl == isl && w.osl == osl).map_or(OutputLengths::Fixed, |w| w.output_lengths)
+    }
+}
+
 fn si(q: &Quantity) -> f64 {
     q.si().unwrap_or(f64::NAN)
 }

@@ -9,6 +9,7 @@ use fsio::load_dir;
 use proptest::prelude::*;
 use sim_core::dataset::load;
 use sim_core::dataset::schema::{DpRouter, ScenarioLoad};
+use sim_core::model::serving::Run;
 use sim_core::model::{bandwidth::place, predict, Coefficients};
 use sim_core::scenario::{apply_override, Scenario};
 use sim_core::{report, Mode};
@@ -206,6 +207,75 @@ fn a_batch_measures_decode_from_the_first_first_token_to_the_last_end() {
     assert!(batch64.ttft_s > 4.0 * one.ttft_s, "ttft 64: {} one: {}", batch64.ttft_s, one.ttft_s);
 }
 
+/// A `vllm bench serve` run at an unlimited request rate (`"load": "all_at_once"`) sends every prompt at t = 0 and
+/// counts every output token over the time to the last finish: one request's rate is its whole latency's (its
+/// prompt included), below a llama-benchy batch's `tg` of the same request; a thousand prompts past the KV pool
+/// all complete, and the whole run, with its burst of prompts and its tail, is slower than a steady closed loop of
+/// as many clients.
+#[test]
+fn an_all_at_once_run_counts_every_token_over_the_whole_run() {
+    let mut s = scenarios()["gpustack-gpt-oss-120b-h100-tp1"].clone();
+    assert_eq!(s.load, ScenarioLoad::AllAtOnce, "GPUStack's runs send 1,000 prompts at once");
+    let k = Coefficients::default();
+    let one = predict(&s, &k, Mode::Single, 215, 187, 1);
+    let latency = one.ttft_s + 186.0 * one.tpot_s;
+    assert!((one.output_tok_s * latency / 187.0 - 1.0).abs() < 1e-9, "{} tok/s over {latency} s", one.output_tok_s);
+    let e = sim_core::model::modes::engine(&s, &k, 1.0);
+    let lengths = s.output_lengths(215, 187);
+    let run = sim_core::model::serving::colocated_batch(&e, 1000.0, 215.0, 187.0, Run::AllAtOnce, lengths);
+    // More prompts than the engine runs at once (its sequence cap, or its KV pool): most of them queue.
+    assert!(run.ttft_s > 10.0 * one.ttft_s, "ttft {} against one request's {}: nothing queued", run.ttft_s, one.ttft_s);
+    assert!((run.completed_total - 1000.0).abs() < 1e-6, "{} of 1,000 requests completed", run.completed_total);
+    let all = predict(&s, &k, Mode::Single, 215, 187, 1000);
+    assert_eq!(all.output_tok_s.to_bits(), run.output_tok_s.to_bits());
+    s.load = ScenarioLoad::Batch;
+    let tg = predict(&s, &k, Mode::Single, 215, 187, 1);
+    assert!(tg.output_tok_s > one.output_tok_s, "tg {} all at once {}", tg.output_tok_s, one.output_tok_s);
+    assert!((tg.output_tok_s * tg.tpot_s - 1.0).abs() < 1e-6, "tg {} tpot {}", tg.output_tok_s, tg.tpot_s);
+    s.load = ScenarioLoad::ClosedLoop;
+    let closed = predict(&s, &k, Mode::Single, 215, 187, 1000);
+    assert!(
+        all.output_tok_s < closed.output_tok_s,
+        "all at once {} closed loop {}",
+        all.output_tok_s,
+        closed.output_tok_s
+    );
+}
+
+/// A batch whose output lengths vary (ShareGPT's, `"output_lengths": "exponential"`) is run as its expected order
+/// statistics: the classes keep the mean, the longest request gets `mean * H_n` tokens, and the batch, which ends
+/// with its longest request while the others have left, is slower than one of fixed length; its requests all
+/// complete.
+#[test]
+fn a_batch_of_varying_lengths_runs_until_its_longest_request_ends() {
+    use sim_core::model::serving::{output_length_classes, OutputLengths};
+    for n in [2.0, 7.0, 1000.0] {
+        let classes = output_length_classes(OutputLengths::Exponential, n, 196.0);
+        let share: f64 = classes.iter().map(|c| c.0).sum();
+        let mean: f64 = classes.iter().map(|c| c.0 * c.1).sum();
+        assert!((share - 1.0).abs() < 1e-12 && (mean - 196.0).abs() < 1e-9, "n {n}: {classes:?}");
+        let harmonic: f64 = (1..=n as usize).map(|j| 1.0 / j as f64).sum();
+        assert!((classes[0].1 - 196.0 * harmonic).abs() < 1e-9, "n {n}: longest {}", classes[0].1);
+        assert!(classes.windows(2).all(|w| w[0].1 > w[1].1), "n {n}: classes not from longest down");
+    }
+    assert_eq!(output_length_classes(OutputLengths::Fixed, 1000.0, 196.0), vec![(1.0, 196.0)]);
+    let s = scenarios()["gpustack-gpt-oss-120b-h100-tp2"].clone();
+    assert_eq!(s.output_lengths(215, 196), OutputLengths::Exponential);
+    let k = Coefficients::default();
+    let e = sim_core::model::modes::engine(&s, &k, 1.0);
+    let run = |lengths| sim_core::model::serving::colocated_batch(&e, 1000.0, 215.0, 196.0, Run::AllAtOnce, lengths);
+    let (varying, fixed) = (run(OutputLengths::Exponential), run(OutputLengths::Fixed));
+    assert!((varying.completed_total - 1000.0).abs() < 1e-6, "{} of 1,000 completed", varying.completed_total);
+    assert!(
+        varying.output_tok_s < 0.9 * fixed.output_tok_s,
+        "varying {} fixed {}",
+        varying.output_tok_s,
+        fixed.output_tok_s
+    );
+    // Fewer requests run at once on average: the batch thins as short requests leave.
+    assert!(varying.resident < 0.8 * fixed.resident, "resident: varying {} fixed {}", varying.resident, fixed.resident);
+}
+
 #[test]
 fn the_input_embedding_is_gathered_not_streamed() {
     let k = Coefficients::default();
@@ -367,7 +437,7 @@ fn a_sweep_runs_each_saturated_loop_once_and_answers_as_each_point_alone() {
 #[test]
 fn the_saturation_shortcut_matches_running_every_client() {
     use sim_core::model::modes::{engine, handoff_s};
-    use sim_core::model::serving::{colocated, colocated_run, disaggregated, disaggregated_run, Run};
+    use sim_core::model::serving::{colocated, colocated_run, disaggregated, disaggregated_run, OutputLengths::Fixed};
     let k = Coefficients::default();
     let all = scenarios();
     let cases = [
@@ -398,7 +468,13 @@ fn the_saturation_shortcut_matches_running_every_client() {
             if span == 1.0 {
                 let t_x = handoff_s(s, isl);
                 let pd = disaggregated(&e, &e, t_x, c, isl, osl);
-                runs.push((pd, disaggregated_run(&e, &e, t_x, c, isl, osl, Run::EVERY_CLIENT), 0.05, 0.08, "PD"));
+                runs.push((
+                    pd,
+                    disaggregated_run(&e, &e, t_x, c, isl, osl, Run::EVERY_CLIENT, Fixed),
+                    0.05,
+                    0.08,
+                    "PD",
+                ));
             }
             for (fast, every, tol, ttft_tol, what) in runs {
                 assert!(fast.simulated_clients < c, "{name} {what} at {c}: the shortcut did not apply");
@@ -577,7 +653,7 @@ fn a_drafting_model_holds_and_writes_a_linear_state_per_draft_token() {
 #[test]
 fn the_sweep_resolution_tracks_a_long_run_reference() {
     use sim_core::model::modes::{engine, handoff_s};
-    use sim_core::model::serving::{colocated, colocated_run, disaggregated, disaggregated_run, Run};
+    use sim_core::model::serving::{colocated, colocated_run, disaggregated, disaggregated_run, OutputLengths::Fixed};
     // Every bundled scenario on one machine, TP across two and PD, at two workloads from one client to 256: the
     // sweep's measure (32 cohorts, two rounds, three at the edge) against a long run with a cohort per client
     // (`Resolution::REFERENCE`). Counting whole requests completed over two rounds (six at the edge) missed this
@@ -605,7 +681,7 @@ fn the_sweep_resolution_tracks_a_long_run_reference() {
                 let t_x = handoff_s(s, isl);
                 let (fast, long) = (
                     disaggregated(&e, &e, t_x, c, isl, osl),
-                    disaggregated_run(&e, &e, t_x, c, isl, osl, Run::REFERENCE),
+                    disaggregated_run(&e, &e, t_x, c, isl, osl, Run::REFERENCE, Fixed),
                 );
                 offs.push((
                     fast.output_tok_s,

@@ -1044,8 +1044,10 @@ pub struct Conditions {
     pub benchmark_tool: Option<String>,
     /// `closed_loop` (fixed concurrency: each client sends its next request when the last one ends),
     /// `batch` (each run sends `concurrency` requests together and the next run starts when all have ended,
-    /// as llama-benchy does; its scenario says `"load": "batch"`), or `open_loop` (requests sent at a rate, or
-    /// all at once: a saturation run neither loop can predict).
+    /// as llama-benchy does; its scenario says `"load": "batch"`), `all_at_once` (`concurrency` prompts sent
+    /// together once and throughput taken over the whole run, as vLLM's `bench serve --request-rate inf` does;
+    /// its scenario says `"load": "all_at_once"`), or `open_loop` (requests sent at a finite rate: no fixed
+    /// concurrency, which no loop here predicts).
     pub load: String,
     /// Requests or runs per concurrency level.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1058,7 +1060,7 @@ pub struct Conditions {
 }
 
 impl Conditions {
-    pub const LOADS: [&'static str; 3] = ["closed_loop", "batch", "open_loop"];
+    pub const LOADS: [&'static str; 4] = ["closed_loop", "batch", "all_at_once", "open_loop"];
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -1404,9 +1406,11 @@ pub struct ScenarioFile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub engine: Option<String>,
     /// How the clients send requests: `closed_loop` (absent: each client sends its next request as soon as its
-    /// last one ends) or `batch` (the benchmark sends `concurrency` requests together and waits for all of them;
+    /// last one ends), `batch` (the benchmark sends `concurrency` requests together and waits for all of them;
     /// throughput is then the tokens generated after each request's first over the time from the first first
-    /// token to the last finish, llama-benchy's `tg` figure).
+    /// token to the last finish, llama-benchy's `tg` figure) or `all_at_once` (`concurrency` requests sent
+    /// together once, throughput every output token over the time from the send to the last finish, as vLLM's
+    /// `bench serve` reports a run at an unlimited request rate).
     #[serde(default, skip_serializing_if = "ScenarioLoad::is_closed_loop")]
     pub load: ScenarioLoad,
     /// How the router in front of two copies (`dp2`) spreads requests: `balanced` (absent: half of the clients
@@ -1432,6 +1436,11 @@ pub enum ScenarioLoad {
     /// `asyncio.gather` over one batch per run in `runner.py`); throughput is llama-benchy's batch `tg`:
     /// (tokens generated - requests) / (last finish - first first token), in `results.py`.
     Batch,
+    /// `concurrency` requests sent at once and never again, the run ending with the last (vLLM's `bench serve`
+    /// with `--request-rate inf` and no `--max-concurrency`: a saturation run of a fixed number of prompts);
+    /// throughput is its `output_throughput`, every output token over the time from the send to the last finish,
+    /// and TTFT and TPOT are means over all requests.
+    AllAtOnce,
 }
 
 impl ScenarioLoad {
@@ -1574,7 +1583,35 @@ impl<'de> Deserialize<'de> for ModelRef {
 #[serde(deny_unknown_fields)]
 pub struct Workload {
     pub isl: u32,
+    /// Output tokens per request: every request's, or their mean when `output_lengths` says they vary.
     pub osl: u32,
+    /// How the requests' output lengths spread around `osl`: `fixed` (absent: every request generates `osl`
+    /// tokens, as a random-token benchmark with a fixed output length does) or `exponential` (independent lengths
+    /// of mean `osl`, as a dataset of real conversations such as ShareGPT gives: a batch runs until its longest
+    /// request ends). Only a scenario that sends one batch (`"load": "all_at_once"` or `"batch"`) may let them
+    /// vary. Say in the scenario's description why the lengths vary and where the shape comes from.
+    #[serde(default, skip_serializing_if = "OutputLengths::is_fixed")]
+    pub output_lengths: OutputLengths,
+}
+
+/// How a workload's output lengths spread around their mean (`Workload::output_lengths`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum OutputLengths {
+    /// Every request generates the workload's `osl` tokens.
+    #[default]
+    Fixed,
+    /// Independent exponential lengths of mean `osl`: the maximum-entropy distribution of a positive length with
+    /// a given mean, for a run that states only the mean. A batch of n requests is run as its expected order
+    /// statistics (`serving::output_length_classes`): its longest request generates `osl * H_n` tokens.
+    Exponential,
+}
+
+impl OutputLengths {
+    pub fn is_fixed(&self) -> bool {
+        *self == OutputLengths::Fixed
+    }
 }
 
 pub fn default_concurrency() -> Vec<u32> {

@@ -878,20 +878,30 @@ impl Checker<'_> {
                 }
                 Some(sc) => {
                     // The scenario's load drives the loop the sweep's points are predicted with: it must be the
-                    // load the benchmark ran (a closed loop, or llama-benchy's batches).
+                    // load the benchmark ran (a closed loop, llama-benchy's batches, or one batch of prompts sent
+                    // at once). An open loop at a finite rate has no loop here: its points stay unplaced.
                     let load = sweep.conditions.as_ref().map(|c| c.load.as_str());
-                    let batch = sc.load == ScenarioLoad::Batch;
-                    let known = matches!(load, None | Some("closed_loop") | Some("batch"));
-                    if known && (load == Some("batch")) != batch {
+                    let ran = match load {
+                        None | Some("closed_loop") => Some(ScenarioLoad::ClosedLoop),
+                        Some("batch") => Some(ScenarioLoad::Batch),
+                        Some("all_at_once") => Some(ScenarioLoad::AllAtOnce),
+                        _ => None,
+                    };
+                    if ran.is_some_and(|ran| ran != sc.load) {
+                        let name = |l: ScenarioLoad| match l {
+                            ScenarioLoad::ClosedLoop => "closed_loop",
+                            ScenarioLoad::Batch => "batch",
+                            ScenarioLoad::AllAtOnce => "all_at_once",
+                        };
                         self.err(
                             file,
                             "/conditions/load".into(),
                             format!(
-                                "the sweep ran load `{}` but scenario `{id}` predicts a {}",
-                                load.unwrap_or("closed_loop"),
-                                if batch { "batch" } else { "closed loop" }
+                                "the sweep ran load `{}` but scenario `{id}` predicts `{}`",
+                                load.unwrap_or("closed_loop` (no conditions state one`"),
+                                name(sc.load)
                             ),
-                            "a batch benchmark (llama-benchy) needs `\"load\": \"batch\"` in its scenario, and only it",
+                            "set the scenario's `load` to the sweep's",
                         );
                     }
                     // Two copies are predicted behind the scenario's router: a shuffling (random) router's
@@ -1005,7 +1015,7 @@ impl Checker<'_> {
                 file,
                 "/conditions/load".into(),
                 format!("unknown load `{}`", c.load),
-                "use `closed_loop` (fixed concurrency), `batch` (runs of requests sent together, as llama-benchy) or `open_loop` (requests at a rate or all at once)",
+                "use `closed_loop` (fixed concurrency), `batch` (llama-benchy's runs), `all_at_once` (prompts sent together once) or `open_loop` (a finite rate)",
             );
         }
         let numbers = [
@@ -1383,6 +1393,16 @@ impl Checker<'_> {
                         format!("/workloads/{i}"),
                         "sequence lengths must be positive".into(),
                         "isl and osl are token counts",
+                    );
+                }
+                // A closed loop's clients would each draw a fresh length per request; the loop pools them into
+                // cohorts of one length, so only a batch sent once lets lengths vary.
+                if !w.output_lengths.is_fixed() && s.load == ScenarioLoad::ClosedLoop {
+                    self.err(
+                        &file,
+                        format!("/workloads/{i}/output_lengths"),
+                        "output lengths vary in a closed-loop scenario".into(),
+                        "lengths vary only in one batch sent at once (`all_at_once`, `batch`)",
                     );
                 }
             }

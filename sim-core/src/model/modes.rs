@@ -14,7 +14,7 @@
 
 use super::bandwidth::place;
 use super::batching::Engine;
-use super::serving::{colocated_memo, colocated_run, disaggregated_memo, disaggregated_run, LoopMemo, Measured, Run};
+use super::serving::{colocated_batch, colocated_memo, disaggregated_memo, disaggregated_run, LoopMemo, Measured, Run};
 use super::{Coefficients, Prediction};
 use crate::dataset::schema::{DpRouter, ScenarioLoad};
 use crate::scenario::Scenario;
@@ -96,12 +96,14 @@ fn predict_memo(
     memo: &mut LoopMemo,
 ) -> Prediction {
     let (fi, fo, c) = (f64::from(isl.max(1)), f64::from(osl.max(1)), f64::from(concurrency.max(1)));
+    let lengths = s.output_lengths(isl, osl);
     match mode {
         Mode::Single | Mode::Tp2 => {
             let e = engine(s, k, if mode == Mode::Tp2 { 2.0 } else { 1.0 });
             let r = match s.load {
                 ScenarioLoad::ClosedLoop => colocated_memo(&e, c, fi, fo, memo),
-                ScenarioLoad::Batch => colocated_run(&e, c, fi, fo, Run::Batch),
+                ScenarioLoad::Batch => colocated_batch(&e, c, fi, fo, Run::Batch, lengths),
+                ScenarioLoad::AllAtOnce => colocated_batch(&e, c, fi, fo, Run::AllAtOnce, lengths),
             };
             prediction(mode, isl, osl, concurrency, &r, e.tokens_per_step())
         }
@@ -110,7 +112,10 @@ fn predict_memo(
             let dec = engine(s, k, 1.0);
             let r = match s.load {
                 ScenarioLoad::ClosedLoop => disaggregated_memo(&pre, &dec, handoff_s(s, fi), c, fi, fo, memo),
-                ScenarioLoad::Batch => disaggregated_run(&pre, &dec, handoff_s(s, fi), c, fi, fo, Run::Batch),
+                ScenarioLoad::Batch => disaggregated_run(&pre, &dec, handoff_s(s, fi), c, fi, fo, Run::Batch, lengths),
+                ScenarioLoad::AllAtOnce => {
+                    disaggregated_run(&pre, &dec, handoff_s(s, fi), c, fi, fo, Run::AllAtOnce, lengths)
+                }
             };
             prediction(mode, isl, osl, concurrency, &r, dec.tokens_per_step())
         }
@@ -209,9 +214,9 @@ fn split_between(c: u32, busy: u32, load: ScenarioLoad, single: &mut impl FnMut(
     let output_tok_s = match load {
         // Both copies decode the whole time: their rates add.
         ScenarioLoad::ClosedLoop => a.output_tok_s + b.as_ref().map_or(0.0, |b| b.output_tok_s),
-        // One window from the first first token to the busier copy's last finish (the smaller batch ends
-        // first): all `c` requests' decode tokens over the time the busier copy's `busy` take.
-        ScenarioLoad::Batch => a.output_tok_s * f64::from(c) / n_a,
+        // One window to the busier copy's last finish (the smaller batch ends first): all `c` requests' tokens
+        // over the time the busier copy's `busy` take, from the first first token (a batch) or from the send.
+        ScenarioLoad::Batch | ScenarioLoad::AllAtOnce => a.output_tok_s * f64::from(c) / n_a,
     };
     Prediction {
         mode: Mode::Dp2,
@@ -340,7 +345,7 @@ mod tests {
         let expect3 = 0.75 * (single(2).output_tok_s + single(1).output_tok_s) + 0.25 * single(3).output_tok_s;
         assert!((closed.output_tok_s - expect3).abs() < 1e-9, "{closed:?}");
         for c in [1, 2, 3, 8, 64] {
-            for load in [ScenarioLoad::Batch, ScenarioLoad::ClosedLoop] {
+            for load in [ScenarioLoad::Batch, ScenarioLoad::AllAtOnce, ScenarioLoad::ClosedLoop] {
                 let r = two_copies_of(DpRouter::Random, load, c, single).output_tok_s;
                 let b = two_copies_of(DpRouter::Balanced, load, c, single).output_tok_s;
                 assert!(r <= b + 1e-9, "c {c} {load:?}: random {r} above balanced {b}");

@@ -11,7 +11,8 @@
 //!   3. the step's time is `Engine::step` of what was scheduled; decodes advance by `a` accepted tokens
 //!   4. a finished request frees its blocks, and its client sends the next request at once (closed loop)
 //! ```
-//! Requests are identical within a sweep point, so clients are pooled into at most `Resolution::max_cohorts` cohorts
+//! Requests are identical within a sweep point (but for a batch's output lengths, which may vary in length
+//! classes: `output_length_classes`), so clients are pooled into at most `Resolution::max_cohorts` cohorts
 //! that move together (prompts are chunked first come first served, splitting a cohort); preemption and partial
 //! admission split a cohort, so KV pressure is resolved request by request. Throughput (output tokens produced in
 //! the window per second), TTFT and TPOT (over the requests completed in it) are measured over two rounds of
@@ -19,6 +20,7 @@
 
 use super::batching::{Engine, StepLoad, StepTime};
 use super::{Admission, Bottleneck};
+pub use crate::dataset::schema::OutputLengths;
 use std::collections::VecDeque;
 
 /// How finely a closed loop is resolved: the cohorts its clients are pooled into, and the rounds of requests (each
@@ -75,6 +77,9 @@ struct Cohort {
     prompt: f64,
     computed: f64,
     generated: f64,
+    /// Output tokens each request produces: the workload's, or its length class's when lengths vary
+    /// (`output_length_classes`). Cohorts of different lengths never merge.
+    osl: f64,
     /// KV blocks each request holds.
     blocks: f64,
     first_token_s: Option<f64>,
@@ -89,13 +94,14 @@ struct Cohort {
 }
 
 impl Cohort {
-    fn fresh(size: f64, arrival_s: f64, isl: f64) -> Self {
+    fn fresh(size: f64, arrival_s: f64, isl: f64, osl: f64) -> Self {
         Cohort {
             size,
             arrival_s,
             prompt: isl,
             computed: 0.0,
             generated: 0.0,
+            osl,
             blocks: 0.0,
             first_token_s: None,
             scheduled_s: None,
@@ -243,7 +249,8 @@ impl<'e, 'a> Machine<'e, 'a> {
     }
 
     /// Advances cohort `c` by `tokens` generated tokens each, counting those within its OSL as emitted.
-    fn advance(emitted: &mut f64, osl: f64, c: &mut Cohort, tokens: f64) {
+    fn advance(emitted: &mut f64, c: &mut Cohort, tokens: f64) {
+        let osl = c.osl;
         *emitted += c.size * ((c.generated + tokens).min(osl) - c.generated.min(osl));
         c.generated += tokens;
     }
@@ -253,7 +260,7 @@ impl<'e, 'a> Machine<'e, 'a> {
     /// token still to come, and the draft tokens verified in its last step).
     fn admission_blocks(&self, w: &Cohort, per: f64) -> f64 {
         if self.reserve_whole {
-            self.blocks_for(w.prompt + (self.osl - w.generated).max(0.0) + self.verify)
+            self.blocks_for(w.prompt + (w.osl - w.generated).max(0.0) + self.verify)
         } else {
             self.blocks_for(w.computed + per)
         }
@@ -382,11 +389,11 @@ impl<'e, 'a> Machine<'e, 'a> {
             }
         }
         let a = self.accepted;
-        // The fewest steps any cohort has left: the most advanced cohort's. Subtracting, dividing by a positive
-        // `a` and rounding up all keep order, so one of each on the maximum equals the minimum of them per cohort
-        // (a division per cohort was a good part of a jump's time).
-        let most_generated = self.running.iter().map(|c| c.generated).fold(f64::NEG_INFINITY, f64::max);
-        let until_done = ((self.osl - most_generated) / a).ceil() - 1.0;
+        // The fewest steps any cohort has left: the one with the fewest tokens left. Dividing by a positive `a`
+        // and rounding up keep order, so one of each on the minimum equals the minimum of them per cohort (a
+        // division per cohort was a good part of a jump's time).
+        let fewest_left = self.running.iter().map(|c| c.osl - c.generated).fold(f64::INFINITY, f64::min);
+        let until_done = (fewest_left / a).ceil() - 1.0;
         let blocks_after = |j: f64| -> f64 {
             self.running
                 .iter()
@@ -429,7 +436,7 @@ impl<'e, 'a> Machine<'e, 'a> {
         }
         let mut used = 0.0;
         for c in self.running.iter_mut() {
-            Self::advance(&mut self.emitted, self.osl, c, j * a);
+            Self::advance(&mut self.emitted, c, j * a);
             c.first_token_s.get_or_insert(self.clock_s + t.total_s);
         }
         for i in 0..self.running.len() {
@@ -470,7 +477,7 @@ impl<'e, 'a> Machine<'e, 'a> {
             let mut best: Option<(usize, f64)> = None;
             for i in 0..self.running.len() - 1 {
                 let (x, y) = (&self.running[i], &self.running[i + 1]);
-                if x.prefilling() || y.prefilling() {
+                if x.prefilling() || y.prefilling() || x.osl != y.osl {
                     continue;
                 }
                 let gap = (x.generated - y.generated).abs();
@@ -607,17 +614,17 @@ impl<'e, 'a> Machine<'e, 'a> {
                             finished.push(i);
                         } else {
                             // The step that completes a prompt samples its next token.
-                            Self::advance(&mut self.emitted, self.osl, c, 1.0);
+                            Self::advance(&mut self.emitted, c, 1.0);
                             c.first_token_s.get_or_insert(now);
                         }
                     }
                 }
                 Work::Decode { .. } => {
-                    Self::advance(&mut self.emitted, self.osl, c, self.accepted);
+                    Self::advance(&mut self.emitted, c, self.accepted);
                     c.first_token_s.get_or_insert(now);
                 }
             }
-            if self.role != Role::PrefillOnly && c.generated >= self.osl {
+            if self.role != Role::PrefillOnly && c.generated >= c.osl {
                 finished.push(i);
             }
         }
@@ -702,7 +709,7 @@ impl Tally {
     }
 
     /// Books the requests `done` finished at `now`, when the machine had emitted `emitted` tokens.
-    fn finish(&mut self, done: &[Cohort], now: f64, osl: f64, warm: f64, emitted: f64) {
+    fn finish(&mut self, done: &[Cohort], now: f64, warm: f64, emitted: f64) {
         for c in done {
             if self.warming(warm) {
                 // Warm-up: the window opens once every client has finished a request.
@@ -715,7 +722,7 @@ impl Tally {
             let first = c.first_token_s.unwrap_or(now);
             self.completed += c.size;
             self.ttft += c.size * (first - c.arrival_s);
-            self.tpot += c.size * (now - first) / (osl - 1.0).max(1.0);
+            self.tpot += c.size * (now - first) / (c.osl - 1.0).max(1.0);
             self.preemptions += c.size * c.preemptions;
             self.queue += c.size * (c.scheduled_s.unwrap_or(c.arrival_s) - c.arrival_s);
         }
@@ -904,7 +911,7 @@ impl LoopMemo {
 /// the number of cohorts stays bounded under KV pressure.
 fn enqueue_fresh(waiting: &mut VecDeque<Cohort>, c: Cohort) {
     if let Some(back) = waiting.back_mut() {
-        if back.scheduled_s.is_none() && back.generated == 0.0 && back.preemptions == 0.0 {
+        if back.scheduled_s.is_none() && back.generated == 0.0 && back.preemptions == 0.0 && back.osl == c.osl {
             let total = back.size + c.size;
             back.arrival_s = (back.arrival_s * back.size + c.arrival_s * c.size) / total;
             back.size = total;
@@ -914,10 +921,60 @@ fn enqueue_fresh(waiting: &mut VecDeque<Cohort>, c: Cohort) {
     waiting.push_back(c);
 }
 
-/// The initial load: `c` clients pooled into at most `max_cohorts` cohorts, all sending at t = 0.
-fn initial_cohorts(c: f64, isl: f64, max_cohorts: usize) -> VecDeque<Cohort> {
-    let groups = (c as usize).clamp(1, max_cohorts.max(1));
-    (0..groups).map(|_| Cohort::fresh(c / groups as f64, 0.0, isl)).collect()
+/// The initial load: `c` clients pooled into at most `max_cohorts` cohorts, all sending at t = 0. With several
+/// length classes (share of the requests, output tokens each), each class gets cohorts in proportion to its share
+/// (at least one), and the classes are interleaved through the queue as a benchmark's shuffled prompts arrive.
+fn initial_cohorts(c: f64, isl: f64, classes: &[(f64, f64)], max_cohorts: usize) -> VecDeque<Cohort> {
+    if let [(_, osl)] = classes {
+        let groups = (c as usize).clamp(1, max_cohorts.max(1));
+        return (0..groups).map(|_| Cohort::fresh(c / groups as f64, 0.0, isl, *osl)).collect();
+    }
+    // A class's i-th of g cohorts sits at (i + 1/2) / g of the queue: take the class whose next cohort sits first
+    // (a merge of the classes' evenly spaced cohorts; the first such class on a tie).
+    let groups: Vec<f64> = classes
+        .iter()
+        .map(|&(share, _)| (max_cohorts as f64 * share).floor().max(1.0).min((c * share).ceil().max(1.0)))
+        .collect();
+    let mut taken = vec![0.0_f64; classes.len()];
+    let mut queue = VecDeque::new();
+    loop {
+        let next = (0..classes.len())
+            .filter(|&k| taken[k] < groups[k])
+            .min_by(|&a, &b| ((taken[a] + 0.5) / groups[a]).total_cmp(&((taken[b] + 0.5) / groups[b])));
+        let Some(k) = next else { break };
+        let (share, osl) = classes[k];
+        queue.push_back(Cohort::fresh(c * share / groups[k], 0.0, isl, osl));
+        taken[k] += 1.0;
+    }
+    queue
+}
+
+/// Length classes (share of the requests, output tokens each) of a batch of `n` requests whose output lengths
+/// are independent exponentials of mean `mean` (`OutputLengths::Exponential`): the expected lengths of the batch's
+/// requests ranked by length, `mean * (H_n - H_(k-1))` for the k-th longest (the order statistics of exponentials),
+/// grouped by rank in doubling groups (the longest alone, the next two, the next four, ...), each class the mean
+/// of its group. The classes' mean is `mean`, and the longest request, which decides when the batch ends, gets its
+/// expected length, `mean * H_n`. One class of `mean` for fixed lengths.
+pub fn output_length_classes(lengths: OutputLengths, n: f64, mean: f64) -> Vec<(f64, f64)> {
+    let requests = n.round().max(1.0) as usize;
+    if lengths == OutputLengths::Fixed || requests == 1 {
+        return vec![(1.0, mean)];
+    }
+    // Expected length of rank k (1-based): mean * sum_{j=k..n} 1/j, built from the shortest up.
+    let mut by_rank = vec![0.0; requests + 1];
+    for k in (1..=requests).rev() {
+        by_rank[k - 1] = by_rank[k] + mean / k as f64;
+    }
+    let mut classes = Vec::new();
+    let mut first = 1;
+    while first <= requests {
+        let last = (2 * first - 1).min(requests);
+        let size = (last - first + 1) as f64;
+        let total: f64 = by_rank[first - 1..last].iter().sum();
+        classes.push((size / requests as f64, total / size));
+        first = last + 1;
+    }
+    classes
 }
 
 /// A measurement that cannot start: the model does not fit, or one request's KV exceeds the pool.
@@ -942,21 +999,27 @@ fn failed(b: Bottleneck, max_resident: f64) -> Measured {
 /// Runs `c` closed-loop clients sending ISL/OSL requests to one engine (one machine, or TP across machines).
 /// Past saturation it runs `saturating_clients` of them and adds the others' wait by Little's law.
 pub fn colocated(e: &Engine, c: f64, isl: f64, osl: f64) -> Measured {
-    colocated_with(e, c, isl, osl, Run::SWEEP, None)
+    colocated_with(e, c, isl, osl, Run::SWEEP, OutputLengths::Fixed, None)
 }
 
 /// `colocated`, answered from `memo` when an earlier point of the same sweep ran the same loop (the same
 /// answer, bit for bit).
 pub fn colocated_memo(e: &Engine, c: f64, isl: f64, osl: f64, memo: &mut LoopMemo) -> Measured {
-    colocated_with(e, c, isl, osl, Run::SWEEP, Some(memo))
+    colocated_with(e, c, isl, osl, Run::SWEEP, OutputLengths::Fixed, Some(memo))
 }
 
 /// `colocated` driven as `run` says: one synchronized batch (`Run::Batch`, a llama-benchy run whose
-/// `output_tok_s` is its batch `tg` figure, `BatchWindow::throughput`), or a closed loop with every client
-/// (`Run::EVERY_CLIENT`, the saturation shortcut's reference) or at `Resolution::REFERENCE` (`Run::REFERENCE`, the
+/// `output_tok_s` is its batch `tg` figure, `BatchWindow::throughput`; `Run::AllAtOnce`, a `vllm bench serve` run
+/// at an unlimited rate whose `output_tok_s` is its whole run's, `BatchWindow::whole_run_throughput`), or a closed
+/// loop with every client (`Run::EVERY_CLIENT`, the saturation shortcut's reference) or at `Resolution::REFERENCE` (`Run::REFERENCE`, the
 /// long run a sweep's resolution is checked against, tens of times slower); `tests/physics.rs` holds both checks.
 pub fn colocated_run(e: &Engine, c: f64, isl: f64, osl: f64, run: Run) -> Measured {
-    colocated_with(e, c, isl, osl, run, None)
+    colocated_with(e, c, isl, osl, run, OutputLengths::Fixed, None)
+}
+
+/// `colocated_run` of a batch whose requests' output lengths vary as `lengths` says around the mean `osl`.
+pub fn colocated_batch(e: &Engine, c: f64, isl: f64, osl: f64, run: Run, lengths: OutputLengths) -> Measured {
+    colocated_with(e, c, isl, osl, run, lengths, None)
 }
 
 /// How a measurement drives the clients.
@@ -966,6 +1029,9 @@ pub enum Run {
     Closed { shortcut: bool, resolution: Resolution },
     /// One batch of requests sent together, measured from the first first token to the last finish.
     Batch,
+    /// One batch of requests sent together at t = 0, measured from the send to the last finish (vLLM's `bench
+    /// serve` at an unlimited request rate: `output_throughput` is every output token over the run's duration).
+    AllAtOnce,
 }
 
 impl Run {
@@ -979,8 +1045,14 @@ impl Run {
     fn resolution(self) -> Resolution {
         match self {
             Run::Closed { resolution, .. } => resolution,
-            Run::Batch => Resolution::SWEEP,
+            Run::Batch | Run::AllAtOnce => Resolution::SWEEP,
         }
+    }
+
+    /// Whether the clients send one batch and nothing after it: the loop has no warm-up and ends when the batch
+    /// does.
+    fn one_batch(self) -> bool {
+        matches!(self, Run::Batch | Run::AllAtOnce)
     }
 }
 
@@ -1005,6 +1077,14 @@ impl BatchWindow {
     fn throughput(&self, mut r: Measured, requests: f64, osl: f64, end_s: f64) -> Measured {
         let span = end_s - self.first_token_s.unwrap_or(end_s);
         r.output_tok_s = if span > 0.0 { requests * (osl - 1.0).max(0.0) / span } else { 0.0 };
+        r
+    }
+
+    /// vLLM `bench serve`'s `output_throughput` of a run that sent every request at t = 0: all output tokens
+    /// over the time to the last finish at `end_s` (`calculate_metrics` in `vllm/benchmarks/serve.py`:
+    /// `sum(output_lens) / dur_s`).
+    fn whole_run_throughput(mut r: Measured, requests: f64, osl: f64, end_s: f64) -> Measured {
+        r.output_tok_s = if end_s > 0.0 { requests * osl / end_s } else { 0.0 };
         r
     }
 }
@@ -1040,10 +1120,20 @@ impl LoopPlan {
         Some(with_queue(r, self.clients, self.simulated, osl))
     }
 
+    /// The output length classes of the requests the loop starts with: a batch's vary as `lengths` says; a closed
+    /// loop's clients send requests of one length (`validate` refuses varying lengths in a closed-loop scenario).
+    fn length_classes(&self, lengths: OutputLengths, osl: f64) -> Vec<(f64, f64)> {
+        if self.run.one_batch() {
+            output_length_classes(lengths, self.simulated, osl)
+        } else {
+            vec![(1.0, osl)]
+        }
+    }
+
     /// Requests completed before the measurement starts: a round, except for a batch, which is measured whole
     /// (nothing comes after it).
     fn warm_up(&self) -> f64 {
-        if self.run == Run::Batch {
+        if self.run.one_batch() {
             0.0
         } else {
             self.simulated
@@ -1053,8 +1143,10 @@ impl LoopPlan {
     /// The point's answer from the loop's measurement `r`, ended at `end_s`: a batch's decode window, or the
     /// closed loop's rate (kept in the memo) with the wait of the clients left to Little's law.
     fn answer(&self, r: Measured, window: &BatchWindow, memo: Option<&mut LoopMemo>, osl: f64, end_s: f64) -> Measured {
-        if self.run == Run::Batch {
-            return window.throughput(r, self.clients, osl, end_s);
+        match self.run {
+            Run::Batch => return window.throughput(r, self.clients, osl, end_s),
+            Run::AllAtOnce => return BatchWindow::whole_run_throughput(r, self.clients, osl, end_s),
+            Run::Closed { .. } => {}
         }
         if let Some(m) = memo {
             m.put(self.key, r);
@@ -1063,7 +1155,15 @@ impl LoopPlan {
     }
 }
 
-fn colocated_with(e: &Engine, c: f64, isl: f64, osl: f64, run: Run, mut memo: Option<&mut LoopMemo>) -> Measured {
+fn colocated_with(
+    e: &Engine,
+    c: f64,
+    isl: f64,
+    osl: f64,
+    run: Run,
+    lengths: OutputLengths,
+    mut memo: Option<&mut LoopMemo>,
+) -> Measured {
     let max_res = e.max_resident(isl, osl);
     if !e.placement.fits {
         return failed(Bottleneck::DoesNotFit, max_res);
@@ -1079,7 +1179,7 @@ fn colocated_with(e: &Engine, c: f64, isl: f64, osl: f64, run: Run, mut memo: Op
         return r;
     }
     let (clients, c) = (plan.clients, plan.simulated);
-    mach.waiting = initial_cohorts(c, isl, res.max_cohorts);
+    mach.waiting = initial_cohorts(c, isl, &plan.length_classes(lengths, osl), res.max_cohorts);
     let warm = plan.warm_up();
     let mut window = BatchWindow::default();
     let mut at_the_edge = plan.key.at_the_edge;
@@ -1092,7 +1192,7 @@ fn colocated_with(e: &Engine, c: f64, isl: f64, osl: f64, run: Run, mut memo: Op
                 let decoding: f64 = mach.running.iter().map(|c| c.size).sum();
                 tally.ran(j, dt, decoding, mach.kv_use());
             }
-            if run == Run::Batch {
+            if run.one_batch() {
                 window.note(&mach.running);
             }
             continue;
@@ -1104,8 +1204,8 @@ fn colocated_with(e: &Engine, c: f64, isl: f64, osl: f64, run: Run, mut memo: Op
             tally.ran(1.0, dt, decoding, mach.kv_use());
             tally.preempted_in_window += out.preempted;
         }
-        tally.finish(&out.done, mach.clock_s, osl, warm, mach.emitted);
-        if run == Run::Batch {
+        tally.finish(&out.done, mach.clock_s, warm, mach.emitted);
+        if run.one_batch() {
             // Requests that finished in this step had their first token noted in an earlier one.
             window.note(&mach.running);
             if mach.running.is_empty() && mach.waiting.is_empty() {
@@ -1116,7 +1216,7 @@ fn colocated_with(e: &Engine, c: f64, isl: f64, osl: f64, run: Run, mut memo: Op
         // Each finished client sends its next request at once; those finishing together arrive together.
         let returning: f64 = out.done.iter().map(|c| c.size).sum();
         if returning > 0.0 {
-            enqueue_fresh(&mut mach.waiting, Cohort::fresh(returning, mach.clock_s, isl));
+            enqueue_fresh(&mut mach.waiting, Cohort::fresh(returning, mach.clock_s, isl, osl));
         }
         if tally.completed >= res.measured_requests(c, at_the_edge) - 1e-9 {
             break;
@@ -1133,7 +1233,7 @@ fn colocated_with(e: &Engine, c: f64, isl: f64, osl: f64, run: Run, mut memo: Op
 /// PD: one engine prefills and ships each KV cache over the link to the other, which only decodes. The decode
 /// side reserves a request's blocks before its transfer starts; transfers share the link one at a time.
 pub fn disaggregated(pre: &Engine, dec: &Engine, transfer_s_per_request: f64, c: f64, isl: f64, osl: f64) -> Measured {
-    disaggregated_with(pre, dec, transfer_s_per_request, c, isl, osl, Run::SWEEP, None)
+    disaggregated_with(pre, dec, transfer_s_per_request, c, isl, osl, Run::SWEEP, OutputLengths::Fixed, None)
 }
 
 /// `disaggregated`, answered from `memo` as `colocated_memo` is.
@@ -1146,10 +1246,11 @@ pub fn disaggregated_memo(
     osl: f64,
     memo: &mut LoopMemo,
 ) -> Measured {
-    disaggregated_with(pre, dec, transfer_s_per_request, c, isl, osl, Run::SWEEP, Some(memo))
+    disaggregated_with(pre, dec, transfer_s_per_request, c, isl, osl, Run::SWEEP, OutputLengths::Fixed, Some(memo))
 }
 
-/// `disaggregated` driven as `run` says (as `colocated_run`).
+/// `disaggregated` driven as `run` says (as `colocated_run`), a batch's output lengths varying as `lengths` says.
+#[allow(clippy::too_many_arguments)] // the pair, the hand-off, the workload, the load, as `disaggregated_with`
 pub fn disaggregated_run(
     pre: &Engine,
     dec: &Engine,
@@ -1158,8 +1259,9 @@ pub fn disaggregated_run(
     isl: f64,
     osl: f64,
     run: Run,
+    lengths: OutputLengths,
 ) -> Measured {
-    disaggregated_with(pre, dec, transfer_s_per_request, c, isl, osl, run, None)
+    disaggregated_with(pre, dec, transfer_s_per_request, c, isl, osl, run, lengths, None)
 }
 
 // The pair, its hand-off, the workload, how the clients are driven and the sweep's memo: each public entry fixes
@@ -1173,6 +1275,7 @@ fn disaggregated_with(
     isl: f64,
     osl: f64,
     run: Run,
+    lengths: OutputLengths,
     mut memo: Option<&mut LoopMemo>,
 ) -> Measured {
     let max_res = dec.max_resident(isl, osl);
@@ -1192,7 +1295,7 @@ fn disaggregated_with(
         return r;
     }
     let (clients, c) = (plan.clients, plan.simulated);
-    p.waiting = initial_cohorts(c, isl, res.max_cohorts);
+    p.waiting = initial_cohorts(c, isl, &plan.length_classes(lengths, osl), res.max_cohorts);
     let warm = plan.warm_up();
     let mut window = BatchWindow::default();
     let mut at_the_edge = plan.key.at_the_edge;
@@ -1277,7 +1380,7 @@ fn disaggregated_with(
                     d_busy += j * dt;
                     tally.ran(j, dt, d.seqs(), d.kv_use());
                 }
-                if run == Run::Batch {
+                if run.one_batch() {
                     window.note(&d.running);
                 }
                 continue;
@@ -1295,15 +1398,15 @@ fn disaggregated_with(
                 tally.ran(1.0, dt, d.seqs(), d.kv_use());
                 tally.preempted_in_window += out.preempted;
             }
-            tally.finish(&out.done, d.clock_s, osl, warm, d.emitted);
-            if run == Run::Batch {
+            tally.finish(&out.done, d.clock_s, warm, d.emitted);
+            if run.one_batch() {
                 // Nothing is sent again: the loop ends when neither side has work left.
                 window.note(&d.running);
                 continue;
             }
             let returning: f64 = out.done.iter().map(|c| c.size).sum();
             if returning > 0.0 {
-                enqueue_fresh(&mut p.waiting, Cohort::fresh(returning, d.clock_s, isl));
+                enqueue_fresh(&mut p.waiting, Cohort::fresh(returning, d.clock_s, isl, osl));
             }
             if tally.completed >= res.measured_requests(c, at_the_edge) - 1e-9 {
                 break;
