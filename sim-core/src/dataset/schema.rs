@@ -1447,6 +1447,20 @@ impl ScenarioLoad {
     pub fn is_closed_loop(&self) -> bool {
         *self == ScenarioLoad::ClosedLoop
     }
+
+    /// The name a data file writes (`closed_loop`, `batch`, `all_at_once`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ScenarioLoad::ClosedLoop => "closed_loop",
+            ScenarioLoad::Batch => "batch",
+            ScenarioLoad::AllAtOnce => "all_at_once",
+        }
+    }
+
+    /// The load a sweep's `conditions.load` names, if the model runs it (`open_loop` it does not).
+    pub fn named(name: &str) -> Option<Self> {
+        [ScenarioLoad::ClosedLoop, ScenarioLoad::Batch, ScenarioLoad::AllAtOnce].into_iter().find(|l| l.name() == name)
+    }
 }
 
 /// How a router spreads requests over two independent copies (`ScenarioFile::router`).

@@ -881,25 +881,15 @@ impl Checker<'_> {
                     // load the benchmark ran (a closed loop, llama-benchy's batches, or one batch of prompts sent
                     // at once). An open loop at a finite rate has no loop here: its points stay unplaced.
                     let load = sweep.conditions.as_ref().map(|c| c.load.as_str());
-                    let ran = match load {
-                        None | Some("closed_loop") => Some(ScenarioLoad::ClosedLoop),
-                        Some("batch") => Some(ScenarioLoad::Batch),
-                        Some("all_at_once") => Some(ScenarioLoad::AllAtOnce),
-                        _ => None,
-                    };
+                    let ran = load.map_or(Some(ScenarioLoad::ClosedLoop), ScenarioLoad::named);
                     if ran.is_some_and(|ran| ran != sc.load) {
-                        let name = |l: ScenarioLoad| match l {
-                            ScenarioLoad::ClosedLoop => "closed_loop",
-                            ScenarioLoad::Batch => "batch",
-                            ScenarioLoad::AllAtOnce => "all_at_once",
-                        };
                         self.err(
                             file,
                             "/conditions/load".into(),
                             format!(
-                                "the sweep ran load `{}` but scenario `{id}` predicts `{}`",
-                                load.unwrap_or("closed_loop` (no conditions state one`"),
-                                name(sc.load)
+                                "the sweep ran load {} but scenario `{id}` predicts `{}`",
+                                load.map_or("`closed_loop` (no conditions state one)".into(), |l| format!("`{l}`")),
+                                sc.load.name()
                             ),
                             "set the scenario's `load` to the sweep's",
                         );
