@@ -42,6 +42,12 @@ fn with(s: &Scenario, key: &str, factor: f64, get: impl Fn(&Scenario) -> f64) ->
     t
 }
 
+/// Whether the mode's engine offloads weights that do not fit its memory share (pins aside).
+fn offloads(s: &Scenario, mode: Mode, k: &Coefficients) -> bool {
+    let tp = s.hardware.gpus.max(1.0) * if mode == Mode::Tp2 { 2.0 } else { 1.0 };
+    place(&s.model, &s.hardware, tp, k).spilled_bytes() > 0.0
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
 
@@ -84,7 +90,14 @@ proptest! {
             ("hardware.gpu_memory_bytes", |s: &Scenario| s.hardware.gpu_memory_bytes),
             ("link.line_rate_bytes_per_sec_per_rail", |s: &Scenario| s.hardware.link.line_rate_bytes_per_sec_per_rail),
         ] {
-            let better = predict(&with(s, key, f, get), &k, mode, isl, osl, c).output_tok_s;
+            let bigger = with(s, key, f, get);
+            // Memory enough for the weights to fit the engine's share ends the offload (`offloaded_bytes`):
+            // that is another deployment, no `--cpu-offload-gb`, whose pool is what the weights leave, at first
+            // less than the offloading one kept, so the two are not the same engine with more memory.
+            if offloads(s, mode, &k) && !offloads(&bigger, mode, &k) {
+                continue;
+            }
+            let better = predict(&bigger, &k, mode, isl, osl, c).output_tok_s;
             prop_assert!(better >= base * (1.0 - slack), "{key} x{f}: {better} < {base} (thrashing: {thrashing})");
         }
     }
@@ -418,7 +431,7 @@ fn a_sweep_runs_each_saturated_loop_once_and_answers_as_each_point_alone() {
     use sim_core::model::modes::Sweep;
     let k = Coefficients::default();
     let all = scenarios();
-    let levels = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
+    let levels = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024];
     for name in ["glm-5.2", "minimax-m3", "nim-llama-3.3-70b-instruct-h100x2"] {
         let s = &all[name];
         let (isl, osl) = (8192, 1024);
@@ -428,8 +441,10 @@ fn a_sweep_runs_each_saturated_loop_once_and_answers_as_each_point_alone() {
                 assert_eq!(sweep.predict(mode, c), predict(s, &k, mode, isl, osl, c), "{name} {mode:?} at {c}");
             }
         }
-        // The 256- and 512-client points of at least two modes are past four times what their engines hold
-        // (the shortcut's multiple) and reuse a run made at fewer clients (5, 6 and 4 of them on 2026-12-01).
+        // The 256- to 1,024-client points of at least two modes are past four times what their engines hold
+        // (the shortcut's multiple) and reuse a run made at fewer clients (5, 6 and 4 of them on 2026-12-01, up
+        // to 512 clients; since the H100's memory is the 81,559 MiB its driver reports, NIM's two H100 hold more
+        // and reach the multiple only at 1,024).
         assert!(sweep.loops_reused() >= 4, "{name}: {} runs reused", sweep.loops_reused());
     }
 }

@@ -7,8 +7,9 @@
 //!   [ KV pool ][ runtime reserve ]
 //! ```
 //! Placement per GPU: weights the deployment pins to host memory go there first (`HostPin`, like vLLM's
-//! `--cpu-offload-gb`); of the rest, dense weights first, then routed experts until HBM minus the reserve is
-//! full; the rest of the experts spill to CPU memory. The KV pool is what the engine's memory share leaves of
+//! `--cpu-offload-gb`); the rest stays in HBM when it fits the engine's memory share, and otherwise dense
+//! weights first, then routed experts until HBM minus the reserve is full, the rest of the experts spilling to
+//! CPU memory (`offloaded_bytes`). The KV pool is what the engine's memory share leaves of
 //! HBM after the resident weights, so pinning never shrinks it. Under tensor parallelism each GPU holds 1/tp
 //! of every weight; MLA KV is replicated on every rank, GQA KV is split. Reads of the two tiers are serialised
 //! (layers run in order), so a step pays HBM time plus slow-path time, not the max of the two.
@@ -96,6 +97,27 @@ pub fn pinned_bytes(model: &ModelSpec, tp: f64, dense: f64, experts: f64) -> (f6
     (layer_share * layered_dense, experts_pinned * experts)
 }
 
+/// Weight bytes of one GPU (`weights`, the pin already taken out) a deployment offloads to CPU memory. Serving
+/// engines load every weight into GPU memory unless told to offload (vLLM's `--cpu-offload-gb`, off by
+/// default; SGLang's `--cpu-offload-gb`; TensorRT-LLM has none): a deployment offloads only weights that do not
+/// fit the engine's share of memory (`gpu_memory_utilization`, or all of it where the KV pool is a share of
+/// what the weights leave free), and then enough to leave `hbm_reserve_fraction` of memory free of weights
+/// (the GB300 report's one-station GLM-5.2: 215 of 433 GB offloaded, 34 of 252 GB left). Weights that fit run
+/// from HBM with whatever KV pool they leave, as published runs do (GPT-OSS-120B on one H100 80GB, GPUStack).
+pub fn offloaded_bytes(weights: f64, gpu_memory_bytes: f64, k: &Coefficients) -> f64 {
+    let share = if k.kv_free_memory_fraction > 0.0 {
+        gpu_memory_bytes
+    } else {
+        gpu_memory_bytes * (1.0 - k.runtime_reserve_fraction).max(0.0)
+    };
+    if weights <= share {
+        return 0.0;
+    }
+    // Never fewer bytes than the share forces out, even where a profile reserves less than its runtime takes.
+    let budget = (gpu_memory_bytes * (1.0 - k.hbm_reserve_fraction).max(0.0)).min(share);
+    (weights - budget).max(0.0)
+}
+
 /// Places the model on one GPU of an engine spanning `tp` GPUs.
 pub fn place(model: &ModelSpec, hw: &HardwareSpec, tp: f64, k: &Coefficients) -> Placement {
     let tp = tp.max(1.0);
@@ -107,8 +129,7 @@ pub fn place(model: &ModelSpec, hw: &HardwareSpec, tp: f64, k: &Coefficients) ->
     let pinned = pin_dense + pin_experts;
     let rest = weights - pinned;
     let rest_experts = experts - pin_experts;
-    let budget = hw.gpu_memory_bytes * (1.0 - k.hbm_reserve_fraction).max(0.0);
-    let overflow = (rest - budget).max(0.0);
+    let overflow = offloaded_bytes(rest, hw.gpu_memory_bytes, k);
     let expert_spill = overflow.min(rest_experts);
     let dense_spill = overflow - expert_spill;
     let hbm_weights = rest - overflow;
@@ -522,12 +543,38 @@ mod tests {
                 last = t.total_s;
             }
         }
-        // A compute-bound prefill with a few of its experts in CPU memory: their multiplies wait for the
-        // slow path's stream instead of hiding under the HBM reads.
+        // A compute-bound prefill with a few of its experts in CPU memory (100 GB of weights on 100 GB of HBM
+        // offload 13.5 GB): their multiplies wait for the slow path's stream instead of hiding under the HBM
+        // reads.
         let load = StepLoad { prefill_tokens: 16384.0, ..StepLoad::default() };
-        let t = step(110.0, &load);
+        let t = step(100.0, &load);
         assert!(t.compute_s > t.hbm_s + t.slow_s, "{t:?}");
         assert!(t.total_s > t.compute_s + t.overhead_s, "{t:?}");
+    }
+
+    #[test]
+    fn weights_that_fit_the_memory_share_are_never_offloaded() {
+        // 100 GB of weights; the report's profile keeps 8/252 for the runtime and, when it must offload, 34/252
+        // free of weights. On 105 GB the weights fit the share (101.7 GB): nothing is offloaded and the pool
+        // is what they leave, though that is less than an offloading deployment would keep.
+        let k = Coefficients::default();
+        let (m, hw) = case(105.0);
+        let p = place(&m, &hw, 1.0, &k);
+        assert_eq!(p.spilled_bytes(), 0.0, "{p:?}");
+        assert!(close(p.kv_pool_bytes, 105e9 * (1.0 - 8.0 / 252.0) - 100e9), "{p:?}");
+        assert!(p.fits);
+        // On 100 GB they do not fit the share (96.8 GB): the deployment offloads down to 218/252 of memory.
+        let (m, hw) = case(100.0);
+        let p = place(&m, &hw, 1.0, &k);
+        assert!(close(p.spilled_bytes(), 100e9 - 100e9 * 218.0 / 252.0), "{p:?}");
+        assert!(close(p.kv_pool_bytes, 100e9 * 26.0 / 252.0), "{p:?}");
+        // A profile that reserves less than its runtime takes still offloads at least what the share forces out.
+        let lean =
+            Coefficients { hbm_reserve_fraction: 0.01, runtime_reserve_fraction: 0.1, ..Coefficients::default() };
+        assert!(close(offloaded_bytes(100e9, 100e9, &lean), 10e9));
+        // Where the pool is a share of what the weights leave (TensorRT-LLM), every byte of memory is the share.
+        let trt = Coefficients { kv_free_memory_fraction: 0.9, ..Coefficients::default() };
+        assert_eq!(offloaded_bytes(99e9, 100e9, &trt), 0.0);
     }
 
     #[test]

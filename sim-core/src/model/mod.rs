@@ -41,8 +41,9 @@ pub struct Coefficients {
     /// older serialised coefficients: 0.
     #[serde(default)]
     pub per_layer_overhead_s: f64,
-    /// Share of GPU memory kept free of weights for KV cache, activations and runtime (derived: (252 GB -
-    /// (433 GB - 215 GB)) / 252 GB = 34/252, from GLM-5.2's published checkpoint and offload on one station).
+    /// Share of GPU memory a deployment that must offload weights keeps free of them for KV cache, activations
+    /// and runtime (derived: (252 GB - (433 GB - 215 GB)) / 252 GB = 34/252, from GLM-5.2's published checkpoint
+    /// and offload on one station). Weights that fit the memory share are not offloaded (`bandwidth::offloaded_bytes`).
     pub hbm_reserve_fraction: f64,
     /// Of GPU memory, the share activations, CUDA graphs and the runtime take (assumed 8 GB of 252; the rest of
     /// the reserve is KV cache).
