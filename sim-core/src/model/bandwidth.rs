@@ -97,14 +97,16 @@ pub fn pinned_bytes(model: &ModelSpec, tp: f64, dense: f64, experts: f64) -> (f6
     (layer_share * layered_dense, experts_pinned * experts)
 }
 
-/// Weight bytes of one GPU (`weights`, the pin already taken out) a deployment offloads to CPU memory. Serving
-/// engines load every weight into GPU memory unless told to offload (vLLM's `--cpu-offload-gb`, off by
-/// default; SGLang's `--cpu-offload-gb`; TensorRT-LLM has none): a deployment offloads only weights that do not
-/// fit the engine's share of memory (`gpu_memory_utilization`, or all of it where the KV pool is a share of
-/// what the weights leave free), and then enough to leave `hbm_reserve_fraction` of memory free of weights
-/// (the GB300 report's one-station GLM-5.2: 215 of 433 GB offloaded, 34 of 252 GB left). Weights that fit run
-/// from HBM with whatever KV pool they leave, as published runs do (GPT-OSS-120B on one H100 80GB, GPUStack).
-pub fn offloaded_bytes(weights: f64, gpu_memory_bytes: f64, k: &Coefficients) -> f64 {
+/// Weight bytes of one GPU a deployment offloads to CPU memory beyond what it pins (`weights` is all of the GPU's
+/// weights, `pinned` the pin's share of them). Serving engines load every weight into GPU memory unless told to
+/// offload (vLLM's `--cpu-offload-gb`, off by default; SGLang's `--cpu-offload-gb`; TensorRT-LLM has none): a
+/// deployment offloads only when the weights do not fit the engine's share of memory (`gpu_memory_utilization`,
+/// or all of it where the KV pool is a share of what the weights leave free), and then enough to leave
+/// `hbm_reserve_fraction` of memory free of weights, counting what it pins (the GB300 report's one-station
+/// GLM-5.2: 215 of 433 GB offloaded, 34 of 252 GB left). Weights that fit run from HBM with whatever KV pool
+/// they leave, as published runs do (GPT-OSS-120B on one H100 80GB, GPUStack). Whether a deployment must
+/// offload is the whole model's question, not the rest after a pin's: so a larger pin never shrinks the pool.
+pub fn offloaded_bytes(weights: f64, pinned: f64, gpu_memory_bytes: f64, k: &Coefficients) -> f64 {
     let share = if k.kv_free_memory_fraction > 0.0 {
         gpu_memory_bytes
     } else {
@@ -115,7 +117,7 @@ pub fn offloaded_bytes(weights: f64, gpu_memory_bytes: f64, k: &Coefficients) ->
     }
     // Never fewer bytes than the share forces out, even where a profile reserves less than its runtime takes.
     let budget = (gpu_memory_bytes * (1.0 - k.hbm_reserve_fraction).max(0.0)).min(share);
-    (weights - budget).max(0.0)
+    (weights - pinned - budget).max(0.0)
 }
 
 /// Places the model on one GPU of an engine spanning `tp` GPUs.
@@ -129,7 +131,7 @@ pub fn place(model: &ModelSpec, hw: &HardwareSpec, tp: f64, k: &Coefficients) ->
     let pinned = pin_dense + pin_experts;
     let rest = weights - pinned;
     let rest_experts = experts - pin_experts;
-    let overflow = offloaded_bytes(rest, hw.gpu_memory_bytes, k);
+    let overflow = offloaded_bytes(weights, pinned, hw.gpu_memory_bytes, k);
     let expert_spill = overflow.min(rest_experts);
     let dense_spill = overflow - expert_spill;
     let hbm_weights = rest - overflow;
@@ -571,10 +573,16 @@ mod tests {
         // A profile that reserves less than its runtime takes still offloads at least what the share forces out.
         let lean =
             Coefficients { hbm_reserve_fraction: 0.01, runtime_reserve_fraction: 0.1, ..Coefficients::default() };
-        assert!(close(offloaded_bytes(100e9, 100e9, &lean), 10e9));
+        assert!(close(offloaded_bytes(100e9, 0.0, 100e9, &lean), 10e9));
+        // A deployment that must offload counts its pin: a pin below the reserve's need changes nothing, a
+        // larger one offloads only itself.
+        let k0 = Coefficients::default();
+        let need = 100e9 - 100e9 * 218.0 / 252.0;
+        assert!(close(offloaded_bytes(100e9, 5e9, 100e9, &k0) + 5e9, need));
+        assert_eq!(offloaded_bytes(100e9, need + 1e9, 100e9, &k0), 0.0);
         // Where the pool is a share of what the weights leave (TensorRT-LLM), every byte of memory is the share.
         let trt = Coefficients { kv_free_memory_fraction: 0.9, ..Coefficients::default() };
-        assert_eq!(offloaded_bytes(99e9, 100e9, &trt), 0.0);
+        assert_eq!(offloaded_bytes(99e9, 0.0, 100e9, &trt), 0.0);
     }
 
     #[test]
