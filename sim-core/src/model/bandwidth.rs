@@ -97,6 +97,19 @@ pub fn pinned_bytes(model: &ModelSpec, tp: f64, dense: f64, experts: f64) -> (f6
     (layer_share * layered_dense, experts_pinned * experts)
 }
 
+/// GPU memory the engine gives weights and KV together, bytes: vLLM and SGLang a share of all of it
+/// (`gpu_memory_utilization`: all but `runtime_reserve_fraction`, which activations and the runtime take);
+/// TensorRT-LLM all of it, its KV pool being a share of what the weights leave free
+/// (`Coefficients::kv_free_memory_fraction`). Whether weights must be offloaded and how much KV room they leave
+/// are both asked of this one share.
+pub fn engine_memory_share(gpu_memory_bytes: f64, k: &Coefficients) -> f64 {
+    if k.kv_free_memory_fraction > 0.0 {
+        gpu_memory_bytes
+    } else {
+        gpu_memory_bytes * (1.0 - k.runtime_reserve_fraction).max(0.0)
+    }
+}
+
 /// Weight bytes of one GPU a deployment offloads to CPU memory beyond what it pins (`weights` is all of the GPU's
 /// weights, `pinned` the pin's share of them). Serving engines load every weight into GPU memory unless told to
 /// offload (vLLM's `--cpu-offload-gb`, off by default; SGLang's `--cpu-offload-gb`; TensorRT-LLM has none): a
@@ -107,11 +120,7 @@ pub fn pinned_bytes(model: &ModelSpec, tp: f64, dense: f64, experts: f64) -> (f6
 /// they leave, as published runs do (GPT-OSS-120B on one H100 80GB, GPUStack). Whether a deployment must
 /// offload is the whole model's question, not the rest after a pin's: so a larger pin never shrinks the pool.
 pub fn offloaded_bytes(weights: f64, pinned: f64, gpu_memory_bytes: f64, k: &Coefficients) -> f64 {
-    let share = if k.kv_free_memory_fraction > 0.0 {
-        gpu_memory_bytes
-    } else {
-        gpu_memory_bytes * (1.0 - k.runtime_reserve_fraction).max(0.0)
-    };
+    let share = engine_memory_share(gpu_memory_bytes, k);
     if weights <= share {
         return 0.0;
     }
@@ -135,13 +144,9 @@ pub fn place(model: &ModelSpec, hw: &HardwareSpec, tp: f64, k: &Coefficients) ->
     let expert_spill = overflow.min(rest_experts);
     let dense_spill = overflow - expert_spill;
     let hbm_weights = rest - overflow;
-    // vLLM and SGLang give weights and KV a share of all memory; TensorRT-LLM gives KV a share of what the
-    // weights leave free (`Coefficients::kv_free_memory_fraction`).
-    let kv_room = if k.kv_free_memory_fraction > 0.0 {
-        k.kv_free_memory_fraction * (hw.gpu_memory_bytes - hbm_weights)
-    } else {
-        hw.gpu_memory_bytes * (1.0 - k.runtime_reserve_fraction) - hbm_weights
-    };
+    // KV gets what the weights leave of the engine's share, or under TensorRT-LLM's rule a fraction of it.
+    let kv_room = engine_memory_share(hw.gpu_memory_bytes, k) - hbm_weights;
+    let kv_room = if k.kv_free_memory_fraction > 0.0 { k.kv_free_memory_fraction * kv_room } else { kv_room };
     let kv_pool = kv_room.max(0.0);
     let kv_per_token = if model.kv_split_under_tp { model.kv_bytes_per_token / tp } else { model.kv_bytes_per_token };
     // CPU memory of one machine holds the spilled share of every GPU in it plus the pinned tables.
