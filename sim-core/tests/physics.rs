@@ -74,7 +74,7 @@ proptest! {
             || base_point.bottleneck == sim_core::model::Bottleneck::KvCapacity
             || f64::from(c) >= 0.9 * base_point.max_resident_seqs
             // Past the engine's sequence cap the rest queue: the same edge.
-            || f64::from(c) > k.max_num_seqs;
+            || f64::from(c) > k.batch_limits(&s.hardware).max_seqs;
         // PD runs two machines' event loops whose hand-offs a faster part shifts: 2% below the edge (measured
         // 1.1%, GLM-5.3-Flash at 2048/256 and 120 clients with a 50% faster link).
         let slack = if thrashing {
@@ -95,6 +95,11 @@ proptest! {
             // that is another deployment, no `--cpu-offload-gb`, whose pool is what the weights leave, at first
             // less than the offloading one kept, so the two are not the same engine with more memory.
             if offloads(s, mode, &k) && !offloads(&bigger, mode, &k) {
+                continue;
+            }
+            // Nor is a GPU that crosses 70 GiB the same engine: vLLM then takes larger batch limits by default
+            // (`Coefficients::batch_limits`: four times the step's token budget, which trades TPOT for prefill).
+            if k.batch_limits(&s.hardware) != k.batch_limits(&bigger.hardware) {
                 continue;
             }
             let better = predict(&bigger, &k, mode, isl, osl, c).output_tok_s;
@@ -554,7 +559,7 @@ proptest! {
         let kv_bound = base.preemptions_per_request > 0.0
             || base.bottleneck == sim_core::model::Bottleneck::KvCapacity
             || f64::from(c) >= 0.9 * base.max_resident_seqs
-            || f64::from(c) > k.max_num_seqs;
+            || f64::from(c) > k.batch_limits(&s.hardware).max_seqs;
         if fits && !kv_bound && base.output_tok_s > 0.0 {
             let pinned = predict(&most, &k, mode, isl, osl, c).output_tok_s;
             // The loop's discrete cohorts move a rate by up to 1% (as in the bandwidth property above).

@@ -113,6 +113,16 @@ enum Change {
     CardField { model: String, field: String },
 }
 
+/// The step's token budget the calibration dataset's engines run with, to be scaled: the profile's own, or where
+/// it states none vLLM's default on the GB300's 252 GB GPU (`VLLM_LARGE_GPU_LIMITS`: a default of 0 scaled would
+/// stay the default).
+fn chunk_on_calibration_gpus(k: &mut Coefficients) -> &mut f64 {
+    if k.prefill_chunk_tokens <= 0.0 {
+        k.prefill_chunk_tokens = crate::model::VLLM_LARGE_GPU_LIMITS.tokens_per_step;
+    }
+    &mut k.prefill_chunk_tokens
+}
+
 impl Workspace {
     /// The datasets with published points, sorted (the calibration dataset among them).
     pub fn datasets(&self) -> Vec<String> {
@@ -178,7 +188,7 @@ impl Workspace {
             },
             Assumption {
                 label: "prefill_chunk_tokens (coefficient)".into(),
-                apply: Change::Coefficient(|k| &mut k.prefill_chunk_tokens),
+                apply: Change::Coefficient(chunk_on_calibration_gpus),
             },
         ];
         // Only the models of the calibration dataset move its headline errors.

@@ -302,6 +302,7 @@ mod tests {
             acceptance: 0.0,
             spilled_routing_share: 1.0,
             attention_padding: 1.0,
+            limits: k.batch_limits(hw),
         }
     }
 

@@ -50,6 +50,8 @@ pub struct Engine<'a> {
     pub spilled_routing_share: f64,
     /// Attention FLOPs a rank computes over its heads' share (`ModelSpec::attention_head_padding`; 1 unpadded).
     pub attention_padding: f64,
+    /// The step's token budget and sequence cap on this GPU (`Coefficients::batch_limits`).
+    pub limits: super::BatchLimits,
 }
 
 /// What one step carries: decoding sequences, prompt tokens, and the attention work at their contexts.

@@ -48,13 +48,13 @@ pub struct Coefficients {
     /// Of GPU memory, the share activations, CUDA graphs and the runtime take (assumed 8 GB of 252; the rest of
     /// the reserve is KV cache).
     pub runtime_reserve_fraction: f64,
-    /// Prefill tokens one engine step takes at most (assumed 8192: vLLM's default max_num_batched_tokens
-    /// for large models).
+    /// Tokens one engine step takes at most (vLLM's `--max-num-batched-tokens`); 0: the engine's own default for
+    /// the GPU it runs on (`Coefficients::batch_limits`).
     pub prefill_chunk_tokens: f64,
     /// Tokens per KV cache block (vLLM's default `--block-size` 16, reported elsewhere: DOMAIN.md 3c).
     pub kv_block_tokens: f64,
-    /// Most requests running at once (assumed: vLLM's `--max-num-seqs`, 256 in its engine arguments' long-standing
-    /// default; no sweep here runs more clients).
+    /// Most requests running at once (vLLM's `--max-num-seqs`); 0: the engine's own default for the GPU it runs
+    /// on (`Coefficients::batch_limits`).
     pub max_num_seqs: f64,
     /// The KV pool as a share of the memory the weights leave free, when the engine sizes it so (TensorRT-LLM's
     /// `KvCacheConfig.free_gpu_memory_fraction`, 0.9 by default); 0 sizes it as vLLM and SGLang do, a share of all
@@ -97,9 +97,9 @@ impl Default for Coefficients {
             per_layer_overhead_s: 20e-6,
             hbm_reserve_fraction: 34.0 / 252.0,
             runtime_reserve_fraction: 8.0 / 252.0,
-            prefill_chunk_tokens: 8192.0,
+            prefill_chunk_tokens: 0.0,
             kv_block_tokens: 16.0,
-            max_num_seqs: 256.0,
+            max_num_seqs: 0.0,
             kv_free_memory_fraction: 0.0,
             admission: Admission::default(),
             prefix_caching: true,
@@ -316,9 +316,9 @@ impl Coefficients {
                 self.runtime_reserve_fraction,
                 "assumed: 8 GB of 252 for activations, CUDA graphs, runtime".into(),
             ),
-            ("prefill_chunk_tokens".into(), self.prefill_chunk_tokens, "assumed: vLLM max_num_batched_tokens".into()),
+            ("prefill_chunk_tokens".into(), self.prefill_chunk_tokens, batch_basis(self.prefill_chunk_tokens)),
             ("kv_block_tokens".into(), self.kv_block_tokens, "reported elsewhere: vLLM's default --block-size".into()),
-            ("max_num_seqs".into(), self.max_num_seqs, "assumed: vLLM's default --max-num-seqs".into()),
+            ("max_num_seqs".into(), self.max_num_seqs, batch_basis(self.max_num_seqs)),
         ];
         for (m, a) in &self.acceptance {
             rows.push((format!("acceptance[{m}]"), *a, fit("per model, prior from the model card")));
@@ -331,6 +331,46 @@ impl Coefficients {
             ));
         }
         rows
+    }
+}
+
+/// How a batch limit was obtained, for `Coefficients::describe`: stated by the profile, or vLLM's default for the
+/// GPU (0; `Coefficients::batch_limits`).
+fn batch_basis(value: f64) -> String {
+    if value > 0.0 { "stated by the engine profile" } else { "0: vLLM's default for the GPU (batch_limits)" }.into()
+}
+
+/// What one engine step may carry: a token budget (prompt chunks and decodes together) and the most requests
+/// running at once.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BatchLimits {
+    pub tokens_per_step: f64,
+    pub max_seqs: f64,
+}
+
+/// `vllm serve`'s defaults when a deployment sets neither limit, on a GPU with at least 70 GiB that is not an
+/// A100 (vllm-project/vllm, vllm/engine/arg_utils.py, `EngineArgs._set_default_args`: "For GPUs like H100 and
+/// MI300x, use larger default values", `default_max_num_batched_tokens` 8192 and `default_max_num_seqs` 1024 for
+/// the OpenAI server; reported elsewhere).
+pub const VLLM_LARGE_GPU_LIMITS: BatchLimits = BatchLimits { tokens_per_step: 8192.0, max_seqs: 1024.0 };
+
+/// The same defaults on smaller GPUs and on A100s (the same function: 2048 and 256).
+pub const VLLM_SMALL_GPU_LIMITS: BatchLimits = BatchLimits { tokens_per_step: 2048.0, max_seqs: 256.0 };
+
+/// GPU memory from which vLLM takes its larger defaults (70 GiB, as `current_platform.get_device_total_memory()`
+/// reports it: the driver's total, which `HardwareSpec::gpu_memory_bytes` holds).
+const VLLM_LARGE_GPU_BYTES: f64 = 70.0 * 1024.0 * 1024.0 * 1024.0;
+
+impl Coefficients {
+    /// The batch limits an engine runs with on `hw`: the profile's where it states them, else vLLM's defaults for
+    /// that GPU, where a defaulted sequence cap never exceeds the token budget (vLLM takes the smaller).
+    pub fn batch_limits(&self, hw: &crate::spec::HardwareSpec) -> BatchLimits {
+        let large = hw.gpu_memory_bytes >= VLLM_LARGE_GPU_BYTES && !hw.name.to_ascii_lowercase().contains("a100");
+        let default = if large { VLLM_LARGE_GPU_LIMITS } else { VLLM_SMALL_GPU_LIMITS };
+        let tokens_per_step =
+            if self.prefill_chunk_tokens > 0.0 { self.prefill_chunk_tokens } else { default.tokens_per_step };
+        let max_seqs = if self.max_num_seqs > 0.0 { self.max_num_seqs } else { default.max_seqs.min(tokens_per_step) };
+        BatchLimits { tokens_per_step, max_seqs }
     }
 }
 
@@ -389,4 +429,38 @@ pub struct Prediction {
     pub kv_utilization: f64,
     /// Mean time a request waited before its prompt was first scheduled, seconds.
     pub queue_s: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::HardwareSpec;
+
+    const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
+
+    #[test]
+    fn an_engine_that_states_no_batch_limits_takes_vllms_defaults_for_the_gpu() {
+        let k = Coefficients::default();
+        // An H100 80GB as the driver reports it (79.6 GiB), a 32 GB card, an A100 80GB (excepted by name).
+        let h100 = HardwareSpec::one_gpu_for_tests(81_559.0 * 1024.0 * 1024.0, 3.35e12);
+        let small = HardwareSpec::one_gpu_for_tests(32.0 * GIB, 1.8e12);
+        let a100 =
+            HardwareSpec { name: "NVIDIA A100-SXM4-80GB".into(), ..HardwareSpec::one_gpu_for_tests(80.0 * GIB, 2e12) };
+        assert_eq!(k.batch_limits(&h100), BatchLimits { tokens_per_step: 8192.0, max_seqs: 1024.0 });
+        assert_eq!(k.batch_limits(&small), BatchLimits { tokens_per_step: 2048.0, max_seqs: 256.0 });
+        assert_eq!(k.batch_limits(&a100), VLLM_SMALL_GPU_LIMITS);
+        // The threshold is 70 GiB of what the driver reports, not 70 GB.
+        assert_eq!(k.batch_limits(&HardwareSpec::one_gpu_for_tests(70.0 * GIB - 1.0, 1e12)), VLLM_SMALL_GPU_LIMITS);
+        assert_eq!(k.batch_limits(&HardwareSpec::one_gpu_for_tests(70.0 * GIB, 1e12)), VLLM_LARGE_GPU_LIMITS);
+    }
+
+    #[test]
+    fn a_stated_batch_limit_wins_and_a_defaulted_cap_never_exceeds_the_token_budget() {
+        let h100 = HardwareSpec::one_gpu_for_tests(81_559.0 * 1024.0 * 1024.0, 3.35e12);
+        let stated = Coefficients { prefill_chunk_tokens: 4096.0, max_num_seqs: 64.0, ..Coefficients::default() };
+        assert_eq!(stated.batch_limits(&h100), BatchLimits { tokens_per_step: 4096.0, max_seqs: 64.0 });
+        // vLLM: max_num_seqs = min(default, max_num_batched_tokens) when only the budget is given.
+        let budget = Coefficients { prefill_chunk_tokens: 512.0, ..Coefficients::default() };
+        assert_eq!(budget.batch_limits(&h100), BatchLimits { tokens_per_step: 512.0, max_seqs: 512.0 });
+    }
 }

@@ -49,6 +49,7 @@ pub fn engine<'a>(s: &'a Scenario, k: &'a Coefficients, span_machines: f64) -> E
         acceptance: k.acceptance_for(&s.model),
         spilled_routing_share: k.spilled_routing_share_for(&s.model),
         attention_padding,
+        limits: k.batch_limits(hw),
     }
 }
 

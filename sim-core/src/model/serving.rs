@@ -382,7 +382,7 @@ impl<'e, 'a> Machine<'e, 'a> {
             return None;
         }
         if let Some(w) = self.waiting.front() {
-            let chunk = self.e.k.prefill_chunk_tokens.max(1.0);
+            let chunk = self.e.limits.tokens_per_step.max(1.0);
             let per = (w.prompt - w.computed).min(chunk / fcfs_share(w.prompt - w.computed, chunk, w.size));
             if w.arrival_s <= self.clock_s && self.admission_blocks(w, per) <= self.free_blocks {
                 return None;
@@ -496,7 +496,7 @@ impl<'e, 'a> Machine<'e, 'a> {
         self.last_full_decode_s = None;
         self.merge_closest();
         let m = self.e.model;
-        let mut budget = self.e.k.prefill_chunk_tokens.max(1.0);
+        let mut budget = self.e.limits.tokens_per_step.max(1.0);
         let mut out = StepOut::default();
         let mut plan = std::mem::take(&mut self.plan);
         plan.clear();
@@ -1173,7 +1173,7 @@ fn colocated_with(
     }
     let res = run.resolution();
     let mut mach = Machine::new(e, Role::Colocated, isl, osl, res);
-    let max_seqs = e.k.max_num_seqs.max(1.0);
+    let max_seqs = e.limits.max_seqs.max(1.0);
     let plan = LoopPlan::new(&mach, run, c, max_res, max_seqs);
     if let Some(r) = plan.recalled(&mut memo, osl) {
         return r;
@@ -1288,7 +1288,7 @@ fn disaggregated_with(
     let res = run.resolution();
     let mut p = Machine::new(pre, Role::PrefillOnly, isl, osl, res);
     let mut d = Machine::new(dec, Role::DecodeOnly, isl, osl, res);
-    let max_seqs = dec.k.max_num_seqs.max(1.0);
+    let max_seqs = dec.limits.max_seqs.max(1.0);
     // The decode side is where requests are held; the prefill side only runs ahead of it.
     let plan = LoopPlan::new(&d, run, c, max_res, max_seqs);
     if let Some(r) = plan.recalled(&mut memo, osl) {

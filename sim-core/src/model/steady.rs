@@ -27,7 +27,7 @@ fn st(e: &Engine, seqs: f64, prefill: f64, kv_tokens: f64, prefill_ctx: f64) -> 
 
 /// Time to prefill one prompt alone, chunk by chunk.
 fn prefill_alone_s(e: &Engine, isl: f64) -> f64 {
-    let chunk = e.k.prefill_chunk_tokens.max(1.0);
+    let chunk = e.limits.tokens_per_step.max(1.0);
     let full = (isl / chunk).floor();
     let rest = isl - full * chunk;
     let mut t = 0.0;
@@ -46,7 +46,7 @@ fn colocated(e: &Engine, c: f64, isl: f64, osl: f64) -> f64 {
         return 0.0;
     }
     let a = e.tokens_per_step();
-    let chunk = e.k.prefill_chunk_tokens.max(1.0);
+    let chunk = e.limits.tokens_per_step.max(1.0);
     // Beyond n* = C * OSL / (ISL * a) decoders, prompts arrive faster than C tokens per step can prefill them:
     // the extra clients wait in the prefill queue instead of decoding.
     let n = n.min((chunk * osl / (isl * a)).max(1.0));
@@ -75,7 +75,7 @@ fn pd(s: &Scenario, k: &Coefficients, fi: f64, fo: f64, c: f64) -> f64 {
     }
     // Prefill side: one prompt alone, and the batched rate when prompts queue (full chunks back to back).
     let r_p = prefill_alone_s(&pre, fi);
-    let chunk = k.prefill_chunk_tokens.max(1.0);
+    let chunk = pre.limits.tokens_per_step.max(1.0);
     let full_chunk_s = st(&pre, 0.0, chunk, 0.0, fi.min(chunk) / 2.0).total_s;
     let prefill_rate = (chunk / fi) / full_chunk_s;
     let t_x = super::modes::handoff_s(s, fi);
