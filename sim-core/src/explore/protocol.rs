@@ -423,6 +423,18 @@ fn protocol_row(
 mod tests {
     use super::*;
 
+    /// The sensitivity row of the step's token budget scales what the GB300 engines run with (vLLM's 8192 on a
+    /// 252 GB GPU), not the 0 that stands for "the engine's default" (scaled, it would stay the default).
+    #[test]
+    fn the_chunk_sensitivity_scales_the_budget_the_engines_run_with() {
+        let mut k = Coefficients::default();
+        assert_eq!(*chunk_on_calibration_gpus(&mut k), 8192.0);
+        *chunk_on_calibration_gpus(&mut k) *= 0.5;
+        assert_eq!(k.prefill_chunk_tokens, 4096.0);
+        let mut stated = Coefficients { prefill_chunk_tokens: 2048.0, ..Coefficients::default() };
+        assert_eq!(*chunk_on_calibration_gpus(&mut stated), 2048.0);
+    }
+
     #[test]
     fn question_names_match_the_schema() {
         let names: Vec<&str> = Question::ALL.iter().map(|q| q.name()).collect();
