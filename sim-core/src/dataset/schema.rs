@@ -1277,6 +1277,10 @@ pub struct EngineFile {
     /// The scheduler's admission policy against the KV pool (absent: vLLM's, preempt the newest), with its basis.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub admission: Option<AdmissionChoice>,
+    /// The grouped-GEMM kernel the build runs a MoE model's routed experts with, which decides the row tile each
+    /// touched expert's tokens are padded to (absent: inherited along `based_on`, else unpadded), with its basis.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moe_kernel: Option<MoeKernelChoice>,
     /// Hardware ids whose scenarios use this profile when they name none (the machines this build was measured
     /// on); `*` makes it the profile of every other machine.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -1300,6 +1304,93 @@ pub struct AdmissionChoice {
     pub basis: Basis,
     /// The documentation or measurement that says the engine behaves so.
     pub reference: String,
+}
+
+/// An engine profile's MoE kernel and why it is that one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct MoeKernelChoice {
+    pub kernel: MoeKernel,
+    pub basis: Basis,
+    /// The source that says the build runs this kernel, and where the kernel sizes its tile.
+    pub reference: String,
+}
+
+/// The grouped-GEMM kernel that multiplies a MoE model's routed experts, by how it tiles the tokens routed to
+/// each expert: a kernel computes every touched expert's tokens in whole tiles of rows, so an expert that receives
+/// fewer tokens than a tile still costs the tile's multiplies (`MoeKernel::tile_rows`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum MoeKernel {
+    /// No tile: an expert's multiplies are its tokens' alone (the ideal roofline).
+    #[default]
+    Unpadded,
+    /// vLLM's Triton `fused_moe` with its default configuration (no tuned file for the GPU): `BLOCK_SIZE_M` 16 up
+    /// to 32 tokens in the batch, 32 up to 96, 64 up to 512, then 128 (`get_default_config`, vllm-project/vllm
+    /// pull request #34846, merged 2026-02-18); `moe_align_block_size` pads each expert's tokens to a multiple.
+    TritonFusedMoe,
+    /// vLLM's Marlin MoE: the smallest of 8, 16, 32, 48 and 64 rows with tokens per expert below 0.9 of it, else
+    /// 64 (`fused_marlin_moe.py`: `for block_size_m in [8, 16, 32, 48, 64]: if M * topk / E / block_size_m <
+    /// 0.9: break`).
+    Marlin,
+    /// FlashInfer's TensorRT-LLM-gen MoE: tokens per expert rounded up to a power of two, within 8 to 64 ("Cap to
+    /// 8-64 tokens per CTA tile", `_get_tile_tokens_dim` in vLLM's `modelopt.py`).
+    FlashinferTrtllmGen,
+    /// FlashInfer's CUTLASS MoE for SM120/SM121 (GB10): 64-row tiles below 64 tokens in the batch, else 128
+    /// (`select_tile_mn_for_sm120` in `flashinfer/fused_moe/core.py` of the fork DGX Spark images build).
+    FlashinferCutlassSm12x,
+    /// vLLM's own CUTLASS NVFP4 grouped GEMM on SM100: 128-row tiles whatever the batch
+    /// (`csrc/quantization/fp4/nvfp4_blockwise_moe_kernel.cu`: `MmaTileShape = Shape<_128, _128, _128>`).
+    VllmCutlassSm100,
+}
+
+impl MoeKernel {
+    pub fn is_unpadded(&self) -> bool {
+        *self == MoeKernel::Unpadded
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            MoeKernel::Unpadded => "unpadded",
+            MoeKernel::TritonFusedMoe => "triton_fused_moe",
+            MoeKernel::Marlin => "marlin",
+            MoeKernel::FlashinferTrtllmGen => "flashinfer_trtllm_gen",
+            MoeKernel::FlashinferCutlassSm12x => "flashinfer_cutlass_sm12x",
+            MoeKernel::VllmCutlassSm100 => "vllm_cutlass_sm100",
+        }
+    }
+
+    /// Rows of the tile each touched expert's tokens are padded to, in a step of `batch_tokens` tokens that
+    /// routes `per_expert` tokens to each expert on average; 0 when the kernel pads nothing.
+    pub fn tile_rows(self, batch_tokens: f64, per_expert: f64) -> f64 {
+        match self {
+            MoeKernel::Unpadded => 0.0,
+            MoeKernel::TritonFusedMoe => match batch_tokens {
+                t if t <= 32.0 => 16.0,
+                t if t <= 96.0 => 32.0,
+                t if t <= 512.0 => 64.0,
+                _ => 128.0,
+            },
+            MoeKernel::Marlin => {
+                [8.0, 16.0, 32.0, 48.0].into_iter().find(|bs| per_expert / bs < 0.9).unwrap_or(64.0)
+            }
+            MoeKernel::FlashinferTrtllmGen => {
+                // `next_positive_power_of_2` of the integer tokens per expert (1 for 0), clamped.
+                let whole = per_expert.max(0.0).floor().max(1.0);
+                whole.log2().ceil().exp2().clamp(8.0, 64.0)
+            }
+            MoeKernel::FlashinferCutlassSm12x => {
+                if batch_tokens < 64.0 {
+                    64.0
+                } else {
+                    128.0
+                }
+            }
+            MoeKernel::VllmCutlassSm100 => 128.0,
+        }
+    }
 }
 
 /// A serving engine's admission policy against its KV block pool.

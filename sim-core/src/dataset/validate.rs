@@ -1320,6 +1320,16 @@ impl Checker<'_> {
                     );
                 }
             }
+            if let Some(m) = &e.moe_kernel {
+                if m.reference.trim().is_empty() {
+                    self.err(
+                        &file,
+                        "/moe_kernel/reference".into(),
+                        "the MoE kernel has no reference".into(),
+                        "name the source that says the build runs this kernel",
+                    );
+                }
+            }
             if let Some(f) = &e.fitted_on {
                 if !datasets.contains(&f.dataset) {
                     let known: Vec<&str> = datasets.iter().map(String::as_str).collect();

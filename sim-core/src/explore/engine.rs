@@ -196,7 +196,7 @@ impl Workspace {
         let mut settings = EngineSettings::default();
         for f in chain.iter().rev() {
             let given = f.coefficients.iter().filter_map(|(name, q)| q.si().map(|v| (name.clone(), v)));
-            settings.state(f.admission.as_ref().map(|a| a.policy), given);
+            settings.state(f.admission.as_ref().map(|a| a.policy), f.moe_kernel.as_ref().map(|m| m.kernel), given);
         }
         settings
     }
@@ -276,6 +276,10 @@ impl Workspace {
         if let Some(a) = &e.admission {
             base.admission = a.policy;
             given.push(format!("admission {} ({})", a.policy.name(), a.basis.label()));
+        }
+        if let Some(m) = &e.moe_kernel {
+            base.moe_kernel = m.kernel;
+            given.push(format!("MoE kernel {} ({})", m.kernel.name(), m.basis.label()));
         }
         for (name, q) in &e.coefficients {
             let v = q.si().ok_or_else(|| format!("engine `{id}`: `{name}` has an unknown unit `{}`", q.unit))?;

@@ -14,7 +14,7 @@
 //! of every weight; MLA KV is replicated on every rank, GQA KV is split. Reads of the two tiers are serialised
 //! (layers run in order), so a step pays HBM time plus slow-path time, not the max of the two.
 
-use super::Coefficients;
+use super::{Coefficients, MoeKernel};
 use crate::spec::{HardwareSpec, ModelSpec};
 use serde::Serialize;
 
@@ -177,6 +177,23 @@ pub fn expert_touch_fraction(model: &ModelSpec, tokens: f64, routing_share: f64)
     }
     let per_token = (routing_share * model.experts_per_token / model.routed_experts).clamp(0.0, 1.0);
     1.0 - (1.0 - per_token).powf(tokens.max(0.0))
+}
+
+/// Routed-expert multiplies a step of `tokens` tokens spends on padding, in tokens' worth (a token multiplies by
+/// `experts_per_token` experts): `kernel` computes each touched expert's rows in whole tiles of
+/// `MoeKernel::tile_rows`, so a layer runs `max(rows + touched x tile / 2, touched x tile)` rows for its
+/// `rows = tokens x k`, where touched = E x `expert_touch_fraction` (uniform routing). An expert with fewer tokens
+/// than a tile pays the whole tile; one with many pays half a tile on average for its last, partial one.
+pub fn moe_padding_tokens(model: &ModelSpec, kernel: MoeKernel, tokens: f64) -> f64 {
+    let (e, k) = (model.routed_experts, model.experts_per_token);
+    if kernel == MoeKernel::Unpadded || e <= 0.0 || k <= 0.0 || tokens <= 0.0 || model.routed_expert_bytes <= 0.0 {
+        return 0.0;
+    }
+    let rows = tokens * k;
+    let tile = kernel.tile_rows(tokens, rows / e);
+    let touched = e * expert_touch_fraction(model, tokens, 1.0);
+    let padded = (rows + touched * tile / 2.0).max(touched * tile);
+    (padded - rows).max(0.0) / k
 }
 
 /// Shares of a step's weight multiplies whose weights live in CPU memory: (routed-expert, dense). A routed

@@ -7,8 +7,9 @@
 //!               hbm_bytes = dense + experts touched by T tokens + KV each sequence attends to (per architecture)
 //!                           + linear layers' state, read once and written after each verified token (split
 //!                             across TP ranks by heads; a drafting model holds a state slot per draft token)
-//!   t_compute = 2 * T * (routed active params / peak at the experts' precision
-//!                        + other active params / peak at the dense layers' precision) / tp / eta_c
+//!   t_compute = 2 * (T + P_pad) * routed active params / peak at the experts' precision / tp / eta_c
+//!               + 2 * T * other active params / peak at the dense layers' precision / tp / eta_c
+//!               (P_pad: the rows the MoE kernel pads each touched expert's tokens to, in tokens: moe_padding_tokens)
 //!               + attention FLOPs at each sequence's context but the sparse indexer's
 //!                 / (BF16 peak x 0.65 x tp / head padding)
 //!               + sparse indexer FLOPs / (BF16 peak x 0.65)      (every TP rank scores with all indexer heads)
@@ -23,7 +24,7 @@
 //! ```
 //! The closed loop that decides which sequences and chunks share a step is `serving`.
 
-use super::bandwidth::{expert_touch_fraction, host_compute_shares, step_reads, Placement};
+use super::bandwidth::{expert_touch_fraction, host_compute_shares, moe_padding_tokens, step_reads, Placement};
 use super::{Bottleneck, Coefficients};
 use crate::spec::{HardwareSpec, ModelSpec};
 
@@ -166,13 +167,25 @@ impl Engine<'_> {
         let attention_rate = self.hw.flops_bf16 * tp * ATTENTION_KERNEL_EFFICIENCY / self.attention_padding;
         let indexer_rate = self.hw.flops_bf16 * ATTENTION_KERNEL_EFFICIENCY;
         let attention_s = |all: f64, indexer: f64| (all - indexer) / attention_rate + indexer / indexer_rate;
-        let compute_s = (routed_per_token + dense_per_token) * multiplied * scale
-            + attention_s(load.attention_flops, load.indexer_flops);
+        // The routed experts' kernel multiplies each touched expert's tokens in whole tiles of rows: the padding,
+        // in tokens' worth of routed multiplies, is added to the routed share only.
+        let padding = moe_padding_tokens(m, k.moe_kernel, tokens);
+        let routed_multiplied = multiplied + padding;
+        let weights_s = if padding > 0.0 {
+            (routed_per_token * routed_multiplied + dense_per_token * multiplied) * scale
+        } else {
+            (routed_per_token + dense_per_token) * multiplied * scale
+        };
+        let compute_s = weights_s + attention_s(load.attention_flops, load.indexer_flops);
         // The multiplies of weights in CPU memory stream them over the slow path while they run: that share of
         // the compute cannot hide under the HBM reads or the other layers' compute (a roofline per kernel, not
         // per step), and the rest cannot hide under the slow path.
         let (host_routed, host_dense) = host_compute_shares(&self.placement, self.spilled_routing_share);
-        let host_compute_s = (routed_per_token * host_routed + dense_per_token * host_dense) * multiplied * scale;
+        let host_compute_s = if padding > 0.0 {
+            (routed_per_token * host_routed * routed_multiplied + dense_per_token * host_dense * multiplied) * scale
+        } else {
+            (routed_per_token * host_routed + dense_per_token * host_dense) * multiplied * scale
+        };
         let comm_s = if tp > 1.0 && tokens > 0.0 {
             // Per forward pass: two all-reduces per layer, one for the vocabulary-parallel embedding and one
             // gather of the LM head's logits; each draft pass is one more layer with its own embedding and head.

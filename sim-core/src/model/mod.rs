@@ -65,6 +65,10 @@ pub struct Coefficients {
     /// default reserves a request's whole KV before it starts).
     #[serde(default)]
     pub admission: Admission,
+    /// The grouped-GEMM kernel the build multiplies routed experts with, whose row tile pads each touched
+    /// expert's tokens (an engine choice, stated by the profile with its source; unpadded by default).
+    #[serde(default, skip_serializing_if = "MoeKernel::is_unpadded")]
+    pub moe_kernel: MoeKernel,
     /// Whether a preempted request's freed blocks stay in the prefix cache until something evicts them, so its
     /// recompute skips what survives (vLLM V1, `--enable-prefix-caching` on by default). Off, a preemption
     /// recomputes the whole context, as a scheduler without prefix hits does (inference-lab's synthetic
@@ -102,6 +106,7 @@ impl Default for Coefficients {
             max_num_seqs: 0.0,
             kv_free_memory_fraction: 0.0,
             admission: Admission::default(),
+            moe_kernel: MoeKernel::Unpadded,
             prefix_caching: true,
             held_at_prior: Vec::new(),
             acceptance: Default::default(),
@@ -110,7 +115,7 @@ impl Default for Coefficients {
     }
 }
 
-pub use crate::dataset::schema::{removed_engine_coefficient, Admission, ENGINE_COEFFICIENTS};
+pub use crate::dataset::schema::{removed_engine_coefficient, Admission, MoeKernel, ENGINE_COEFFICIENTS};
 
 fn prefix_caching_on() -> bool {
     true
@@ -132,16 +137,25 @@ pub const ENGINE_SETTINGS: &[&str] = ENGINE_COEFFICIENTS.split_at(8).1;
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct EngineSettings {
     admission: Option<Admission>,
+    moe_kernel: Option<MoeKernel>,
     /// Each `(name, value)` is one of `ENGINE_SETTINGS` with a value `Coefficients::set_named` accepts.
     values: Vec<(&'static str, f64)>,
 }
 
 impl EngineSettings {
-    /// Takes the admission policy (when stated) and every given value whose name is a setting; fitted
-    /// coefficients a profile gives (the fit's starting points) and unusable values are left out.
-    pub fn state(&mut self, admission: Option<Admission>, given: impl IntoIterator<Item = (String, f64)>) {
+    /// Takes the admission policy and the MoE kernel (when stated) and every given value whose name is a setting;
+    /// fitted coefficients a profile gives (the fit's starting points) and unusable values are left out.
+    pub fn state(
+        &mut self,
+        admission: Option<Admission>,
+        moe_kernel: Option<MoeKernel>,
+        given: impl IntoIterator<Item = (String, f64)>,
+    ) {
         if admission.is_some() {
             self.admission = admission;
+        }
+        if moe_kernel.is_some() {
+            self.moe_kernel = moe_kernel;
         }
         for (name, v) in given {
             let Some(setting) = ENGINE_SETTINGS.iter().find(|s| **s == name) else { continue };
@@ -155,7 +169,7 @@ impl EngineSettings {
 
     /// True when the profile states nothing beyond the defaults' own choices.
     pub fn is_empty(&self) -> bool {
-        self.admission.is_none() && self.values.is_empty()
+        self.admission.is_none() && self.moe_kernel.is_none() && self.values.is_empty()
     }
 
     /// `k` under the settings of scenario `scenario`'s build, from a map by scenario id; `None` where that build
@@ -173,6 +187,9 @@ impl EngineSettings {
         let mut out = k.clone();
         if let Some(a) = self.admission {
             out.admission = a;
+        }
+        if let Some(kernel) = self.moe_kernel {
+            out.moe_kernel = kernel;
         }
         for &(name, v) in &self.values {
             // Checked in `state`: every name is a setting and every value acceptable.
