@@ -389,6 +389,7 @@ mod tests {
         // A build that states only its admission inherits its parent's memory shares; an efficiency its
         // parent gives is where a fit starts, not a setting.
         let parent = r#"{"schema_version": 2, "kind": "engine", "id": "parent", "name": "p",
+            "moe_kernel": {"kernel": "triton_fused_moe", "basis": "assumed", "reference": "r"},
             "coefficients": {
               "hbm_reserve_fraction": {"value": 0.2, "unit": "1", "basis": "assumed", "reason": "r"},
               "max_num_seqs": {"value": 64, "unit": "1", "basis": "assumed", "reason": "r"},
@@ -408,6 +409,7 @@ mod tests {
         let fitted = Coefficients { hbm_efficiency: 0.9, compute_efficiency: 0.6, ..Default::default() };
         let k = ws.engine_settings("child").applied_to(&fitted);
         assert_eq!(k.admission, crate::model::Admission::GuaranteedNoEvict);
+        assert_eq!(k.moe_kernel, crate::model::MoeKernel::TritonFusedMoe, "the parent's kernel, inherited");
         assert_eq!((k.hbm_reserve_fraction, k.max_num_seqs), (0.2, 128.0), "inherited, and the child's own wins");
         assert_eq!((k.hbm_efficiency, k.compute_efficiency), (0.9, 0.6), "fitted values stay the fit's");
         let p = ws.engine_settings("parent").applied_to(&fitted);

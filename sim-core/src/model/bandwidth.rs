@@ -697,4 +697,47 @@ mod tests {
         let p = place(&pinned(m, HostPin { bytes: 30e9, ..HostPin::default() }), &hw, 1.0, &Coefficients::default());
         assert!(!p.fits && close(p.missing_bytes, 20e9), "{p:?}");
     }
+
+    #[test]
+    fn each_moe_kernel_sizes_its_tile_as_its_source_does() {
+        use MoeKernel::*;
+        // vLLM's Triton default config: by the tokens in the batch.
+        let triton: Vec<f64> = [1.0, 32.0, 33.0, 96.0, 97.0, 512.0, 513.0].map(|t| TritonFusedMoe.tile_rows(t, 0.0)).into();
+        assert_eq!(triton, [16.0, 16.0, 32.0, 32.0, 64.0, 64.0, 128.0]);
+        // Marlin: the first of 8, 16, 32, 48 with tokens per expert below 0.9 of it, else 64.
+        let marlin: Vec<f64> = [0.5, 7.1, 7.3, 14.5, 28.7, 43.1, 43.3].map(|n| Marlin.tile_rows(0.0, n)).into();
+        assert_eq!(marlin, [8.0, 8.0, 16.0, 32.0, 32.0, 48.0, 64.0]);
+        // TRT-LLM-gen: the integer tokens per expert up to a power of two, within 8-64.
+        let trtllm: Vec<f64> = [0.3, 8.0, 9.0, 16.9, 33.0, 500.0].map(|n| FlashinferTrtllmGen.tile_rows(0.0, n)).into();
+        assert_eq!(trtllm, [8.0, 8.0, 16.0, 16.0, 64.0, 64.0]);
+        assert_eq!([63.0, 64.0].map(|t| FlashinferCutlassSm12x.tile_rows(t, 0.0)), [64.0, 128.0]);
+        assert_eq!([1.0, 1e5].map(|t| VllmCutlassSm100.tile_rows(t, t)), [128.0, 128.0]);
+        assert_eq!(Unpadded.tile_rows(1.0, 1.0), 0.0);
+    }
+
+    #[test]
+    fn a_touched_expert_pays_a_whole_tile_and_a_dense_model_pays_none() {
+        // 64 experts, top-4: one decoding token touches 4 experts, each padded to a 16-row tile.
+        let (m, hw) = case(200.0);
+        assert_eq!(moe_padding_tokens(&m, MoeKernel::Unpadded, 1.0), 0.0);
+        assert!(close(moe_padding_tokens(&m, MoeKernel::TritonFusedMoe, 1.0), (4.0 * 16.0 - 4.0) / 4.0));
+        // Many tokens per expert: half a tile per touched expert on average (8192 tokens: 512 per expert).
+        let many = moe_padding_tokens(&m, MoeKernel::TritonFusedMoe, 8192.0);
+        assert!(close(many, 64.0 * 128.0 / 2.0 / 4.0), "{many}");
+        // A model without routed experts has nothing to pad.
+        let mut dense = m.clone();
+        dense.routed_experts = 0.0;
+        assert_eq!(moe_padding_tokens(&dense, MoeKernel::VllmCutlassSm100, 64.0), 0.0);
+        // In a step, the padding is routed multiplies: compute grows, the bytes read do not.
+        use crate::model::batching::StepLoad;
+        let unpadded = Coefficients::default();
+        let padded = Coefficients { moe_kernel: MoeKernel::VllmCutlassSm100, ..Coefficients::default() };
+        let load = StepLoad { decode_seqs: 16.0, ..StepLoad::default() };
+        let (a, b) = (lone_engine(&m, &hw, &unpadded).step(&load), lone_engine(&m, &hw, &padded).step(&load));
+        assert_eq!(a.hbm_s, b.hbm_s);
+        let e = lone_engine(&m, &hw, &padded);
+        let (routed_s, _) = e.weight_seconds_per_token();
+        let extra = routed_s * moe_padding_tokens(&m, MoeKernel::VllmCutlassSm100, 16.0) / padded.compute_efficiency;
+        assert!(extra > 0.0 && close(b.compute_s - a.compute_s, extra), "{a:?} {b:?}");
+    }
 }
