@@ -297,8 +297,11 @@ pub fn log_error(predicted: f64, measured: f64) -> f64 {
 /// Fits the coefficients on the points `set` admits. `scenarios` maps scenario id to its scenario (points name
 /// theirs).
 pub fn fit(scenarios: &BTreeMap<String, Scenario>, points: &[MeasuredPoint], set: FitSet) -> Calibration {
-    fit_from(&Coefficients::default(), scenarios, points, set, 1e-3)
+    fit_from(&Coefficients::default(), scenarios, points, set, REPORT_PRIOR_WEIGHT)
 }
+
+/// The prior pull of the report's own fit (`fit`).
+pub const REPORT_PRIOR_WEIGHT: f64 = 1e-3;
 
 /// Fits starting from (and regularised toward) `base`: a team calibrating on its own sweep starts from the
 /// coefficients the published data gave.

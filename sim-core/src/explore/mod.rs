@@ -243,7 +243,12 @@ impl Workspace {
             FitSet::All => &self.fit_all,
             FitSet::Single => &self.fit_single,
         };
-        cell.get_or_init(|| fit::fit(&self.scenarios, &self.calibration_points(), set))
+        // The report's points were measured with one engine build: fit under what its profile states for itself
+        // (its MoE kernel), as its predictions run; without a profile file, the defaults.
+        cell.get_or_init(|| {
+            let base = self.engine_settings(DEFAULT_ENGINE).applied_to(&Coefficients::default());
+            fit::fit_from(&base, &self.scenarios, &self.calibration_points(), set, fit::REPORT_PRIOR_WEIGHT)
+        })
     }
 
     /// The coefficients fitted on every unflagged point: what predictions use unless a scenario is calibrated.
