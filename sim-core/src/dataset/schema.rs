@@ -1373,9 +1373,7 @@ impl MoeKernel {
                 t if t <= 512.0 => 64.0,
                 _ => 128.0,
             },
-            MoeKernel::Marlin => {
-                [8.0, 16.0, 32.0, 48.0].into_iter().find(|bs| per_expert / bs < 0.9).unwrap_or(64.0)
-            }
+            MoeKernel::Marlin => [8.0, 16.0, 32.0, 48.0].into_iter().find(|bs| per_expert / bs < 0.9).unwrap_or(64.0),
             MoeKernel::FlashinferTrtllmGen => {
                 // `next_positive_power_of_2` of the integer tokens per expert (1 for 0), clamped.
                 let whole = per_expert.max(0.0).floor().max(1.0);

@@ -702,7 +702,8 @@ mod tests {
     fn each_moe_kernel_sizes_its_tile_as_its_source_does() {
         use MoeKernel::*;
         // vLLM's Triton default config: by the tokens in the batch.
-        let triton: Vec<f64> = [1.0, 32.0, 33.0, 96.0, 97.0, 512.0, 513.0].map(|t| TritonFusedMoe.tile_rows(t, 0.0)).into();
+        let triton: Vec<f64> =
+            [1.0, 32.0, 33.0, 96.0, 97.0, 512.0, 513.0].map(|t| TritonFusedMoe.tile_rows(t, 0.0)).into();
         assert_eq!(triton, [16.0, 16.0, 32.0, 32.0, 64.0, 64.0, 128.0]);
         // Marlin: the first of 8, 16, 32, 48 with tokens per expert below 0.9 of it, else 64.
         let marlin: Vec<f64> = [0.5, 7.1, 7.3, 14.5, 28.7, 43.1, 43.3].map(|n| Marlin.tile_rows(0.0, n)).into();
