@@ -14,7 +14,7 @@
 //! user without measurements who names their engine would.
 
 use super::Workspace;
-use crate::dataset::schema::{ModelFile, Quantity, REPORT_DATASET};
+use crate::dataset::schema::{ModelFile, Quantity, DEFAULT_ENGINE, REPORT_DATASET};
 use crate::dataset::{Dataset, MeasuredPoint};
 use crate::fit::fit_across_engines;
 use crate::model::{Coefficients, EngineSettings};
@@ -170,8 +170,8 @@ impl Workspace {
     }
 
     /// The assumed values the sensitivity table varies: the link's per-call latency, the reserves and the
-    /// prefill chunk the engine is assumed to use, and every model-card field whose basis is `assumed` (of the
-    /// models the calibration dataset measured).
+    /// prefill chunk the engine is assumed to use, the row tile of the MoE kernel its profile assumes, and every
+    /// model-card field whose basis is `assumed` (of the models the calibration dataset measured).
     pub fn assumptions(&self) -> Vec<Assumption> {
         let mut out = vec![
             Assumption {
@@ -189,6 +189,14 @@ impl Workspace {
             Assumption {
                 label: "prefill_chunk_tokens (coefficient)".into(),
                 apply: Change::Coefficient(chunk_on_calibration_gpus),
+            },
+            Assumption {
+                label: format!(
+                    "MoE kernel row tile ({}: {})",
+                    DEFAULT_ENGINE,
+                    self.engine_settings(DEFAULT_ENGINE).applied_to(&Coefficients::default()).moe_kernel.name()
+                ),
+                apply: Change::Coefficient(|k| &mut k.moe_tile_scale),
             },
         ];
         // Only the models of the calibration dataset move its headline errors.

@@ -69,6 +69,10 @@ pub struct Coefficients {
     /// expert's tokens (an engine choice, stated by the profile with its source; unpadded by default).
     #[serde(default, skip_serializing_if = "MoeKernel::is_unpadded")]
     pub moe_kernel: MoeKernel,
+    /// Scales the MoE kernel's row tile: 1, as the kernel's source sizes it. Only the sensitivity table moves it
+    /// (the report's kernel is an assumption: `explore::protocol`); not read from data files.
+    #[serde(skip, default = "unscaled")]
+    pub moe_tile_scale: f64,
     /// Whether a preempted request's freed blocks stay in the prefix cache until something evicts them, so its
     /// recompute skips what survives (vLLM V1, `--enable-prefix-caching` on by default). Off, a preemption
     /// recomputes the whole context, as a scheduler without prefix hits does (inference-lab's synthetic
@@ -107,6 +111,7 @@ impl Default for Coefficients {
             kv_free_memory_fraction: 0.0,
             admission: Admission::default(),
             moe_kernel: MoeKernel::Unpadded,
+            moe_tile_scale: 1.0,
             prefix_caching: true,
             held_at_prior: Vec::new(),
             acceptance: Default::default(),
@@ -119,6 +124,10 @@ pub use crate::dataset::schema::{removed_engine_coefficient, Admission, MoeKerne
 
 fn prefix_caching_on() -> bool {
     true
+}
+
+fn unscaled() -> f64 {
+    1.0
 }
 
 fn is_zero(v: &f64) -> bool {
