@@ -40,6 +40,21 @@ fn every_dataset_answers_every_question() {
     assert_eq!(pair.n, single.n, "the same pair points are predicted");
 }
 
+/// Issue 9's done-criterion for the NIM sweep: Llama-3.3-70B TP2 on two H100s, predicted with the profile fitted
+/// on the other datasets alone, lands within 30% of every published concurrency (not only at the median).
+#[test]
+fn nim_left_out_lands_within_30_percent_at_every_concurrency() {
+    let ws = workspace();
+    let row = ws
+        .protocol()
+        .into_iter()
+        .find(|r| r.dataset == "nvidia-nim-h100" && r.question == Question::LeaveOneOut)
+        .expect("NIM's leave-one-out row");
+    let (e, worst) = (row.error.expect("NIM points judged"), row.worst_ape.expect("a worst point"));
+    assert_eq!(e.n, 8, "every published concurrency: {row:?}");
+    assert!(worst >= e.p90_ape && worst <= 30.0, "{row:?}");
+}
+
 #[test]
 fn sensitivity_moves_with_the_link_latency() {
     let ws = workspace();

@@ -61,6 +61,8 @@ pub struct ProtocolRow {
     pub fitted_points: usize,
     /// Error on the points the question asks about (`None` when there are none: `missing` says why).
     pub error: Option<ErrorStats>,
+    /// The largest error of a point the question judges: nothing left unseen behind a median.
+    pub worst_ape: Option<f64>,
     pub missing: Option<String>,
     /// The frozen target of `data/accuracy.json` for this row, if any: (median, p90) maxima and where it was set.
     pub target: Option<Target>,
@@ -377,6 +379,7 @@ fn protocol_row(
             question: q,
             fitted_points: train.len(),
             error: None,
+            worst_ape: None,
             missing: Some(why),
             target: None,
             met: None,
@@ -420,6 +423,7 @@ fn protocol_row(
         dataset: dataset.into(),
         question: q,
         fitted_points: n,
+        worst_ape: apes.iter().copied().reduce(f64::max),
         missing: error.is_none().then(|| "no engine build has both points to fit and points to judge".to_string()),
         error,
         target: None,

@@ -476,13 +476,24 @@ pub fn fabric_summary(a: &FabricAnswer) -> Vec<String> {
 /// The accuracy protocol: per dataset, fitted error, pair predicted from one machine, and the dataset predicted
 /// from the others alone.
 pub fn protocol(rows: &[ProtocolRow]) -> Vec<String> {
-    let mut t =
-        Table::new(&["dataset", "question", "fitted_points", "n", "median_ape", "p90_ape", "target", "met", "note"]);
+    let mut t = Table::new(&[
+        "dataset",
+        "question",
+        "fitted_points",
+        "n",
+        "median_ape",
+        "p90_ape",
+        "max_ape",
+        "target",
+        "met",
+        "note",
+    ]);
     for r in rows {
         let (n, med, p90) = match r.error {
             Some(e) => (e.n.to_string(), format!("{:.1}%", e.median_ape), format!("{:.1}%", e.p90_ape)),
             None => ("0".into(), "-".into(), "-".into()),
         };
+        let worst = r.worst_ape.map_or_else(|| "-".to_string(), |w| format!("{w:.1}%"));
         let target = r.target.as_ref().map_or_else(String::new, |t| {
             let part = |name: &str, v: Option<f64>| v.map(|v| format!("{name} <= {v}%"));
             [part("median", t.median_ape_max), part("p90", t.p90_ape_max)]
@@ -503,6 +514,7 @@ pub fn protocol(rows: &[ProtocolRow]) -> Vec<String> {
             n,
             med,
             p90,
+            worst,
             target,
             met.into(),
             r.missing.clone().unwrap_or_default(),
