@@ -1310,24 +1310,24 @@ impl Checker<'_> {
                     "a fitted profile fits its efficiencies; take them from microbenchmarks only in a given profile",
                 );
             }
-            if let Some(a) = &e.admission {
-                if a.reference.trim().is_empty() {
-                    self.err(
-                        &file,
-                        "/admission/reference".into(),
-                        "the admission policy has no reference".into(),
-                        "name the documentation or measurement that says the engine admits so",
-                    );
-                }
-            }
-            if let Some(m) = &e.moe_kernel {
-                if m.reference.trim().is_empty() {
-                    self.err(
-                        &file,
-                        "/moe_kernel/reference".into(),
-                        "the MoE kernel has no reference".into(),
-                        "name the source that says the build runs this kernel",
-                    );
+            // An engine choice a profile states is only as good as its source.
+            let choices = [
+                (
+                    e.admission.as_ref().map(|a| &a.reference),
+                    "admission",
+                    "the admission policy",
+                    "name the documentation or measurement that says the engine admits so",
+                ),
+                (
+                    e.moe_kernel.as_ref().map(|m| &m.reference),
+                    "moe_kernel",
+                    "the MoE kernel",
+                    "name the source that says the build runs this kernel",
+                ),
+            ];
+            for (reference, field, what, hint) in choices {
+                if reference.is_some_and(|r| r.trim().is_empty()) {
+                    self.err(&file, format!("/{field}/reference"), format!("{what} has no reference"), hint);
                 }
             }
             if let Some(f) = &e.fitted_on {
