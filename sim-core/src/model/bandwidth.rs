@@ -185,14 +185,21 @@ pub fn expert_touch_fraction(model: &ModelSpec, tokens: f64, routing_share: f64)
 /// `rows = tokens x k`, where touched = E x `expert_touch_fraction` (uniform routing). An expert with fewer tokens
 /// than a tile pays the whole tile; one with many pays half a tile on average for its last, partial one.
 /// `tile_scale` scales the kernel's tile (1: as its source sizes it; the sensitivity table halves and doubles it).
-pub fn moe_padding_tokens(model: &ModelSpec, kernel: MoeKernel, tile_scale: f64, tokens: f64) -> f64 {
+/// `touched_uniform` is that touch fraction where the caller has it (`StepReads::touched_uniform`), else computed.
+pub fn moe_padding_tokens(
+    model: &ModelSpec,
+    kernel: MoeKernel,
+    tile_scale: f64,
+    tokens: f64,
+    touched_uniform: Option<f64>,
+) -> f64 {
     let (e, k) = (model.routed_experts, model.experts_per_token);
     if kernel == MoeKernel::Unpadded || e <= 0.0 || k <= 0.0 || tokens <= 0.0 || model.routed_expert_bytes <= 0.0 {
         return 0.0;
     }
     let rows = tokens * k;
     let tile = kernel.tile_rows(tokens, rows / e) * tile_scale.max(0.0);
-    let touched = e * expert_touch_fraction(model, tokens, 1.0);
+    let touched = e * touched_uniform.unwrap_or_else(|| expert_touch_fraction(model, tokens, 1.0));
     let padded = (rows + touched * tile / 2.0).max(touched * tile);
     (padded - rows).max(0.0) / k
 }
@@ -216,6 +223,9 @@ pub fn host_compute_shares(p: &Placement, spilled_routing_share: f64) -> (f64, f
 pub struct StepReads {
     pub hbm_bytes: f64,
     pub slow_bytes: f64,
+    /// The share of experts uniform routing touches, when the reads already computed it (the MoE kernel's
+    /// padding asks for it: `moe_padding_tokens`).
+    pub touched_uniform: Option<f64>,
 }
 
 /// Weight, KV and pinned-table bytes a step with `tokens` tokens reads; `kv_read_bytes` is what its decoding
@@ -251,7 +261,8 @@ pub fn step_reads(
         let touched_uniform = if s == 1.0 { touched_spilled } else { expert_touch_fraction(model, tokens, 1.0) };
         slow_bytes += p.dense_bytes_pinned + p.expert_bytes_pinned * touched_uniform;
     }
-    StepReads { hbm_bytes: streamed_dense + p.expert_bytes_hbm * touched + kv_read_bytes, slow_bytes }
+    let touched_uniform = if hbm_share == 1.0 { Some(touched) } else { (s == 1.0).then_some(touched_spilled) };
+    StepReads { hbm_bytes: streamed_dense + p.expert_bytes_hbm * touched + kv_read_bytes, slow_bytes, touched_uniform }
 }
 
 #[cfg(test)]
@@ -721,15 +732,15 @@ mod tests {
     fn a_touched_expert_pays_a_whole_tile_and_a_dense_model_pays_none() {
         // 64 experts, top-4: one decoding token touches 4 experts, each padded to a 16-row tile.
         let (m, hw) = case(200.0);
-        assert_eq!(moe_padding_tokens(&m, MoeKernel::Unpadded, 1.0, 1.0), 0.0);
-        assert!(close(moe_padding_tokens(&m, MoeKernel::TritonFusedMoe, 1.0, 1.0), (4.0 * 16.0 - 4.0) / 4.0));
+        assert_eq!(moe_padding_tokens(&m, MoeKernel::Unpadded, 1.0, 1.0, None), 0.0);
+        assert!(close(moe_padding_tokens(&m, MoeKernel::TritonFusedMoe, 1.0, 1.0, None), (4.0 * 16.0 - 4.0) / 4.0));
         // Many tokens per expert: half a tile per touched expert on average (8192 tokens: 512 per expert).
-        let many = moe_padding_tokens(&m, MoeKernel::TritonFusedMoe, 1.0, 8192.0);
+        let many = moe_padding_tokens(&m, MoeKernel::TritonFusedMoe, 1.0, 8192.0, None);
         assert!(close(many, 64.0 * 128.0 / 2.0 / 4.0), "{many}");
         // A model without routed experts has nothing to pad.
         let mut dense = m.clone();
         dense.routed_experts = 0.0;
-        assert_eq!(moe_padding_tokens(&dense, MoeKernel::VllmCutlassSm100, 1.0, 64.0), 0.0);
+        assert_eq!(moe_padding_tokens(&dense, MoeKernel::VllmCutlassSm100, 1.0, 64.0, None), 0.0);
         // In a step, the padding is routed multiplies: compute grows, the bytes read do not.
         use crate::model::batching::StepLoad;
         let unpadded = Coefficients::default();
@@ -740,7 +751,7 @@ mod tests {
         let e = lone_engine(&m, &hw, &padded);
         let (routed_s, _) = e.weight_seconds_per_token();
         let extra =
-            routed_s * moe_padding_tokens(&m, MoeKernel::VllmCutlassSm100, 1.0, 16.0) / padded.compute_efficiency;
+            routed_s * moe_padding_tokens(&m, MoeKernel::VllmCutlassSm100, 1.0, 16.0, None) / padded.compute_efficiency;
         assert!(extra > 0.0 && close(b.compute_s - a.compute_s, extra), "{a:?} {b:?}");
     }
 }

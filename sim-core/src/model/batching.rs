@@ -169,7 +169,7 @@ impl Engine<'_> {
         let attention_s = |all: f64, indexer: f64| (all - indexer) / attention_rate + indexer / indexer_rate;
         // The routed experts' kernel multiplies each touched expert's tokens in whole tiles of rows: the padding,
         // in tokens' worth of routed multiplies, is added to the routed share only.
-        let padding = moe_padding_tokens(m, k.moe_kernel, k.moe_tile_scale, tokens);
+        let padding = moe_padding_tokens(m, k.moe_kernel, k.moe_tile_scale, tokens, reads.touched_uniform);
         let routed_multiplied = multiplied + padding;
         let weights_s = if padding > 0.0 {
             (routed_per_token * routed_multiplied + dense_per_token * multiplied) * scale
