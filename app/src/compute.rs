@@ -260,6 +260,8 @@ pub fn form_description(st: &UrlState) -> ModelDescription {
         attention_heads: None,
         sliding_window: None,
         sliding_window_layers: None,
+        window_kv_heads: None,
+        window_head_dim: None,
         sparse_top_k: None,
         indexer_heads: None,
         indexer_head_dim: None,

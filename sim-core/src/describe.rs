@@ -66,6 +66,13 @@ pub struct ModelDescription {
     pub sliding_window: Option<f64>,
     #[serde(default)]
     pub sliding_window_layers: Option<f64>,
+    /// The sliding-window layers' KV heads and head dimension where they differ from the full layers'
+    /// (`kv_heads`, `head_dim`): Gemma 4's sliding layers keep 8 KV heads of 256, its global layers 2 of 512.
+    /// Absent: the full layers' geometry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_kv_heads: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_head_dim: Option<f64>,
     /// Sparse attention: positions read per query, and the indexer's heads and head dimension.
     #[serde(default)]
     pub sparse_top_k: Option<f64>,
@@ -166,6 +173,20 @@ impl ModelDescription {
                 if let Some(q) = self.attention_heads {
                     attention.flops_per_position_layer = 4.0 * q * d;
                     attention.prefill_flops_per_position_layer = 4.0 * q * d;
+                }
+                if window_layers > 0.0 {
+                    let wh = match self.window_kv_heads {
+                        Some(x) => pos("window_kv_heads", x)?,
+                        None => h,
+                    };
+                    let wd = match self.window_head_dim {
+                        Some(x) => pos("window_head_dim", x)?,
+                        None => d,
+                    };
+                    if h > 0.0 && d > 0.0 {
+                        attention.window_kv_scale = wh * wd / (h * d);
+                        attention.window_flops_scale = wd / d;
+                    }
                 }
                 2.0 * full_layers * h * d * self.kv_bytes_per_element
             }
@@ -268,11 +289,19 @@ impl ModelDescription {
         let heads = need(&["num_attention_heads", "n_head"])?;
         let kv_heads = num(&["num_key_value_heads"]).unwrap_or(heads);
         let head_dim = num(&["head_dim"]).unwrap_or(hidden / heads);
+        // Global (full-attention) layers of their own geometry beside sliding ones (Gemma 4:
+        // `num_global_key_value_heads`, `global_head_dim`, which Transformers' Gemma4TextConfig defaults to 512,
+        // and `attention_k_eq_v`, one projection for K and V on those layers; vLLM still caches K and V apart).
+        let is_gemma4 = c.get("model_type").and_then(Value::as_str).is_some_and(|t| t.starts_with("gemma4"));
+        let global_kv_heads = num(&["num_global_key_value_heads"]);
+        let global_head_dim = num(&["global_head_dim"]).or(if is_gemma4 { Some(512.0) } else { None });
+        let k_eq_v = c.get("attention_k_eq_v").and_then(Value::as_bool).unwrap_or(false);
         let vocab = num(&["vocab_size"]).unwrap_or(150_000.0);
         let kv_lora = num(&["kv_lora_rank"]);
         let rope = num(&["qk_rope_head_dim"]);
         let experts = num(&["n_routed_experts", "num_experts", "num_local_experts"]).unwrap_or(0.0);
-        let top_k = num(&["num_experts_per_tok", "num_experts_per_token", "moe_top_k", "top_k"]).unwrap_or(0.0);
+        let top_k = num(&["num_experts_per_tok", "num_experts_per_token", "moe_top_k", "top_k", "top_k_experts"])
+            .unwrap_or(0.0);
         let shared = num(&["n_shared_experts", "num_shared_experts"]).unwrap_or(0.0);
         let ffn = num(&["intermediate_size", "ffn_hidden_size"]).unwrap_or(4.0 * hidden);
         let moe_ffn = num(&["moe_intermediate_size", "expert_intermediate_size"]).unwrap_or(ffn);
@@ -314,13 +343,12 @@ impl ModelDescription {
         // `shared_intermediate_size`; one unless counted) or `shared` of the routed width.
         let shared_mlp = match num(&["shared_expert_intermediate_size", "shared_intermediate_size"]) {
             Some(w) if w > 0.0 => shared.max(1.0) * 3.0 * hidden * w,
+            // Gemma 4's MoE layers run a dense MLP of `intermediate_size` beside the routed experts (Transformers'
+            // converter for the 26B-A4B: "intermediate_size=2112,  # Shared expert FFW").
+            _ if is_gemma4 && experts > 0.0 => 3.0 * hidden * ffn,
             _ => shared * expert,
         };
         let routed = moe_layers * experts * expert;
-        // Linear layers carry their own projections instead of the full layers' attention.
-        let mixers = (layers - linear.layers) * attn_params + linear.layers * linear.params_per_layer(hidden);
-        let total = embed + mixers + dense_layers * dense_mlp + moe_layers * shared_mlp + routed;
-        let active = vocab * hidden + mixers + dense_layers * dense_mlp + moe_layers * (top_k * expert + shared_mlp);
         let draft = num(&["num_nextn_predict_layers"]).unwrap_or(0.0);
         // Sliding-window layers: `layer_types` lists them (GPT-OSS, Gemma); without it, a `sliding_window`
         // alone does not say how many layers use it, so none are counted.
@@ -329,6 +357,28 @@ impl ModelDescription {
             .get("layer_types")
             .and_then(Value::as_array)
             .map(|types| types.iter().filter(|t| t.as_str().is_some_and(|t| t.contains("sliding"))).count() as f64);
+        // Full layers of their own geometry (Gemma 4): `kv_heads` and `head_dim` describe them, and the window
+        // layers keep the config's `num_key_value_heads` and `head_dim` (`window_kv_heads`, `window_head_dim`).
+        let sliding = window_layers.filter(|n| *n > 0.0 && window.is_some()).unwrap_or(0.0);
+        let split = attention == "gqa" && sliding > 0.0 && (global_kv_heads.is_some() || global_head_dim.is_some());
+        let (full_kv_heads, full_head_dim) = if split {
+            (global_kv_heads.unwrap_or(kv_heads), global_head_dim.unwrap_or(head_dim))
+        } else {
+            (kv_heads, head_dim)
+        };
+        // Linear layers carry their own projections instead of the full layers' attention; full layers of their
+        // own geometry theirs (one projection for K and V under `attention_k_eq_v`).
+        let attention_layers = layers - linear.layers;
+        let attn_mixers = if split {
+            let full_attn = 2.0 * hidden * heads * full_head_dim
+                + if k_eq_v { 1.0 } else { 2.0 } * hidden * full_kv_heads * full_head_dim;
+            sliding * attn_params + (attention_layers - sliding).max(0.0) * full_attn
+        } else {
+            attention_layers * attn_params
+        };
+        let mixers = attn_mixers + linear.layers * linear.params_per_layer(hidden);
+        let total = embed + mixers + dense_layers * dense_mlp + moe_layers * shared_mlp + routed;
+        let active = vocab * hidden + mixers + dense_layers * dense_mlp + moe_layers * (top_k * expert + shared_mlp);
         // Block-sparse attention with some dense layers (MiniMax-M3): the dense layers read every position, so they
         // are window layers whose window is the whole context.
         if sparse.dense_layers > 0.0 && window.is_none() {
@@ -343,8 +393,8 @@ impl ModelDescription {
             layers,
             hidden_size: hidden,
             attention: attention.to_string(),
-            kv_heads: (attention == "gqa").then_some(kv_heads),
-            head_dim: (attention == "gqa").then_some(head_dim),
+            kv_heads: (attention == "gqa").then_some(full_kv_heads),
+            head_dim: (attention == "gqa").then_some(full_head_dim),
             kv_lora_rank: kv_lora.filter(|_| attention == "mla"),
             rope_dim: rope.filter(|_| attention == "mla"),
             kv_bytes_per_element: 2.0,
@@ -361,6 +411,8 @@ impl ModelDescription {
             attention_heads: Some(heads),
             sliding_window: window.filter(|_| window_layers.unwrap_or(0.0) > 0.0),
             sliding_window_layers: window_layers.filter(|n| *n > 0.0 && window.is_some()),
+            window_kv_heads: split.then_some(kv_heads),
+            window_head_dim: split.then_some(head_dim),
             sparse_top_k: num(&["index_topk"]).or(sparse.top_k),
             indexer_heads: num(&["index_n_heads"]).or(sparse.index_heads),
             indexer_head_dim: num(&["index_head_dim"]).or(sparse.index_dim),
@@ -624,6 +676,42 @@ mod tests {
         let per_layer = s.kv_per_layer();
         let read = s.attention.decode_kv_bytes(per_layer, 8192.0);
         assert_eq!(read, per_layer * (57.0 * 2048.0 + 3.0 * 8192.0) + 128.0 * 57.0 * 8192.0);
+    }
+
+    /// Gemma 4 26B-A4B's text config as Transformers' converter writes it (huggingface/transformers
+    /// src/transformers/models/gemma4/convert_gemma4_weights.py, `_VARIANT_GEMMA_4_26B_A4B`), with the
+    /// Gemma4TextConfig defaults it leaves unset (head_dim 256, vocab_size 262,144; global_head_dim 512 left out,
+    /// as the config class supplies it).
+    const GEMMA_4_26B_A4B: &str = r#"{"model_type": "gemma4", "text_config": {"model_type": "gemma4_text",
+        "num_hidden_layers": 30, "hidden_size": 2816, "num_attention_heads": 16, "num_key_value_heads": 8,
+        "num_global_key_value_heads": 2, "head_dim": 256, "sliding_window": 1024, "attention_k_eq_v": true,
+        "layer_types": ["sliding_attention","sliding_attention","sliding_attention","sliding_attention","sliding_attention","full_attention",
+            "sliding_attention","sliding_attention","sliding_attention","sliding_attention","sliding_attention","full_attention",
+            "sliding_attention","sliding_attention","sliding_attention","sliding_attention","sliding_attention","full_attention",
+            "sliding_attention","sliding_attention","sliding_attention","sliding_attention","sliding_attention","full_attention",
+            "sliding_attention","sliding_attention","sliding_attention","sliding_attention","sliding_attention","full_attention"],
+        "num_experts": 128, "top_k_experts": 8, "moe_intermediate_size": 704, "intermediate_size": 2112,
+        "vocab_size": 262144, "tie_word_embeddings": true, "max_position_embeddings": 262144}}"#;
+
+    #[test]
+    fn reads_gemma_4_global_layers_apart_from_its_sliding_ones() {
+        let d = ModelDescription::from_hf_config("gemma-4-26b-a4b", GEMMA_4_26B_A4B, 8.0).expect("parse");
+        // The full (global) layers: 2 KV heads of 512; the 25 sliding layers: 8 of 256 over their last 1,024.
+        assert_eq!((d.kv_heads, d.head_dim), (Some(2.0), Some(512.0)));
+        assert_eq!((d.window_kv_heads, d.window_head_dim), (Some(8.0), Some(256.0)));
+        assert_eq!((d.sliding_window, d.sliding_window_layers), (Some(1024.0), Some(25.0)));
+        // kubis.ai states 25.2B total and 3.8B active for this model (external-sweeps.md S1b).
+        assert!((d.total_params / 25.2e9 - 1.0).abs() < 0.01, "total {}", d.total_params);
+        assert!((d.active_params / 3.8e9 - 1.0).abs() < 0.01, "active {}", d.active_params);
+        let mut d = d;
+        d.kv_bytes_per_element = 1.0; // FP8 KV, as the kubis.ai runs
+        let s = d.to_spec().expect("spec");
+        assert_eq!(s.kv_bytes_per_token, 5.0 * 2.0 * 2.0 * 512.0);
+        assert_eq!((s.attention.window_kv_scale, s.attention.window_flops_scale), (2.0, 0.5));
+        // At 1,152 positions: the global layers read all of them, the sliding ones their window.
+        let read = s.attention.decode_kv_bytes(s.kv_per_layer(), 1152.0);
+        assert_eq!(read, 5.0 * 2048.0 * 1152.0 + 25.0 * 4096.0 * 1024.0);
+        assert_eq!(s.attention.kv_storage_bytes(s.kv_per_layer(), 1152.0), read);
     }
 
     #[test]

@@ -137,6 +137,19 @@ fn attention_spec(a: &crate::dataset::schema::Architecture) -> AttentionSpec {
         spec.linear_state_bytes = state;
         spec.full_layers -= spec.linear_layers;
     }
+    // The window layers' own geometry relative to a full layer's (`AttentionSpec::window_kv_scale`), once the
+    // full layers are counted (`kv_bytes_per_token` is theirs).
+    let full_kv_per_layer = si(&a.kv_bytes_per_token) / spec.full_layers.max(1.0);
+    if let Some(bytes) = opt(&a.window_kv_bytes_per_token).filter(|_| spec.window_layers > 0.0) {
+        if full_kv_per_layer > 0.0 {
+            spec.window_kv_scale = bytes / spec.window_layers / full_kv_per_layer;
+        }
+    }
+    if let (Some(dim), Some(full_dim)) = (opt(&a.window_head_dim), opt(&a.head_dim)) {
+        if full_dim > 0.0 && spec.window_layers > 0.0 {
+            spec.window_flops_scale = dim / full_dim;
+        }
+    }
     if let (Some(window), Some(bytes)) = (opt(&a.local_window), opt(&a.local_window_kv_bytes_per_token)) {
         spec.local_window = window.max(0.0);
         spec.local_kv_bytes = bytes.max(0.0);

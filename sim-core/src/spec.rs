@@ -176,6 +176,11 @@ pub struct AttentionSpec {
     pub full_layers: f64,
     /// Layers with a sliding window.
     pub window_layers: f64,
+    /// A window layer's KV bytes and attention FLOPs per position over a full layer's: 1 where every layer has
+    /// the same geometry (GPT-OSS, MiniMax-M3's dense layers); Gemma 4's sliding layers keep 8 KV heads of 256
+    /// where its full (global) layers keep 2 of 512 (KV 2, FLOPs 0.5: the queries' head dimension halves).
+    pub window_kv_scale: f64,
+    pub window_flops_scale: f64,
     /// Sliding window, tokens (infinite when no layer has one).
     pub window: f64,
     /// Positions sparse attention reads per query on full layers (infinite for dense attention).
@@ -217,6 +222,8 @@ impl AttentionSpec {
         AttentionSpec {
             full_layers: layers,
             window_layers: 0.0,
+            window_kv_scale: 1.0,
+            window_flops_scale: 1.0,
             window: f64::INFINITY,
             top_k: f64::INFINITY,
             flops_per_position_layer: 4.0 * hidden,
@@ -265,7 +272,7 @@ impl AttentionSpec {
     /// read), given the KV bytes per position of one layer; the linear layers' state is `decode_state_bytes`.
     pub fn decode_kv_bytes(&self, kv_per_layer: f64, ctx: f64) -> f64 {
         let (full, win) = self.positions(ctx);
-        kv_per_layer * (self.full_layers * full + self.window_layers * win)
+        kv_per_layer * (self.full_layers * full + self.window_layers * self.window_kv_scale * win)
             + self.indexer_bytes_per_position_layer * self.full_layers * ctx
             + self.local_kv_bytes * self.local_positions(ctx)
     }
@@ -298,7 +305,8 @@ impl AttentionSpec {
     pub fn query_flops(&self, ctx: f64) -> f64 {
         let (full, win) = self.positions(ctx);
         self.flops_per_position_layer
-            * (self.full_layers * (full + self.local_positions(ctx)) + self.window_layers * win)
+            * (self.full_layers * (full + self.local_positions(ctx))
+                + self.window_layers * self.window_flops_scale * win)
             + self.indexer_query_flops(ctx)
             + self.state_bytes()
     }
@@ -325,7 +333,8 @@ impl AttentionSpec {
         let ctx = offset + n / 2.0;
         let (full, win) = self.positions(ctx);
         let local = self.local_positions(ctx);
-        n * (self.prefill_flops_per_position_layer * (self.full_layers * (full + local) + self.window_layers * win)
+        n * (self.prefill_flops_per_position_layer
+            * (self.full_layers * (full + local) + self.window_layers * self.window_flops_scale * win)
             + self.indexer_query_flops(ctx)
             + self.state_bytes())
     }
@@ -343,7 +352,7 @@ impl AttentionSpec {
     /// the drafter's attention layers included (the engine allocates their cache from the same pool).
     pub fn kv_position_bytes(&self, kv_per_layer: f64, ctx: f64) -> f64 {
         let full = self.full_layers + self.draft_layers;
-        kv_per_layer * (full * ctx + self.window_layers * ctx.min(self.window))
+        kv_per_layer * (full * ctx + self.window_layers * self.window_kv_scale * ctx.min(self.window))
             + self.indexer_bytes_per_position_layer * full * ctx
             + self.draft_own_kv_bytes * ctx
             + self.local_kv_bytes * self.local_positions(ctx)
@@ -464,24 +473,31 @@ mod tests {
             (1.0..100.0f64, 0.0..60.0f64, 64.0..8192.0f64, prop::option::of(256.0..4096.0f64), 0.0..256.0f64),
             prop::option::of((1.0..40.0f64, 1e3..4e6f64)),
             0.0..3.0f64,
+            (0.25..4.0f64, 0.25..2.0f64),
         )
-            .prop_map(|((full, window_layers, window, top_k, indexer_dim), linear, draft)| AttentionSpec {
-                full_layers: full.round(),
-                window_layers: window_layers.round(),
-                window,
-                top_k: top_k.unwrap_or(f64::INFINITY),
-                flops_per_position_layer: 1.0,
-                prefill_flops_per_position_layer: 1.0,
-                sparse_mla_heads: 0.0,
-                indexer_flops_per_position_layer: 0.0,
-                indexer_bytes_per_position_layer: if top_k.is_some() { indexer_dim } else { 0.0 },
-                linear_layers: linear.map_or(0.0, |(n, _)| n.round()),
-                linear_state_bytes: linear.map_or(0.0, |(_, b)| b),
-                draft_layers: draft.floor(),
-                draft_own_kv_bytes: if draft >= 2.0 { 1e3 * draft } else { 0.0 },
-                local_window: window,
-                local_kv_bytes: if draft < 1.0 { 1e4 * draft } else { 0.0 },
-            })
+            .prop_map(
+                |((full, window_layers, window, top_k, indexer_dim), linear, draft, (kv_scale, flops_scale))| {
+                    AttentionSpec {
+                        full_layers: full.round(),
+                        window_layers: window_layers.round(),
+                        window_kv_scale: kv_scale,
+                        window_flops_scale: flops_scale,
+                        window,
+                        top_k: top_k.unwrap_or(f64::INFINITY),
+                        flops_per_position_layer: 1.0,
+                        prefill_flops_per_position_layer: 1.0,
+                        sparse_mla_heads: 0.0,
+                        indexer_flops_per_position_layer: 0.0,
+                        indexer_bytes_per_position_layer: if top_k.is_some() { indexer_dim } else { 0.0 },
+                        linear_layers: linear.map_or(0.0, |(n, _)| n.round()),
+                        linear_state_bytes: linear.map_or(0.0, |(_, b)| b),
+                        draft_layers: draft.floor(),
+                        draft_own_kv_bytes: if draft >= 2.0 { 1e3 * draft } else { 0.0 },
+                        local_window: window,
+                        local_kv_bytes: if draft < 1.0 { 1e4 * draft } else { 0.0 },
+                    }
+                },
+            )
     }
 
     proptest! {

@@ -166,6 +166,8 @@ fn a_bf16_model_computes_at_the_bf16_rate() {
         attention_heads: None,
         sliding_window: None,
         sliding_window_layers: None,
+        window_kv_heads: None,
+        window_head_dim: None,
         sparse_top_k: None,
         indexer_heads: None,
         indexer_head_dim: None,

@@ -535,6 +535,14 @@ pub struct Architecture {
     pub sliding_window: Option<Quantity>,
     #[serde(default)]
     pub sliding_window_layers: Option<Quantity>,
+    /// The window layers' own geometry where it differs from the full layers' (Gemma 4: sliding layers of 8 KV
+    /// heads x 256, global layers of 2 x 512): their KV bytes per position over all window layers, and their
+    /// head dimension (attention FLOPs per position). Absent: the full layers' (`kv_bytes_per_token` per layer,
+    /// `head_dim`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_kv_bytes_per_token: Option<Quantity>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_head_dim: Option<Quantity>,
     /// Sparse attention (DeepSeek's DSA): positions read per query (`index_topk`) after an indexer with
     /// `indexer_heads` x `indexer_head_dim` (FP8 keys) scores every position.
     #[serde(default)]

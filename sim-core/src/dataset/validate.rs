@@ -510,6 +510,7 @@ impl Checker<'_> {
                 ("draft_routed_expert_bytes", &a.draft_routed_expert_bytes),
                 ("draft_kv_bytes_per_token", &a.draft_kv_bytes_per_token),
                 ("local_window_kv_bytes_per_token", &a.local_window_kv_bytes_per_token),
+                ("window_kv_bytes_per_token", &a.window_kv_bytes_per_token),
                 ("linear_state_bytes", &a.linear_state_bytes),
             ] {
                 if let Some(q) = q {
@@ -522,6 +523,7 @@ impl Checker<'_> {
                 ("kv_lora_rank", &a.kv_lora_rank),
                 ("sliding_window", &a.sliding_window),
                 ("sliding_window_layers", &a.sliding_window_layers),
+                ("window_head_dim", &a.window_head_dim),
                 ("sparse_top_k", &a.sparse_top_k),
                 ("indexer_heads", &a.indexer_heads),
                 ("indexer_head_dim", &a.indexer_head_dim),
@@ -603,6 +605,26 @@ impl Checker<'_> {
                     "/architecture/linear_state_bytes".into(),
                     "`linear_attention_layers` and `linear_state_bytes` go together".into(),
                     "give both: how many layers keep a recurrent state, and its bytes per layer and sequence",
+                );
+            }
+            for (name, q) in
+                [("window_kv_bytes_per_token", &a.window_kv_bytes_per_token), ("window_head_dim", &a.window_head_dim)]
+            {
+                if q.is_some() && (a.sliding_window.is_none() || a.sliding_window_layers.is_none()) {
+                    self.err(
+                        &file,
+                        format!("/architecture/{name}"),
+                        format!("{name}: the geometry of window layers on a model without any"),
+                        "give sliding_window and sliding_window_layers, or drop it",
+                    );
+                }
+            }
+            if a.window_head_dim.is_some() && a.head_dim.is_none() {
+                self.err(
+                    &file,
+                    "/architecture/window_head_dim".into(),
+                    "window_head_dim without head_dim: the full layers' head dimension it is compared with".into(),
+                    "give head_dim (the full layers') too",
                 );
             }
             if let Some(w) = &a.sliding_window_layers {
