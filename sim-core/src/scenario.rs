@@ -139,8 +139,8 @@ fn attention_spec(a: &crate::dataset::schema::Architecture) -> AttentionSpec {
     }
     // The window layers' own geometry relative to a full layer's (`AttentionSpec::window_kv_scale`), once the
     // full layers are counted (`kv_bytes_per_token` is theirs).
-    let full_kv_per_layer = si(&a.kv_bytes_per_token) / spec.full_layers.max(1.0);
     if let Some(bytes) = opt(&a.window_kv_bytes_per_token).filter(|_| spec.window_layers > 0.0) {
+        let full_kv_per_layer = si(&a.kv_bytes_per_token) / spec.full_layers.max(1.0);
         if full_kv_per_layer > 0.0 {
             spec.window_kv_scale = bytes / spec.window_layers / full_kv_per_layer;
         }
