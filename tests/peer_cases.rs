@@ -11,7 +11,7 @@ use inference_lab::simulation::Simulator;
 use sim_core::describe::ModelDescription;
 use sim_core::model::bandwidth::place;
 use sim_core::model::{predict, Coefficients, Prediction};
-use sim_core::scenario::{HardwareSpec, LinkParams, ModelSpec, Scenario};
+use sim_core::scenario::{AllReduceCurve, HardwareSpec, LinkParams, ModelSpec, Scenario};
 use sim_core::Mode;
 
 const HBM_BYTES: f64 = 80e9;
@@ -131,6 +131,7 @@ pub fn sim_core_scenario(c: &Case) -> Scenario {
             line_rate_bytes_per_sec_per_rail: 50e9,
             payload_efficiency: 0.9,
             call_latency_s: 20e-6,
+            all_reduce: AllReduceCurve::default(),
         },
     };
     let (routed_experts, experts_per_token) = c.routing.map_or((0.0, 0.0), |(e, k, _)| (f64::from(e), f64::from(k)));

@@ -7,7 +7,9 @@ use crate::spec::{MLA_NOPE_HEAD_DIM, MLA_V_HEAD_DIM};
 use crate::units::{parse_unit, Dimension};
 use serde::Serialize;
 
-pub use crate::spec::{AttentionSpec, HardwareSpec, HostPin, LinkParams, ModelSpec, DEFAULT_INTRA_CALL_LATENCY_S};
+pub use crate::spec::{
+    AllReduceCurve, AttentionSpec, HardwareSpec, HostPin, LinkParams, ModelSpec, DEFAULT_INTRA_CALL_LATENCY_S,
+};
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Scenario {
@@ -59,6 +61,7 @@ pub fn hardware_spec(h: &HardwareFile) -> HardwareSpec {
             line_rate_bytes_per_sec_per_rail: si(&link.line_rate_per_rail),
             payload_efficiency: si(&link.payload_efficiency) / 100.0,
             call_latency_s: si(&link.collective_call_latency),
+            all_reduce: AllReduceCurve::new(link.all_reduce_times.iter().map(|r| (r.size_bytes, si(&r.time)))),
         },
     }
 }

@@ -52,6 +52,7 @@ impl HardwareSpec {
                 line_rate_bytes_per_sec_per_rail: 50e9,
                 payload_efficiency: 0.98,
                 call_latency_s: 35e-6,
+                all_reduce: AllReduceCurve::default(),
             },
         }
     }
@@ -69,6 +70,66 @@ pub struct LinkParams {
     /// Fraction of line rate carrying payload (0..1).
     pub payload_efficiency: f64,
     pub call_latency_s: f64,
+    /// Measured time of one all-reduce across the link against its message size; empty where none is
+    /// published, and the physics (call latency + bytes over the payload bandwidth) stands in.
+    #[serde(skip_serializing_if = "AllReduceCurve::is_empty")]
+    pub all_reduce: AllReduceCurve,
+}
+
+/// A measured all-reduce sweep between two machines: (message bytes, seconds per call), sizes strictly
+/// increasing (validation refuses anything else in a dataset file; `new` keeps only such points).
+///
+/// Why a table and not latency + bytes / bandwidth: where NCCL cannot use GPUDirect RDMA (GB10) it stages every
+/// message through host buffers, and time then grows with size in steps no line rate and call latency describe
+/// (two DGX Sparks: 64 KB at 0.5 GB/s, 16 MB at 3-5 GB/s of a 25 GB/s link).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct AllReduceCurve(Vec<(f64, f64)>);
+
+impl AllReduceCurve {
+    /// The curve through `points` (bytes, seconds), keeping only finite positive points whose size is above the
+    /// previous kept one.
+    pub fn new(points: impl IntoIterator<Item = (f64, f64)>) -> Self {
+        let mut kept: Vec<(f64, f64)> = Vec::new();
+        for (b, t) in points {
+            let ok = b.is_finite() && t.is_finite() && b > 0.0 && t > 0.0;
+            if ok && kept.last().is_none_or(|&(last, _)| b > last) {
+                kept.push((b, t));
+            }
+        }
+        AllReduceCurve(kept)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The measured points, (bytes, seconds).
+    pub fn points(&self) -> &[(f64, f64)] {
+        &self.0
+    }
+
+    /// The smallest measured call's time: what every call costs at least (the call's fixed cost).
+    pub fn floor_s(&self) -> f64 {
+        self.0.first().map_or(0.0, |&(_, t)| t)
+    }
+
+    /// Seconds for one all-reduce of `bytes`: linear between measured sizes, the smallest size's time below it
+    /// (a smaller call is not measured faster), and beyond the largest size that size's time plus the rest at
+    /// its bandwidth (the sweep's last algorithm bandwidth). 0 for an empty curve.
+    pub fn seconds(&self, bytes: f64) -> f64 {
+        let p = &self.0;
+        let Some(&(b0, t0)) = p.first() else { return 0.0 };
+        if bytes <= b0 {
+            return t0;
+        }
+        let i = p.partition_point(|&(b, _)| b < bytes);
+        if i == p.len() {
+            let (bl, tl) = p[p.len() - 1];
+            return tl + (bytes - bl) * tl / bl;
+        }
+        let ((ba, ta), (bb, tb)) = (p[i - 1], p[i]);
+        ta + (tb - ta) * (bytes - ba) / (bb - ba)
+    }
 }
 
 impl LinkParams {
@@ -463,7 +524,7 @@ impl ModelSpec {
 
 #[cfg(test)]
 mod tests {
-    use super::AttentionSpec;
+    use super::{AllReduceCurve, AttentionSpec};
     use proptest::prelude::*;
 
     /// Any attention geometry: full and window layers, a window, a top-k and a sparse indexer (or none), and
@@ -568,5 +629,24 @@ mod tests {
         a.top_k = 2048.0;
         a.indexer_bytes_per_position_layer = 128.0;
         assert_eq!(a.kv_storage_bytes(1152.0, 9216.0) - latent, 128.0 * 78.0 * 9216.0);
+    }
+
+    #[test]
+    fn a_measured_all_reduce_is_linear_between_sizes_floored_below_and_at_its_last_bandwidth_beyond() {
+        let c = AllReduceCurve::new([(8192.0, 41e-6), (65536.0, 116e-6), (1048576.0, 2100e-6)]);
+        assert_eq!(c.floor_s(), 41e-6);
+        // Below the smallest size: the smallest call's time, never less.
+        assert_eq!(c.seconds(100.0), 41e-6);
+        assert_eq!(c.seconds(8192.0), 41e-6);
+        // Between two sizes: on the straight line joining them.
+        let mid = c.seconds((65536.0 + 1048576.0) / 2.0);
+        assert!((mid - (116e-6 + 2100e-6) / 2.0).abs() < 1e-12, "{mid}");
+        assert_eq!(c.seconds(65536.0), 116e-6);
+        // Beyond the largest: its time, plus the rest at its bandwidth (2 MB at 1 MB's rate takes twice as long).
+        assert!((c.seconds(2.0 * 1048576.0) - 2.0 * 2100e-6).abs() < 1e-12);
+        // Points out of order, repeated or not positive are dropped; an empty curve costs nothing.
+        let odd = AllReduceCurve::new([(8192.0, 41e-6), (4096.0, 1e-6), (8192.0, 5e-6), (0.0, 1.0), (f64::NAN, 1.0)]);
+        assert_eq!(odd.points(), &[(8192.0, 41e-6)]);
+        assert_eq!(AllReduceCurve::default().seconds(1e6), 0.0);
     }
 }

@@ -237,8 +237,25 @@ pub struct LinkSpec {
     pub payload_efficiency: Quantity,
     /// Cost of one NCCL collective call across the link before any byte moves.
     pub collective_call_latency: Quantity,
+    /// A measured all-reduce sweep between two of these machines over this link (nccl-tests' `all_reduce_perf`
+    /// out-of-place time, or an equivalent two-rank benchmark): where given, a tensor-parallel all-reduce across
+    /// the link costs the time measured at its message size (`spec::AllReduceCurve::seconds`) instead of
+    /// `collective_call_latency` + bytes over the payload bandwidth. Sizes strictly increasing, at least two.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub all_reduce_times: Vec<AllReduceTime>,
     #[serde(default)]
     pub description: Option<String>,
+}
+
+/// One size of a measured all-reduce sweep across the link.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct AllReduceTime {
+    /// Message size of one all-reduce, bytes (nccl-tests' `size`).
+    pub size_bytes: f64,
+    /// Time of one call at that size (a time unit), with its provenance.
+    pub time: Quantity,
 }
 
 /// The path between one GPU and the machine's CPU memory: what spilled and pinned weights cross every step.

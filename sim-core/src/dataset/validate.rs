@@ -224,6 +224,7 @@ impl Checker<'_> {
             self.quantity(&file, "/link/line_rate_per_rail", &hw.link.line_rate_per_rail, BytesPerSec, false);
             self.quantity(&file, "/link/payload_efficiency", &hw.link.payload_efficiency, Percent, false);
             self.quantity(&file, "/link/collective_call_latency", &hw.link.collective_call_latency, Seconds, false);
+            self.all_reduce_times(&file, &hw.link.all_reduce_times);
             if hw.link.payload_efficiency.value > 100.0 {
                 self.err(
                     &file,
@@ -238,6 +239,35 @@ impl Checker<'_> {
             self.slow_path_bound(&file, hw);
             if let Some(mb) = &hw.microbenchmarks {
                 self.microbenchmarks(&file, hw, mb);
+            }
+        }
+    }
+
+    /// A link's measured all-reduce sweep: at least two sizes, each positive and above the one before, each time a
+    /// positive time with its provenance.
+    fn all_reduce_times(&mut self, file: &str, rows: &[AllReduceTime]) {
+        if rows.len() == 1 {
+            self.err(
+                file,
+                "/link/all_reduce_times".into(),
+                "a measured all-reduce sweep needs at least two sizes".into(),
+                "give two or more rows (size_bytes, time), or leave the field out",
+            );
+        }
+        let mut previous = 0.0;
+        for (i, r) in rows.iter().enumerate() {
+            let pointer = format!("/link/all_reduce_times/{i}");
+            self.quantity(file, &format!("{pointer}/time"), &r.time, Dimension::Seconds, false);
+            if !(r.size_bytes.is_finite() && r.size_bytes > previous) {
+                self.err(
+                    file,
+                    format!("{pointer}/size_bytes"),
+                    format!("size {} is not a finite size above the row before ({previous})", r.size_bytes),
+                    "list sizes in bytes, strictly increasing, as nccl-tests prints them",
+                );
+            }
+            if r.size_bytes.is_finite() {
+                previous = previous.max(r.size_bytes);
             }
         }
     }

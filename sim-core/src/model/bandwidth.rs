@@ -328,6 +328,7 @@ mod tests {
             placement: place(m, hw, 1.0, k),
             allreduce_bytes_per_sec: f64::INFINITY,
             allreduce_latency_s: 0.0,
+            allreduce_measured: None,
             acceptance: 0.0,
             spilled_routing_share: 1.0,
             attention_padding: 1.0,

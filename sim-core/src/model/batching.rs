@@ -26,7 +26,7 @@
 
 use super::bandwidth::{expert_touch_fraction, host_compute_shares, moe_padding_tokens, step_reads, Placement};
 use super::{Bottleneck, Coefficients};
-use crate::spec::{HardwareSpec, ModelSpec};
+use crate::spec::{AllReduceCurve, HardwareSpec, ModelSpec};
 
 /// The share of the BF16 dense tensor peak attention kernels reach, apart from the engine's GEMM efficiency
 /// (attention multiplies activations by cached keys and values, not weights, in kernels of their own): FlashMLA's
@@ -46,6 +46,9 @@ pub struct Engine<'a> {
     pub allreduce_bytes_per_sec: f64,
     /// Per-call latency of one all-reduce, seconds (0 when tp = 1).
     pub allreduce_latency_s: f64,
+    /// The link's measured all-reduce times, where tensor parallelism spans machines and the hardware gives
+    /// them: each call then costs what was measured at its size, in place of the latency and bandwidth above.
+    pub allreduce_measured: Option<&'a AllReduceCurve>,
     pub acceptance: f64,
     /// Routing share of the spilled experts relative to uniform (1.0 = uniform).
     pub spilled_routing_share: f64,
@@ -191,8 +194,21 @@ impl Engine<'_> {
             // gather of the LM head's logits; each draft pass is one more layer with its own embedding and head.
             let main_calls = 2.0 * m.layers + 2.0;
             let draft_calls = if seqs > 0.0 { m.draft_passes_per_step() * 4.0 } else { 0.0 };
-            (main_calls + draft_calls) * self.allreduce_latency_s * k.tp_latency_scale
-                + 2.0 * m.layers * tokens * m.hidden_size * 2.0 / self.allreduce_bytes_per_sec
+            // A layer's all-reduce carries every token's BF16 hidden state.
+            let layer_bytes = tokens * m.hidden_size * 2.0;
+            match self.allreduce_measured {
+                // Measured: every call pays the smallest measured call (the fixed cost, scaled like a latency);
+                // a layer's all-reduces add what the sweep measured beyond it at their size.
+                Some(curve) => {
+                    let floor = curve.floor_s();
+                    (main_calls + draft_calls) * floor * k.tp_latency_scale
+                        + 2.0 * m.layers * (curve.seconds(layer_bytes) - floor)
+                }
+                None => {
+                    (main_calls + draft_calls) * self.allreduce_latency_s * k.tp_latency_scale
+                        + 2.0 * m.layers * layer_bytes / self.allreduce_bytes_per_sec
+                }
+            }
         } else {
             0.0
         };

@@ -31,13 +31,14 @@ pub fn engine<'a>(s: &'a Scenario, k: &'a Coefficients, span_machines: f64) -> E
     let tp = gpus * span_machines;
     let placement = place(&s.model, hw, tp, k);
     let attention_padding = s.model.attention_head_padding(hw.sparse_attention_head_tile, placement.tp);
-    let (bw, lat) = if span_machines > 1.0 {
-        // The slowest hop decides: the link between machines.
-        (hw.link.payload_bytes_per_sec() * ALLREDUCE_LINK_EFFICIENCY, hw.link.call_latency_s)
+    let (bw, lat, measured) = if span_machines > 1.0 {
+        // The slowest hop decides: the link between machines, as measured where a sweep is published.
+        let measured = (!hw.link.all_reduce.is_empty()).then_some(&hw.link.all_reduce);
+        (hw.link.payload_bytes_per_sec() * ALLREDUCE_LINK_EFFICIENCY, hw.link.call_latency_s, measured)
     } else if gpus > 1.0 {
-        (hw.intra_bytes_per_sec, hw.intra_call_latency_s)
+        (hw.intra_bytes_per_sec, hw.intra_call_latency_s, None)
     } else {
-        (f64::INFINITY, 0.0)
+        (f64::INFINITY, 0.0, None)
     };
     Engine {
         model: &s.model,
@@ -46,6 +47,7 @@ pub fn engine<'a>(s: &'a Scenario, k: &'a Coefficients, span_machines: f64) -> E
         placement,
         allreduce_bytes_per_sec: bw,
         allreduce_latency_s: lat,
+        allreduce_measured: measured,
         acceptance: k.acceptance_for(&s.model),
         spilled_routing_share: k.spilled_routing_share_for(&s.model),
         attention_padding,
