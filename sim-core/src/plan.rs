@@ -137,6 +137,8 @@ pub struct Plan {
     pub hardware: String,
     /// The engine profile the predictions use and how it was obtained (filled in by `explore::ScenarioRun`).
     pub engine: String,
+    /// How TP across the machines costs an all-reduce (`link_cost`): a measured sweep, or the physics.
+    pub link: String,
     pub recommended_mode: Mode,
     pub reason: String,
     pub placements: Vec<PlanPlacement>,
@@ -254,6 +256,7 @@ pub fn plan(s: &Scenario, k: &Coefficients) -> Plan {
         model: s.model.id.clone(),
         hardware: s.hardware.id.clone(),
         engine: s.engine.clone(),
+        link: link_cost(&s.hardware.link),
         recommended_mode,
         reason,
         placements: vec![
@@ -266,6 +269,28 @@ pub fn plan(s: &Scenario, k: &Coefficients) -> Plan {
 }
 
 /// Every two-machine mode's throughput over one machine's at a row, best first: `tp2 2.10x, dp2 1.95x, pd 1.40x`.
+/// How TP across the machines costs one all-reduce over `link`, in words: the hardware file's measured sweep
+/// where it gives one, else the physics (per-call latency plus bytes over the payload bandwidth).
+pub fn link_cost(link: &crate::spec::LinkParams) -> String {
+    let p = link.all_reduce.points();
+    match (p.first(), p.last()) {
+        (Some(&(small, _)), Some(&(large, _))) if p.len() > 1 => format!(
+            "TP across machines pays the measured all-reduce times ({} sizes, {:.0} KB to {:.0} KB; link.all_reduce_times)",
+            p.len(),
+            small / 1e3,
+            large / 1e3
+        ),
+        _ => format!(
+            "TP across machines pays {:.0} us per all-reduce plus its bytes at {:.1} GB/s ({:.0} Gb/s x {}, no measured \
+             all-reduce sweep)",
+            link.call_latency_s * 1e6,
+            link.payload_bytes_per_sec() * crate::model::modes::ALLREDUCE_LINK_EFFICIENCY / 1e9,
+            link.line_rate_bytes_per_sec_per_rail * 8.0 / 1e9,
+            link.rails
+        ),
+    }
+}
+
 pub fn pair_ratios(row: &PlanRow) -> String {
     let mut pairs: Vec<(Mode, f64)> =
         row.modes.iter().filter(|p| p.mode.machines() == 2).map(|p| (p.mode, row.gain_of(p.mode))).collect();

@@ -33,6 +33,10 @@ fn cases() -> Vec<(String, Vec<String>)> {
         "import-nccl.json".into(),
         vec!["import".into(), "nccl-tests".into(), format!("{samples}/all_reduce_perf.txt")],
     ));
+    out.push((
+        "import-nccl-link-times.json".into(),
+        vec!["import".into(), "nccl-tests".into(), "--link-times".into(), format!("{samples}/all_reduce_perf.txt")],
+    ));
     let mut scenarios: Vec<String> = std::fs::read_dir(root().join("data/scenarios"))
         .expect("data/scenarios")
         .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())

@@ -735,3 +735,34 @@ fn the_sweep_resolution_tracks_a_long_run_reference() {
         assert!((fast - long).abs() <= 0.1, "{what}: {fast:.3} preemptions per request against {long:.3}");
     }
 }
+
+#[test]
+fn a_measured_all_reduce_sweep_replaces_the_link_physics_only_across_machines() {
+    use sim_core::model::modes::ALLREDUCE_LINK_EFFICIENCY;
+    use sim_core::scenario::AllReduceCurve;
+    let k = Coefficients::default();
+    let s = &scenarios()["kubis-gpt-oss-120b-dgx-spark"];
+    assert!(s.hardware.link.all_reduce.is_empty(), "the shipped DGX Spark file gives no sweep");
+    // A sweep measuring exactly what the physics charges (latency + bytes over the all-reduce bandwidth) at
+    // sizes spanning a decode step's and a prompt's messages predicts what the physics does.
+    let link = &s.hardware.link;
+    let bw = link.payload_bytes_per_sec() * ALLREDUCE_LINK_EFFICIENCY;
+    let physics = |b: f64| link.call_latency_s + b / bw;
+    let sizes = [1.0, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9];
+    let mut same = s.clone();
+    same.hardware.link.all_reduce = AllReduceCurve::new(sizes.map(|b| (b, physics(b))));
+    let mut slow = s.clone();
+    slow.hardware.link.all_reduce = AllReduceCurve::new(sizes.map(|b| (b, 3.0 * physics(b))));
+    for c in [1, 8, 64] {
+        let base = predict(s, &k, Mode::Tp2, 1024, 128, c).output_tok_s;
+        let measured_same = predict(&same, &k, Mode::Tp2, 1024, 128, c).output_tok_s;
+        assert!((measured_same / base - 1.0).abs() < 0.01, "c {c}: {measured_same} against {base}");
+        let measured_slow = predict(&slow, &k, Mode::Tp2, 1024, 128, c).output_tok_s;
+        assert!(measured_slow < base * 0.999, "c {c}: a slower measured link must cost: {measured_slow} vs {base}");
+        // One machine and two copies never cross the link.
+        for mode in [Mode::Single, Mode::Dp2] {
+            let a = predict(s, &k, mode, 1024, 128, c).output_tok_s;
+            assert_eq!(a, predict(&slow, &k, mode, 1024, 128, c).output_tok_s, "c {c} {mode:?}");
+        }
+    }
+}

@@ -263,6 +263,7 @@ pub fn Verdict(
                     <div class="verdict-mode">{sentence}</div>
                     <p class="verdict-reason">"Why: " {p.reason.clone()}</p>
                     <p class="verdict-engine" id="verdict-engine">"Predicted with the " {p.engine.clone()} "."</p>
+                    <p class="verdict-engine" id="verdict-link">{p.link.clone()} "."</p>
                     <p class="verdict-numbers">{numbers}</p>
                     {move || match calibration.get() {
                         Some(Ok(c)) => Some(format!("Calibrated on your {} measured point{} (median error {:.1}%).", c.points.len(), if c.points.len() == 1 { "" } else { "s" }, c.stats.median_ape)),

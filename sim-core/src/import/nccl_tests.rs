@@ -10,7 +10,7 @@
 //! {"time", "alg_bw", "bus_bw", "nwrong"}, "in_place": {...}}, ...], "average_bus_bandwidth": {...}}`.
 
 use super::{base_name, check_size, column, finite, fragment, import_source, parse_json, Input, Step};
-use crate::dataset::schema::{Collective, FabricFile, FabricLink, From, NcclRow, SCHEMA_VERSION};
+use crate::dataset::schema::{AllReduceTime, Collective, FabricFile, FabricLink, From, NcclRow, SCHEMA_VERSION};
 use crate::diagnostic::Diagnostic;
 use serde_json::Value;
 
@@ -73,6 +73,8 @@ struct Measured {
     /// Bus bandwidth of the out-of-place run, or of the in-place run when the row has only that.
     busbw: f64,
     in_place_only: bool,
+    /// Time of one call (out-of-place, or in-place when the row has only that), microseconds.
+    time_us: f64,
     wrong: bool,
     /// The row (text) or result object (JSON) verbatim.
     quote: String,
@@ -136,6 +138,45 @@ pub fn nccl_tests(inputs: &[Input], opts: &NcclOptions) -> Result<FabricFile, Di
         rdma: Vec::new(),
         expectations: Vec::new(),
     })
+}
+
+/// One `all_reduce_perf` output as a hardware file's `link.all_reduce_times`: every measured size with the time
+/// of one call, each quoting its row (basis `reported_elsewhere`: the file is the user's measurement, not a seed
+/// text the dataset checks). Refuses another collective, and sizes that do not increase (two runs pasted together).
+pub fn all_reduce_times(input: &Input, opts: &NcclOptions) -> Result<Vec<AllReduceTime>, Diagnostic> {
+    let (file, text) = input;
+    let (collective, _, measured) = read_file(file, text, opts)?;
+    if collective != Collective::AllReduce {
+        return Err(Diagnostic::error(file, "", format!("this output measures {}, not all_reduce", collective.name()))
+            .with_hint(
+                "a link's measured times come from all_reduce_perf (what tensor parallelism calls every layer)",
+            ));
+    }
+    let mut previous = 0;
+    let mut out = Vec::with_capacity(measured.len());
+    for m in &measured {
+        if m.size <= previous {
+            return Err(Diagnostic::error(
+                file,
+                "",
+                format!("size {} follows {previous}: the sizes do not increase (two runs in one file?)", m.size),
+            )
+            .with_hint("import one run: one table from the smallest size to the largest"));
+        }
+        previous = m.size;
+        let which = if m.in_place_only { "in-place" } else { "out-of-place" };
+        let why = format!("nccl-tests all_reduce_perf output {file}, {which} time of the row `{}`", m.quote);
+        out.push(AllReduceTime {
+            size_bytes: m.size as f64,
+            time: crate::dataset::schema::Quantity::new(
+                m.time_us,
+                "us",
+                crate::dataset::schema::Basis::ReportedElsewhere,
+                &why,
+            ),
+        });
+    }
+    Ok(out)
 }
 
 /// The NCCL row of one file: the best out-of-place bus bandwidth and the one at the largest size.
@@ -340,7 +381,7 @@ fn parse_row(file: &str, lineno: usize, line: &str, tokens: &[(usize, &str)]) ->
         ));
     }
     let wrong = [oop, ip].into_iter().any(|g| g.get(3).is_some_and(|(_, w)| w.parse::<f64>().is_ok_and(|x| x != 0.0)));
-    Ok(Measured { size, busbw, in_place_only: false, wrong, quote: line.trim().to_string() })
+    Ok(Measured { size, busbw, in_place_only: false, time_us: time, wrong, quote: line.trim().to_string() })
 }
 
 fn read_json(file: &str, text: &str) -> Result<Parsed, Diagnostic> {
@@ -415,10 +456,21 @@ fn read_json(file: &str, text: &str) -> Result<Parsed, Diagnostic> {
                 .with_hint("the run measured nothing usable at this size; rerun it or drop the result"),
             )
         })?;
+        let time_us = finite(part.get("time")).filter(|x| *x > 0.0).ok_or_else(|| {
+            let found = part.get("time").map_or("nothing".to_string(), Value::to_string);
+            located(
+                Diagnostic::error(
+                    file,
+                    format!("{p}/{which}/time"),
+                    format!("\"time\" must be a finite, positive number of microseconds, found {found}"),
+                )
+                .with_hint("the run measured nothing usable at this size; rerun it or drop the result"),
+            )
+        })?;
         let wrong =
             [oop, ip].into_iter().flatten().any(|g| g.get("nwrong").and_then(Value::as_f64).is_some_and(|x| x != 0.0));
         let quote = fragment(text, &[Step::Key("results"), Step::Index(i)]).unwrap_or_default().to_string();
-        measured.push(Measured { size, busbw, in_place_only: oop.is_none(), wrong, quote });
+        measured.push(Measured { size, busbw, in_place_only: oop.is_none(), time_us, wrong, quote });
     }
     Ok((found, measured))
 }
@@ -441,6 +493,22 @@ mod tests {
         let (_, m) = read_text("x", text).unwrap();
         assert_eq!(m.len(), 1);
         assert_eq!(m[0].busbw, 0.10);
+    }
+
+    #[test]
+    fn all_reduce_rows_become_link_times_and_other_collectives_are_refused() {
+        let text = "# all_reduce_perf\n#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n  8192  2048  float  sum  -1  35.15  0.23  0.23  0  30.33  0.27  0.27  0\n  65536  16384  float  sum  -1  67.93  0.96  0.96  0  64.71  1.01  1.01  0\n";
+        let input = ("ar.txt".to_string(), text.to_string());
+        let times = all_reduce_times(&input, &NcclOptions::default()).unwrap();
+        assert_eq!(times.len(), 2);
+        assert_eq!((times[1].size_bytes, times[1].time.value, times[1].time.unit.as_str()), (65536.0, 67.93, "us"));
+        assert!(times[0].time.reference.as_deref().is_some_and(|r| r.contains("35.15")));
+        let gather = ("ag.txt".to_string(), text.replace("all_reduce_perf", "all_gather_perf"));
+        let e = all_reduce_times(&gather, &NcclOptions::default()).unwrap_err();
+        assert!(e.message.contains("not all_reduce"), "{}", e.message);
+        let twice = ("x.txt".to_string(), format!("{text}{}", text.lines().skip(2).collect::<Vec<_>>().join("\n")));
+        let e = all_reduce_times(&twice, &NcclOptions::default()).unwrap_err();
+        assert!(e.message.contains("do not increase"), "{}", e.message);
     }
 
     #[test]

@@ -205,8 +205,9 @@ impl Engine<'_> {
                         + 2.0 * m.layers * (curve.seconds(layer_bytes) - floor)
                 }
                 None => {
+                    // (Multiplied in this order, as before measured sweeps existed: bit-identical outputs.)
                     (main_calls + draft_calls) * self.allreduce_latency_s * k.tp_latency_scale
-                        + 2.0 * m.layers * layer_bytes / self.allreduce_bytes_per_sec
+                        + 2.0 * m.layers * tokens * m.hidden_size * 2.0 / self.allreduce_bytes_per_sec
                 }
             }
         } else {

@@ -37,6 +37,10 @@ pub enum ImportCommand {
         /// Prefix of the source ids the file defines (`<prefix>-1`, ...).
         #[arg(long, default_value = "import")]
         source_prefix: String,
+        /// Print one all_reduce_perf output as a hardware file's `link.all_reduce_times` (the time of every
+        /// measured size, which tensor parallelism across the link then costs) instead of a fabric file.
+        #[arg(long)]
+        link_times: bool,
     },
     /// Result files of `vllm bench serve --save-result` or `benchmark_serving.py --save-result` to a sweep file.
     VllmBench {
@@ -96,6 +100,7 @@ pub fn run(cmd: ImportCommand) -> Result<String, Diagnostic> {
             mtu,
             transport,
             source_prefix,
+            link_times,
         } => {
             let first = files.first().map(|f| f.display().to_string()).unwrap_or_default();
             let collective = match collective {
@@ -114,8 +119,20 @@ pub fn run(cmd: ImportCommand) -> Result<String, Diagnostic> {
                 .with_hint("e.g. 400"));
             }
             let opts = NcclOptions { id, hardware, collective, rails, line_rate_gbit, mtu, transport, source_prefix };
-            let fabric = import::nccl_tests(&read_all(&files)?, &opts)?;
-            serde_json::to_string_pretty(&fabric)
+            let inputs = read_all(&files)?;
+            if link_times {
+                let [input] = inputs.as_slice() else {
+                    return Err(Diagnostic::error(
+                        &first,
+                        "",
+                        format!("--link-times reads one file, got {}", inputs.len()),
+                    )
+                    .with_hint("name the one all_reduce_perf output measured between the two machines"));
+                };
+                serde_json::to_string_pretty(&import::nccl_tests::all_reduce_times(input, &opts)?)
+            } else {
+                serde_json::to_string_pretty(&import::nccl_tests(&inputs, &opts)?)
+            }
         }
         ImportCommand::VllmBench { files, mode, model, hardware, concurrency, isl, osl, source_prefix } => {
             let first = files.first().map(|f| f.display().to_string()).unwrap_or_default();

@@ -155,6 +155,7 @@ pub fn plan_summary(plan: &Plan, calibration: Option<&str>) -> Vec<String> {
         out.push(format!("calibration: {c}"));
     }
     out.push(format!("engine: {}", plan.engine));
+    out.push(format!("link: {}", plan.link));
     let mode = plan.recommendation().map_or("none", Mode::name);
     out.push(format!("recommended: {mode} ({})", plan.reason));
     // What the published sweeps of this setup measured: every row where the model ranks the measured modes
