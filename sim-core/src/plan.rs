@@ -268,13 +268,12 @@ pub fn plan(s: &Scenario, k: &Coefficients) -> Plan {
     }
 }
 
-/// Every two-machine mode's throughput over one machine's at a row, best first: `tp2 2.10x, dp2 1.95x, pd 1.40x`.
 /// How TP across the machines costs one all-reduce over `link`, in words: the hardware file's measured sweep
 /// where it gives one, else the physics (per-call latency plus bytes over the payload bandwidth).
 pub fn link_cost(link: &crate::spec::LinkParams) -> String {
     let p = link.all_reduce.points();
     match (p.first(), p.last()) {
-        (Some(&(small, _)), Some(&(large, _))) if p.len() > 1 => format!(
+        (Some(&(small, _)), Some(&(large, _))) => format!(
             "TP across machines pays the measured all-reduce times ({} sizes, {:.0} KB to {:.0} KB; link.all_reduce_times)",
             p.len(),
             small / 1e3,
@@ -291,6 +290,7 @@ pub fn link_cost(link: &crate::spec::LinkParams) -> String {
     }
 }
 
+/// Every two-machine mode's throughput over one machine's at a row, best first: `tp2 2.10x, dp2 1.95x, pd 1.40x`.
 pub fn pair_ratios(row: &PlanRow) -> String {
     let mut pairs: Vec<(Mode, f64)> =
         row.modes.iter().filter(|p| p.mode.machines() == 2).map(|p| (p.mode, row.gain_of(p.mode))).collect();

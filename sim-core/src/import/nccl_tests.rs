@@ -10,7 +10,9 @@
 //! {"time", "alg_bw", "bus_bw", "nwrong"}, "in_place": {...}}, ...], "average_bus_bandwidth": {...}}`.
 
 use super::{base_name, check_size, column, finite, fragment, import_source, parse_json, Input, Step};
-use crate::dataset::schema::{AllReduceTime, Collective, FabricFile, FabricLink, From, NcclRow, SCHEMA_VERSION};
+use crate::dataset::schema::{
+    AllReduceTime, Basis, Collective, FabricFile, FabricLink, From, NcclRow, Quantity, SCHEMA_VERSION,
+};
 use crate::diagnostic::Diagnostic;
 use serde_json::Value;
 
@@ -168,12 +170,7 @@ pub fn all_reduce_times(input: &Input, opts: &NcclOptions) -> Result<Vec<AllRedu
         let why = format!("nccl-tests all_reduce_perf output {file}, {which} time of the row `{}`", m.quote);
         out.push(AllReduceTime {
             size_bytes: m.size as f64,
-            time: crate::dataset::schema::Quantity::new(
-                m.time_us,
-                "us",
-                crate::dataset::schema::Basis::ReportedElsewhere,
-                &why,
-            ),
+            time: Quantity::new(m.time_us, "us", Basis::ReportedElsewhere, &why),
         });
     }
     Ok(out)

@@ -194,18 +194,16 @@ impl Engine<'_> {
             // gather of the LM head's logits; each draft pass is one more layer with its own embedding and head.
             let main_calls = 2.0 * m.layers + 2.0;
             let draft_calls = if seqs > 0.0 { m.draft_passes_per_step() * 4.0 } else { 0.0 };
-            // A layer's all-reduce carries every token's BF16 hidden state.
-            let layer_bytes = tokens * m.hidden_size * 2.0;
+            // A layer's all-reduce carries every token's BF16 hidden state (tokens x hidden x 2 bytes).
             match self.allreduce_measured {
                 // Measured: every call pays the smallest measured call (the fixed cost, scaled like a latency);
                 // a layer's all-reduces add what the sweep measured beyond it at their size.
                 Some(curve) => {
                     let floor = curve.floor_s();
                     (main_calls + draft_calls) * floor * k.tp_latency_scale
-                        + 2.0 * m.layers * (curve.seconds(layer_bytes) - floor)
+                        + 2.0 * m.layers * (curve.seconds(tokens * m.hidden_size * 2.0) - floor)
                 }
                 None => {
-                    // (Multiplied in this order, as before measured sweeps existed: bit-identical outputs.)
                     (main_calls + draft_calls) * self.allreduce_latency_s * k.tp_latency_scale
                         + 2.0 * m.layers * tokens * m.hidden_size * 2.0 / self.allreduce_bytes_per_sec
                 }
