@@ -49,6 +49,8 @@ pub struct ModelDescription {
     /// layers' bytes and the tensor rate they multiply at.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dense_bits_per_weight: Option<f64>,
+    /// Tokens drafted per step by speculative decoding. Default 0: one token a step, as engines run without a
+    /// speculative config (a config.json's MTP layers make the model able to draft, not the engine do it).
     #[serde(default)]
     pub draft_tokens: f64,
     /// Attention layers of the model's own geometry the drafter runs per draft pass, each with its own KV (MTP
@@ -132,6 +134,12 @@ impl ModelDescription {
         pos("kv_bytes_per_element", self.kv_bytes_per_element)?;
         if self.active_params > self.total_params {
             return Err("`active_params` exceeds `total_params`".into());
+        }
+        if !(self.draft_tokens.is_finite() && self.draft_tokens >= 0.0) {
+            return Err(format!("`draft_tokens` must be a count of zero or more, got {}", self.draft_tokens));
+        }
+        if let Some(n) = self.draft_attention_layers.filter(|n| !(n.is_finite() && *n >= 0.0)) {
+            return Err(format!("`draft_attention_layers` must be a count of zero or more, got {n}"));
         }
         if !(0.0..1.0).contains(&self.draft_acceptance) {
             return Err(format!("`draft_acceptance` must be in [0, 1), got {}", self.draft_acceptance));
@@ -403,9 +411,13 @@ impl ModelDescription {
             routed_expert_params: (experts > 0.0).then_some(routed),
             bits_per_weight,
             dense_bits_per_weight: None,
-            // A config with MTP layers drafts one token per layer unless the engine is told otherwise.
-            draft_tokens: draft,
-            // Each MTP module is a decoder layer with the model's attention and its own KV cache.
+            // MTP layers in a config say the model can draft, not that the engine does: vLLM runs a drafter only
+            // when its speculative config names one (`--speculative-config '{"method": "mtp",
+            // "num_speculative_tokens": 1}'`, docs.vllm.ai features/speculative_decoding/mtp), so a described
+            // model decodes plainly until a caller sets `draft_tokens` (`describe-model --draft-tokens`).
+            draft_tokens: 0.0,
+            // Each MTP module is a decoder layer with the model's attention and its own KV cache: recorded, so a
+            // caller who turns drafting on drafts with them.
             draft_attention_layers: (draft > 0.0).then_some(draft),
             draft_acceptance: 0.7,
             attention_heads: Some(heads),
@@ -561,9 +573,20 @@ mod tests {
         let s = d.to_spec().expect("spec");
         assert_eq!(s.kv_bytes_per_token, 61.0 * 576.0 * 2.0);
         assert!(!s.kv_split_under_tp);
-        // Its MTP module drafts one token and is one more MLA layer with its own KV.
-        assert_eq!((s.draft_tokens, s.attention.draft_layers), (1.0, 1.0));
-        assert_eq!(s.kv_bytes_held(10.0), 62.0 * 576.0 * 2.0 * 10.0);
+        // Its MTP module is recorded but drafts nothing until asked (vLLM's default: no speculative config).
+        assert_eq!((s.draft_tokens, s.attention.draft_layers), (0.0, 0.0));
+        assert_eq!(d.draft_attention_layers, Some(1.0));
+        assert_eq!(s.kv_bytes_held(10.0), 61.0 * 576.0 * 2.0 * 10.0);
+        // Turned on, it drafts one token and is one more MLA layer with its own KV.
+        let drafting = ModelDescription { draft_tokens: 1.0, ..d.clone() }.to_spec().expect("spec");
+        assert_eq!((drafting.draft_tokens, drafting.attention.draft_layers), (1.0, 1.0));
+        assert_eq!(drafting.kv_bytes_held(10.0), 62.0 * 576.0 * 2.0 * 10.0);
+        for bad in [-1.0, f64::NAN, f64::INFINITY] {
+            let e = ModelDescription { draft_tokens: bad, ..d.clone() }.to_spec().expect_err("refused");
+            assert!(e.contains("draft_tokens"), "{e}");
+            let e = ModelDescription { draft_attention_layers: Some(bad), ..d.clone() }.to_spec().expect_err("refused");
+            assert!(e.contains("draft_attention_layers"), "{e}");
+        }
     }
 
     #[test]

@@ -158,6 +158,21 @@ fn describe_model_reads_a_config_json() {
     let nonsense = bin().args(["describe-model", "--dense-bits", "0"]).arg(&cfg).output().expect("run");
     assert_eq!(nonsense.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&nonsense.stderr).contains("dense_bits_per_weight"));
+    // A config with an MTP layer: the description records it and drafts only when asked (vLLM's default).
+    std::fs::write(&cfg, r#"{"num_hidden_layers": 61, "hidden_size": 7168, "num_attention_heads": 128, "vocab_size": 129280, "kv_lora_rank": 512, "qk_rope_head_dim": 64, "n_routed_experts": 256, "num_experts_per_tok": 8, "n_shared_experts": 1, "intermediate_size": 18432, "moe_intermediate_size": 2048, "first_k_dense_replace": 3, "num_nextn_predict_layers": 1}"#).expect("write");
+    let plain = bin().args(["describe-model", "--bits", "8"]).arg(&cfg).output().expect("run");
+    assert!(plain.status.success(), "{}", String::from_utf8_lossy(&plain.stderr));
+    let p: serde_json::Value = serde_json::from_slice(&plain.stdout).expect("json");
+    assert_eq!(p["describe"]["draft_tokens"].as_f64(), Some(0.0));
+    assert_eq!(p["describe"]["draft_attention_layers"].as_f64(), Some(1.0));
+    let drafting =
+        bin().args(["describe-model", "--bits", "8", "--draft-tokens", "1"]).arg(&cfg).output().expect("run");
+    assert!(drafting.status.success(), "{}", String::from_utf8_lossy(&drafting.stderr));
+    let dr: serde_json::Value = serde_json::from_slice(&drafting.stdout).expect("json");
+    assert_eq!(dr["describe"]["draft_tokens"].as_f64(), Some(1.0));
+    let negative = bin().args(["describe-model", "--draft-tokens=-1"]).arg(&cfg).output().expect("run");
+    assert_eq!(negative.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&negative.stderr).contains("draft_tokens"));
     std::fs::write(&cfg, "{\"hidden_size\": 4096").expect("write");
     let bad = bin().args(["describe-model"]).arg(&cfg).output().expect("run");
     assert_eq!(bad.status.code(), Some(2));

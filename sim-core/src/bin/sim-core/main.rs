@@ -134,6 +134,10 @@ enum Command {
         /// attention, shared experts and the LM head at 8 or 16).
         #[arg(long)]
         dense_bits: Option<f64>,
+        /// Tokens the model's own MTP layers draft per step, as vLLM's `--speculative-config
+        /// '{"method":"mtp","num_speculative_tokens":N}'` (default 0: vLLM drafts only when told to).
+        #[arg(long, default_value_t = 0.0)]
+        draft_tokens: f64,
     },
     /// Write the JSON Schema of every kind of dataset file (sweep.json, model.json, ...) into a directory:
     /// what `data/schema/` ships and each data file names by "$schema".
@@ -374,7 +378,7 @@ fn run(cmd: Command, out: &mut Out) -> Result<ExitCode, CliError> {
             out.line(&render::json(&cal.file));
             Ok(ExitCode::SUCCESS)
         }
-        Command::DescribeModel { config, id, bits, dense_bits } => {
+        Command::DescribeModel { config, id, bits, dense_bits, draft_tokens } => {
             let text = read_text(&config)?;
             let id = id.unwrap_or_else(|| {
                 config
@@ -386,6 +390,7 @@ fn run(cmd: Command, out: &mut Out) -> Result<ExitCode, CliError> {
             let mut d = sim_core::describe::ModelDescription::from_hf_config(&id, &text, bits)
                 .map_err(|e| CliError::Usage(format!("{}: {e}", config.display())))?;
             d.dense_bits_per_weight = dense_bits;
+            d.draft_tokens = draft_tokens;
             d.to_spec().map_err(|e| CliError::Usage(format!("{}: {e}", config.display())))?;
             out.line(&render::json(&serde_json::json!({ "describe": d })));
             Ok(ExitCode::SUCCESS)
