@@ -170,6 +170,13 @@ fn describe_model_reads_a_config_json() {
     assert!(drafting.status.success(), "{}", String::from_utf8_lossy(&drafting.stderr));
     let dr: serde_json::Value = serde_json::from_slice(&drafting.stdout).expect("json");
     assert_eq!(dr["describe"]["draft_tokens"].as_f64(), Some(1.0));
+    assert_eq!(dr["describe"]["kv_bytes_per_element"].as_f64(), Some(2.0), "vLLM's auto KV dtype: BF16");
+    let fp8 = bin().args(["describe-model", "--kv-cache-dtype", "fp8"]).arg(&cfg).output().expect("run");
+    assert!(fp8.status.success(), "{}", String::from_utf8_lossy(&fp8.stderr));
+    let f: serde_json::Value = serde_json::from_slice(&fp8.stdout).expect("json");
+    assert_eq!(f["describe"]["kv_bytes_per_element"].as_f64(), Some(1.0));
+    let unknown = bin().args(["describe-model", "--kv-cache-dtype", "int3"]).arg(&cfg).output().expect("run");
+    assert_eq!(unknown.status.code(), Some(2));
     let negative = bin().args(["describe-model", "--draft-tokens=-1"]).arg(&cfg).output().expect("run");
     assert_eq!(negative.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&negative.stderr).contains("draft_tokens"));

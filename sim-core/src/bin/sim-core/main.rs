@@ -41,6 +41,25 @@ enum FitArg {
     Single,
 }
 
+/// The KV cache's element type, as vLLM's `--kv-cache-dtype` names it.
+#[derive(Clone, Copy, ValueEnum)]
+enum KvCacheDtype {
+    /// The model's activation type, BF16 for every config here (vLLM's default, also for FP8 checkpoints).
+    Auto,
+    Bf16,
+    Fp16,
+    Fp8,
+}
+
+impl KvCacheDtype {
+    fn bytes_per_element(self) -> f64 {
+        match self {
+            KvCacheDtype::Auto | KvCacheDtype::Bf16 | KvCacheDtype::Fp16 => 2.0,
+            KvCacheDtype::Fp8 => 1.0,
+        }
+    }
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Check every data file against the schema and for meaning, and the model against the accuracy targets.
@@ -138,6 +157,9 @@ enum Command {
         /// '{"method":"mtp","num_speculative_tokens":N}'` (default 0: vLLM drafts only when told to).
         #[arg(long, default_value_t = 0.0)]
         draft_tokens: f64,
+        /// The KV cache's element type, as vLLM's `--kv-cache-dtype` (fp8 halves every sequence's KV bytes).
+        #[arg(long, value_enum, default_value = "auto")]
+        kv_cache_dtype: KvCacheDtype,
     },
     /// Write the JSON Schema of every kind of dataset file (sweep.json, model.json, ...) into a directory:
     /// what `data/schema/` ships and each data file names by "$schema".
@@ -378,7 +400,7 @@ fn run(cmd: Command, out: &mut Out) -> Result<ExitCode, CliError> {
             out.line(&render::json(&cal.file));
             Ok(ExitCode::SUCCESS)
         }
-        Command::DescribeModel { config, id, bits, dense_bits, draft_tokens } => {
+        Command::DescribeModel { config, id, bits, dense_bits, draft_tokens, kv_cache_dtype } => {
             let text = read_text(&config)?;
             let id = id.unwrap_or_else(|| {
                 config
@@ -391,6 +413,7 @@ fn run(cmd: Command, out: &mut Out) -> Result<ExitCode, CliError> {
                 .map_err(|e| CliError::Usage(format!("{}: {e}", config.display())))?;
             d.dense_bits_per_weight = dense_bits;
             d.draft_tokens = draft_tokens;
+            d.kv_bytes_per_element = kv_cache_dtype.bytes_per_element();
             d.to_spec().map_err(|e| CliError::Usage(format!("{}: {e}", config.display())))?;
             out.line(&render::json(&serde_json::json!({ "describe": d })));
             Ok(ExitCode::SUCCESS)
