@@ -104,6 +104,19 @@ fn compute_bits_of(bits: f64) -> f64 {
     }
 }
 
+/// The KV cache element types a description can be given by name, as vLLM's `--kv-cache-dtype` names them.
+pub const KV_CACHE_DTYPES: [&str; 4] = ["auto", "bf16", "fp16", "fp8"];
+
+/// Bytes per KV element of a vLLM `--kv-cache-dtype`: `auto` is the model's activation type, BF16 for every config
+/// `from_hf_config` reads (also for FP8 checkpoints, whose activations are BF16); `fp8` is one byte.
+pub fn kv_cache_dtype_bytes(dtype: &str) -> Option<f64> {
+    match dtype {
+        "auto" | "bf16" | "fp16" => Some(2.0),
+        "fp8" => Some(1.0),
+        _ => None,
+    }
+}
+
 fn two() -> f64 {
     2.0
 }

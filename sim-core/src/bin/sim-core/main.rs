@@ -41,25 +41,6 @@ enum FitArg {
     Single,
 }
 
-/// The KV cache's element type, as vLLM's `--kv-cache-dtype` names it.
-#[derive(Clone, Copy, ValueEnum)]
-enum KvCacheDtype {
-    /// The model's activation type, BF16 for every config here (vLLM's default, also for FP8 checkpoints).
-    Auto,
-    Bf16,
-    Fp16,
-    Fp8,
-}
-
-impl KvCacheDtype {
-    fn bytes_per_element(self) -> f64 {
-        match self {
-            KvCacheDtype::Auto | KvCacheDtype::Bf16 | KvCacheDtype::Fp16 => 2.0,
-            KvCacheDtype::Fp8 => 1.0,
-        }
-    }
-}
-
 #[derive(Subcommand)]
 enum Command {
     /// Check every data file against the schema and for meaning, and the model against the accuracy targets.
@@ -158,8 +139,8 @@ enum Command {
         #[arg(long, default_value_t = 0.0)]
         draft_tokens: f64,
         /// The KV cache's element type, as vLLM's `--kv-cache-dtype` (fp8 halves every sequence's KV bytes).
-        #[arg(long, value_enum, default_value = "auto")]
-        kv_cache_dtype: KvCacheDtype,
+        #[arg(long, default_value = "auto", value_parser = sim_core::describe::KV_CACHE_DTYPES)]
+        kv_cache_dtype: String,
     },
     /// Write the JSON Schema of every kind of dataset file (sweep.json, model.json, ...) into a directory:
     /// what `data/schema/` ships and each data file names by "$schema".
@@ -413,7 +394,8 @@ fn run(cmd: Command, out: &mut Out) -> Result<ExitCode, CliError> {
                 .map_err(|e| CliError::Usage(format!("{}: {e}", config.display())))?;
             d.dense_bits_per_weight = dense_bits;
             d.draft_tokens = draft_tokens;
-            d.kv_bytes_per_element = kv_cache_dtype.bytes_per_element();
+            d.kv_bytes_per_element = sim_core::describe::kv_cache_dtype_bytes(&kv_cache_dtype)
+                .ok_or_else(|| CliError::Usage(format!("unknown --kv-cache-dtype `{kv_cache_dtype}`")))?;
             d.to_spec().map_err(|e| CliError::Usage(format!("{}: {e}", config.display())))?;
             out.line(&render::json(&serde_json::json!({ "describe": d })));
             Ok(ExitCode::SUCCESS)
