@@ -81,8 +81,8 @@ fn logit(y: f64) -> f64 {
 
 /// The physically plausible range of each shared engine coefficient, and why. The fit searches the wider range
 /// of what is physically possible (an efficiency in (0, 1], an overhead from a microsecond to a second); a value
-/// it leaves outside the plausible range means a cost the physics lacks, and `at_bounds` says so in every
-/// report (the range is never widened to hide it).
+/// it leaves outside the plausible range (or at its edge) means a cost the physics lacks, and `implausible` says so
+/// in every report (the range is never widened to hide it).
 pub struct Plausible {
     pub name: &'static str,
     pub low: f64,
@@ -208,7 +208,8 @@ pub struct Implausible {
     pub value: f64,
     pub low: f64,
     pub high: f64,
-    /// `below` or `above` the plausible range.
+    /// `below` or `above` the plausible range, or inside it `at the low edge of` or `at the high edge of` it
+    /// (within 2% of the range).
     pub side: &'static str,
     pub why: &'static str,
 }
@@ -220,10 +221,15 @@ pub fn implausible(k: &Coefficients) -> Vec<Implausible> {
         .zip(global_values(k))
         .filter_map(|(p, v)| {
             let pos = p.position(v);
-            let side = if pos <= 0.02 {
+            // Outside the range, or inside it within 2% of an edge (a fit pressing on the edge is the same sign).
+            let side = if pos < 0.0 {
                 "below"
-            } else if pos >= 0.98 {
+            } else if pos <= 0.02 {
+                "at the low edge of"
+            } else if pos > 1.0 {
                 "above"
+            } else if pos >= 0.98 {
+                "at the high edge of"
             } else {
                 return None;
             };
@@ -619,8 +625,23 @@ pub fn nelder_mead(f: &dyn Fn(&[f64]) -> f64, x0: &[f64], step: f64, max_evals: 
 
 #[cfg(test)]
 mod tests {
-    use super::{nelder_mead, PLAUSIBLE};
-    use crate::model::{ENGINE_COEFFICIENTS, ENGINE_SETTINGS};
+    use super::{implausible, nelder_mead, PLAUSIBLE};
+    use crate::model::{Coefficients, ENGINE_COEFFICIENTS, ENGINE_SETTINGS};
+
+    /// A value is called below or above its range only when it is outside it; inside but within 2% of an edge
+    /// it is called at that edge (the GB300 fit's HBM efficiency of 0.941 was once reported "above [0.5, 0.95]").
+    #[test]
+    fn a_coefficient_is_placed_against_its_range_as_it_lies() {
+        let sides = |hbm: f64, compute: f64| -> Vec<(&str, &str)> {
+            let k = Coefficients { hbm_efficiency: hbm, compute_efficiency: compute, ..Coefficients::default() };
+            implausible(&k).iter().map(|c| (c.name, c.side)).collect()
+        };
+        assert_eq!(sides(0.8, 0.5), vec![]);
+        assert_eq!(sides(0.941, 0.5), vec![("hbm_efficiency", "at the high edge of")]);
+        assert_eq!(sides(0.96, 0.5), vec![("hbm_efficiency", "above")]);
+        assert_eq!(sides(0.8, 0.301), vec![("compute_efficiency", "at the low edge of")]);
+        assert_eq!(sides(0.8, 0.138), vec![("compute_efficiency", "below")]);
+    }
 
     /// Every engine coefficient is either fitted (it has a plausible range) or a setting a profile states
     /// (`EngineSettings`), never both and never neither: a fit across engine builds shares exactly the first.

@@ -374,4 +374,8 @@ fn a_fit_above_a_machines_microbenchmark_is_listed() {
     let text = String::from_utf8_lossy(&table.stdout);
     let row = text.lines().find(|l| l.starts_with("vllm-mxfp4-eager-dgx-spark")).expect("the profile's row");
     assert!(row.contains("hbm_efficiency (above 0.857, dgx-spark's microbenchmark)"), "{row}");
+    // The table's last column is never cut: it is the list of what lies outside a range, and the GB300 fit's
+    // second entry used to end in "…".
+    let row = text.lines().find(|l| l.starts_with("vllm-gb300-report")).expect("the profile's row");
+    assert!(row.ends_with("hbm_efficiency (at the high edge of), compute_efficiency (below)"), "{row}");
 }

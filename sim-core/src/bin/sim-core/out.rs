@@ -17,10 +17,17 @@ impl Table {
         self.rows.push(cells);
     }
 
-    /// The table as aligned text lines, header first (cells cut at 60 characters).
+    /// The table as aligned text lines, header first (cells cut at 60 characters, but the last column's: nothing
+    /// follows it to align, and it is where a table says what is wrong, e.g. `engines`' coefficients outside
+    /// their range, which a cut hid).
     pub fn aligned(&self) -> Vec<String> {
         let mut widths: Vec<usize> = self.headers.iter().map(|h| h.chars().count()).collect();
-        let shown: Vec<Vec<String>> = self.rows.iter().map(|r| r.iter().map(|c| truncate(c, 60)).collect()).collect();
+        let last = self.headers.len().saturating_sub(1);
+        let shown: Vec<Vec<String>> = self
+            .rows
+            .iter()
+            .map(|r| r.iter().enumerate().map(|(i, c)| if i < last { truncate(c, 60) } else { c.clone() }).collect())
+            .collect();
         for r in &shown {
             for (i, c) in r.iter().enumerate() {
                 if i < widths.len() {

@@ -283,7 +283,7 @@ pub fn report_summary(r: &Report, stated: &[StatedRow]) -> Vec<String> {
     }
     let outside = sim_core::fit::implausible(&r.calibration.coefficients);
     if !outside.is_empty() {
-        out.push("outside the plausible range (a cost the physics lacks stands in for it):".into());
+        out.push("outside or at the edge of the plausible range (a cost the physics lacks stands in for it):".into());
         for c in outside {
             out.push(format!("  {:<28} {:>12.6}  {} [{}, {}]: {}", c.name, c.value, c.side, c.low, c.high, c.why));
         }
