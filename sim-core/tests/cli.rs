@@ -377,5 +377,17 @@ fn a_fit_above_a_machines_microbenchmark_is_listed() {
     // The table's last column is never cut: it is the list of what lies outside a range, and the GB300 fit's
     // second entry used to end in "…".
     let row = text.lines().find(|l| l.starts_with("vllm-gb300-report")).expect("the profile's row");
-    assert!(row.ends_with("hbm_efficiency (at the high edge of), compute_efficiency (below)"), "{row}");
+    assert!(
+        row.ends_with("hbm_efficiency (at the high edge of 0.5-0.95), compute_efficiency (below 0.3-0.9)"),
+        "{row}"
+    );
+    // The JSON listing says the same, and only for fitted profiles.
+    let outside = |id: &str| -> Vec<(String, String)> {
+        let e = listing.as_array().unwrap().iter().find(|e| e["id"] == id).cloned().expect(id);
+        let list = e["outside_plausible_range"].as_array().cloned().expect("outside_plausible_range");
+        list.iter().map(|c| (c["name"].as_str().unwrap().into(), c["side"].as_str().unwrap().into())).collect()
+    };
+    let gb300 = outside("vllm-gb300-report");
+    assert_eq!(gb300[1], ("compute_efficiency".into(), "below".into()), "{gb300:?}");
+    assert!(outside("roofline").is_empty() && outside("nim-trtllm").is_empty());
 }

@@ -125,6 +125,17 @@ pub struct AboveMeasured {
 }
 
 impl Workspace {
+    /// The coefficients of profile `id` that a fit left outside their plausible range or at its edge
+    /// (`fit::implausible`); empty for a profile that is not fitted (given, or another's coefficients) and for an
+    /// unknown id. The profile of a dataset without engine files is the fit on the calibration dataset.
+    pub fn outside_plausible_range(&self, id: &str) -> Vec<crate::fit::Implausible> {
+        let Ok(profile) = self.engine(id) else { return Vec::new() };
+        match self.dataset.engines.get(id) {
+            Some(e) if e.fitted_on.is_none() => Vec::new(),
+            _ => crate::fit::implausible(&profile.coefficients),
+        }
+    }
+
     /// The efficiencies of profile `id` above what a public microbenchmark reached on a machine its fit saw
     /// (the hardware files' `microbenchmarks` of the fitted points' machines); empty for a profile that is not
     /// fitted, for one fitted on machines without microbenchmarks, and for an unknown id. The profile of a

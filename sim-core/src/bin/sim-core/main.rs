@@ -331,6 +331,8 @@ fn run(cmd: Command, out: &mut Out) -> Result<ExitCode, CliError> {
                 if let Some(obj) = v.as_object_mut() {
                     obj.insert("verdicts".into(), serde_json::to_value(&verdicts).unwrap_or_default());
                     obj.insert("protocol".into(), serde_json::to_value(&protocol).unwrap_or_default());
+                    let outside = sim_core::fit::implausible(&r.calibration.coefficients);
+                    obj.insert("outside_plausible_range".into(), serde_json::to_value(&outside).unwrap_or_default());
                     if sensitivity {
                         obj.insert("sensitivity".into(), serde_json::to_value(&sens).unwrap_or_default());
                     }
@@ -424,22 +426,27 @@ fn run(cmd: Command, out: &mut Out) -> Result<ExitCode, CliError> {
             }
             let above: Vec<Vec<sim_core::explore::AboveMeasured>> =
                 profiles.iter().map(|p| ws.above_measured(&p.id)).collect();
+            let outside: Vec<Vec<sim_core::fit::Implausible>> =
+                profiles.iter().map(|p| ws.outside_plausible_range(&p.id)).collect();
             if format == Format::Json {
-                /// A profile as listed: its fields and what of it lies above a machine's microbenchmarks.
+                /// A profile as listed: its fields, what of its fit lies outside a plausible range, and what lies
+                /// above a machine's microbenchmarks.
                 #[derive(serde::Serialize)]
                 struct Listed<'a> {
                     #[serde(flatten)]
                     profile: &'a sim_core::explore::EngineProfile,
+                    outside_plausible_range: &'a [sim_core::fit::Implausible],
                     above_measured: &'a [sim_core::explore::AboveMeasured],
                 }
                 let listed: Vec<Listed> = profiles
                     .iter()
+                    .zip(&outside)
                     .zip(&above)
-                    .map(|(p, a)| Listed { profile: p.as_ref(), above_measured: a })
+                    .map(|((p, o), a)| Listed { profile: p.as_ref(), outside_plausible_range: o, above_measured: a })
                     .collect();
                 out.line(&render::json(&listed));
             } else {
-                out.table(&render::engines(&profiles, &above), format == Format::Csv, false);
+                out.table(&render::engines(&profiles, &outside, &above), format == Format::Csv, false);
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -550,10 +550,11 @@ pub fn sensitivity(rows: &[SensitivityRow]) -> Vec<String> {
 }
 
 /// Engine profiles: how each was obtained, the coefficients it predicts with, and for a fitted one what lies
-/// outside its plausible ranges or above what a machine it was fitted on reached in a microbenchmark (`above`,
-/// one list per profile).
+/// outside its plausible ranges or at their edge (`outside`) or above what a machine it was fitted on reached in
+/// a microbenchmark (`above`), one list each per profile.
 pub fn engines(
     profiles: &[std::sync::Arc<sim_core::explore::EngineProfile>],
+    outside: &[Vec<sim_core::fit::Implausible>],
     above: &[Vec<sim_core::explore::AboveMeasured>],
 ) -> Table {
     let mut t = Table::new(&[
@@ -584,9 +585,12 @@ pub fn engines(
             format!("{:.1}", k.per_layer_overhead_s * 1e6),
             if p.obtained.starts_with("fitted") {
                 let measured = above.get(i).map(Vec::as_slice).unwrap_or_default();
-                sim_core::fit::implausible(k)
+                outside
+                    .get(i)
+                    .map(Vec::as_slice)
+                    .unwrap_or_default()
                     .iter()
-                    .map(|c| format!("{} ({})", c.name, c.side))
+                    .map(|c| format!("{} ({} {}-{})", c.name, c.side, c.low, c.high))
                     .chain(
                         measured
                             .iter()
