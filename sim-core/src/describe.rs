@@ -104,17 +104,14 @@ fn compute_bits_of(bits: f64) -> f64 {
     }
 }
 
-/// The KV cache element types a description can be given by name, as vLLM's `--kv-cache-dtype` names them.
-pub const KV_CACHE_DTYPES: [&str; 4] = ["auto", "bf16", "fp16", "fp8"];
+/// The KV cache element types a description can be given by name, as vLLM's `--kv-cache-dtype` names them, and
+/// their bytes per element: `auto` is the model's activation type, BF16 for every config `from_hf_config` reads
+/// (also for FP8 checkpoints, whose activations are BF16); `fp8` is one byte.
+pub const KV_CACHE_DTYPES: [(&str, f64); 4] = [("auto", 2.0), ("bf16", 2.0), ("fp16", 2.0), ("fp8", 1.0)];
 
-/// Bytes per KV element of a vLLM `--kv-cache-dtype`: `auto` is the model's activation type, BF16 for every config
-/// `from_hf_config` reads (also for FP8 checkpoints, whose activations are BF16); `fp8` is one byte.
+/// Bytes per KV element of a vLLM `--kv-cache-dtype` (`KV_CACHE_DTYPES`); `None` for a name it does not list.
 pub fn kv_cache_dtype_bytes(dtype: &str) -> Option<f64> {
-    match dtype {
-        "auto" | "bf16" | "fp16" => Some(2.0),
-        "fp8" => Some(1.0),
-        _ => None,
-    }
+    KV_CACHE_DTYPES.iter().find(|(name, _)| *name == dtype).map(|&(_, bytes)| bytes)
 }
 
 fn two() -> f64 {

@@ -139,7 +139,7 @@ enum Command {
         #[arg(long, default_value_t = 0.0)]
         draft_tokens: f64,
         /// The KV cache's element type, as vLLM's `--kv-cache-dtype` (fp8 halves every sequence's KV bytes).
-        #[arg(long, default_value = "auto", value_parser = sim_core::describe::KV_CACHE_DTYPES)]
+        #[arg(long, default_value = "auto", value_parser = clap::builder::PossibleValuesParser::new(sim_core::describe::KV_CACHE_DTYPES.map(|(name, _)| name)))]
         kv_cache_dtype: String,
     },
     /// Write the JSON Schema of every kind of dataset file (sweep.json, model.json, ...) into a directory:
