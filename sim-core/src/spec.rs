@@ -222,6 +222,50 @@ impl HostPin {
     }
 }
 
+/// The measures of a decoding sequence's context that every per-position cost is linear in (`AttentionSpec`'s
+/// `*_of` functions), summed over sequences: a step's decode load is those functions of the sum, computed once,
+/// rather than their sum over every sequence (the serving loop's per-cohort cost).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ContextMeasures {
+    /// Sequences summed (each costs the constant terms once).
+    pub seqs: f64,
+    /// Cached positions.
+    pub ctx: f64,
+    /// Positions a full layer reads (the top-k under sparse attention), a window layer's, and the local window's.
+    pub full: f64,
+    pub window: f64,
+    pub local: f64,
+}
+
+impl ContextMeasures {
+    /// Adds `count` sequences measuring `x` each.
+    #[inline(always)]
+    pub fn add(&mut self, count: f64, x: &ContextMeasures) {
+        self.seqs += count * x.seqs;
+        self.ctx += count * x.ctx;
+        self.full += count * x.full;
+        self.window += count * x.window;
+        self.local += count * x.local;
+    }
+
+    /// This line's value at the measures `x`: the sum of each coefficient times its measure.
+    #[inline(always)]
+    pub fn of(&self, x: &ContextMeasures) -> f64 {
+        self.seqs * x.seqs + self.ctx * x.ctx + self.full * x.full + self.window * x.window + self.local * x.local
+    }
+
+    /// This line with every coefficient times `k`.
+    pub fn scaled(&self, k: f64) -> ContextMeasures {
+        ContextMeasures {
+            seqs: self.seqs * k,
+            ctx: self.ctx * k,
+            full: self.full * k,
+            window: self.window * k,
+            local: self.local * k,
+        }
+    }
+}
+
 /// Attention geometry summed into what one query token costs per cached position, per layer kind.
 ///
 /// ```text
@@ -329,27 +373,47 @@ impl AttentionSpec {
         (ctx.min(self.top_k), ctx.min(self.window))
     }
 
+    /// What every per-position cost of a decoding sequence at context `ctx` is linear in (`ContextMeasures`).
+    #[inline(always)]
+    pub fn context_measures(&self, ctx: f64) -> ContextMeasures {
+        let (full, window) = self.positions(ctx);
+        ContextMeasures { seqs: 1.0, ctx, full, window, local: self.local_positions(ctx) }
+    }
+
     /// KV bytes one decoding sequence reads per step at context `ctx` (the verified draft tokens share the
     /// read), given the KV bytes per position of one layer; the linear layers' state is `decode_state_bytes`.
     pub fn decode_kv_bytes(&self, kv_per_layer: f64, ctx: f64) -> f64 {
-        let (full, win) = self.positions(ctx);
-        kv_per_layer * (self.full_layers * full + self.window_layers * self.window_kv_scale * win)
-            + self.indexer_bytes_per_position_layer * self.full_layers * ctx
-            + self.local_kv_bytes * self.local_positions(ctx)
+        self.decode_kv_bytes_of(kv_per_layer, &self.context_measures(ctx))
+    }
+
+    /// `decode_kv_bytes` of the sequences `x` sums.
+    pub fn decode_kv_bytes_of(&self, kv_per_layer: f64, x: &ContextMeasures) -> f64 {
+        kv_per_layer * (self.full_layers * x.full + self.window_layers * self.window_kv_scale * x.window)
+            + self.indexer_bytes_per_position_layer * self.full_layers * x.ctx
+            + self.local_kv_bytes * x.local
     }
 
     /// KV bytes one sequence's draft pass reads at context `ctx`: the drafter's own layers attend like a full
     /// layer (the top-k positions, the indexer's keys of all of them).
     pub fn draft_pass_kv_bytes(&self, kv_per_layer: f64, ctx: f64) -> f64 {
-        self.draft_layers * (kv_per_layer * ctx.min(self.top_k) + self.indexer_bytes_per_position_layer * ctx)
-            + self.draft_own_kv_bytes * ctx
+        self.draft_pass_kv_bytes_of(kv_per_layer, &self.context_measures(ctx))
+    }
+
+    /// `draft_pass_kv_bytes` of the sequences `x` sums.
+    pub fn draft_pass_kv_bytes_of(&self, kv_per_layer: f64, x: &ContextMeasures) -> f64 {
+        self.draft_layers * (kv_per_layer * x.full + self.indexer_bytes_per_position_layer * x.ctx)
+            + self.draft_own_kv_bytes * x.ctx
     }
 
     /// Attention FLOPs of one sequence's draft pass at context `ctx` (one query token per drafter layer).
     pub fn draft_pass_flops(&self, ctx: f64) -> f64 {
-        self.draft_layers
-            * (self.flops_per_position_layer * ctx.min(self.top_k) + self.indexer_flops_per_position_layer * ctx)
-            + self.draft_own_kv_bytes * ctx
+        self.draft_pass_flops_of(&self.context_measures(ctx))
+    }
+
+    /// `draft_pass_flops` of the sequences `x` sums.
+    pub fn draft_pass_flops_of(&self, x: &ContextMeasures) -> f64 {
+        self.draft_layers * (self.flops_per_position_layer * x.full + self.indexer_flops_per_position_layer * x.ctx)
+            + self.draft_own_kv_bytes * x.ctx
     }
 
     /// Bytes of linear-layer state one decoding sequence moves in a step that verifies `per_seq` tokens: the
@@ -364,18 +428,26 @@ impl AttentionSpec {
     /// Attention FLOPs of one query token at context `ctx`. A linear layer's FP32 state of E elements costs about
     /// 4E FLOPs per token (decay, the delta rule's outer-product update, the read-out): one FLOP per state byte.
     pub fn query_flops(&self, ctx: f64) -> f64 {
-        let (full, win) = self.positions(ctx);
+        self.query_flops_of(&self.context_measures(ctx))
+    }
+
+    /// `query_flops` of one query token of each of the sequences `x` sums.
+    pub fn query_flops_of(&self, x: &ContextMeasures) -> f64 {
         self.flops_per_position_layer
-            * (self.full_layers * (full + self.local_positions(ctx))
-                + self.window_layers * self.window_flops_scale * win)
-            + self.indexer_query_flops(ctx)
-            + self.state_bytes()
+            * (self.full_layers * (x.full + x.local) + self.window_layers * self.window_flops_scale * x.window)
+            + self.indexer_query_flops_of(x)
+            + x.seqs * self.state_bytes()
     }
 
     /// The sparse indexer's share of `query_flops` at context `ctx`: it scores every cached position of every full
     /// layer with all of its heads.
     pub fn indexer_query_flops(&self, ctx: f64) -> f64 {
         self.indexer_flops_per_position_layer * self.full_layers * ctx
+    }
+
+    /// `indexer_query_flops` of the sequences `x` sums.
+    pub fn indexer_query_flops_of(&self, x: &ContextMeasures) -> f64 {
+        self.indexer_query_flops(x.ctx)
     }
 
     /// The sparse indexer's share of `prefill_flops` (the chunk's mean context, as there).
@@ -386,6 +458,11 @@ impl AttentionSpec {
     /// The sparse indexer's share of `draft_pass_flops`.
     pub fn indexer_draft_pass_flops(&self, ctx: f64) -> f64 {
         self.draft_layers * self.indexer_flops_per_position_layer * ctx
+    }
+
+    /// `indexer_draft_pass_flops` of the sequences `x` sums.
+    pub fn indexer_draft_pass_flops_of(&self, x: &ContextMeasures) -> f64 {
+        self.indexer_draft_pass_flops(x.ctx)
     }
 
     /// Attention FLOPs of a prefill chunk of `n` tokens following `offset` computed ones (causal: the i-th token
@@ -412,11 +489,20 @@ impl AttentionSpec {
     /// The part of `kv_storage_bytes` that grows with the context: every layer's KV but the linear layers' state,
     /// the drafter's attention layers included (the engine allocates their cache from the same pool).
     pub fn kv_position_bytes(&self, kv_per_layer: f64, ctx: f64) -> f64 {
+        self.kv_position_line(kv_per_layer).of(&self.context_measures(ctx))
+    }
+
+    /// `kv_position_bytes` as bytes per unit of each of a context's measures (`ContextMeasures::of`): full layers
+    /// and the drafter's hold every position (not only the top-k they read), window layers their window.
+    pub fn kv_position_line(&self, kv_per_layer: f64) -> ContextMeasures {
         let full = self.full_layers + self.draft_layers;
-        kv_per_layer * (full * ctx + self.window_layers * self.window_kv_scale * ctx.min(self.window))
-            + self.indexer_bytes_per_position_layer * full * ctx
-            + self.draft_own_kv_bytes * ctx
-            + self.local_kv_bytes * self.local_positions(ctx)
+        ContextMeasures {
+            seqs: 0.0,
+            ctx: kv_per_layer * full + self.indexer_bytes_per_position_layer * full + self.draft_own_kv_bytes,
+            full: 0.0,
+            window: kv_per_layer * self.window_layers * self.window_kv_scale,
+            local: self.local_kv_bytes,
+        }
     }
 
     /// The linear layers' state a sequence at context `ctx` holds: all of it from its first position.
@@ -524,7 +610,7 @@ impl ModelSpec {
 
 #[cfg(test)]
 mod tests {
-    use super::{AllReduceCurve, AttentionSpec};
+    use super::{AllReduceCurve, AttentionSpec, ContextMeasures};
     use proptest::prelude::*;
 
     /// Any attention geometry: full and window layers, a window, a top-k and a sparse indexer (or none), and
@@ -586,6 +672,59 @@ mod tests {
             prop_assert!(a.draft_pass_kv_bytes(per_layer, ctx) <= drafter_holds * (1.0 + 1e-12) + 1e-9);
             prop_assert_eq!(without.draft_pass_kv_bytes(per_layer, ctx), 0.0);
             prop_assert_eq!(without.draft_pass_flops(ctx), 0.0);
+        }
+
+        /// Every decode cost is linear in a context's measures: the `_of` functions of sequences' summed measures
+        /// equal the sum of each sequence's cost (what lets the serving loop sum a step's decodes as measures and
+        /// compute their cost once), and the KV a sequence holds is its line at its measures.
+        #[test]
+        fn decode_costs_of_summed_measures_are_the_sum_of_each_sequences(
+            a in any_attention(),
+            indexer_flops in prop::option::of(1.0..64.0f64),
+            per_layer in 1.0..2e5f64,
+            seqs in prop::collection::vec((0.25..64.0f64, 0.0..2e5f64), 1..40),
+        ) {
+            let mut a = a;
+            a.indexer_flops_per_position_layer = if a.top_k.is_finite() { indexer_flops.unwrap_or(0.0) } else { 0.0 };
+            let mut sum = ContextMeasures::default();
+            let mut each = [0.0f64; 7];
+            for &(count, ctx) in &seqs {
+                sum.add(count, &a.context_measures(ctx));
+                for (e, v) in each.iter_mut().zip([
+                    a.decode_kv_bytes(per_layer, ctx),
+                    a.query_flops(ctx),
+                    a.indexer_query_flops(ctx),
+                    a.draft_pass_kv_bytes(per_layer, ctx),
+                    a.draft_pass_flops(ctx),
+                    a.indexer_draft_pass_flops(ctx),
+                    1.0,
+                ]) {
+                    *e += count * v;
+                }
+            }
+            let summed = [
+                a.decode_kv_bytes_of(per_layer, &sum),
+                a.query_flops_of(&sum),
+                a.indexer_query_flops_of(&sum),
+                a.draft_pass_kv_bytes_of(per_layer, &sum),
+                a.draft_pass_flops_of(&sum),
+                a.indexer_draft_pass_flops_of(&sum),
+                sum.seqs,
+            ];
+            for (k, (x, y)) in summed.iter().zip(each).enumerate() {
+                prop_assert!((x - y).abs() <= 1e-12 * y.abs().max(1.0), "cost {k}: summed {x}, each {y}");
+            }
+            let line = a.kv_position_line(per_layer);
+            for &(_, ctx) in &seqs {
+                let x = a.context_measures(ctx);
+                let explicit = per_layer * ((a.full_layers + a.draft_layers) * ctx + a.window_layers * a.window_kv_scale * x.window)
+                    + a.indexer_bytes_per_position_layer * (a.full_layers + a.draft_layers) * ctx
+                    + a.draft_own_kv_bytes * ctx
+                    + a.local_kv_bytes * x.local;
+                let held = line.of(&x);
+                prop_assert!((held - explicit).abs() <= 1e-12 * explicit.max(1.0), "held {held}, explicit {explicit}");
+                prop_assert_eq!(held, a.kv_position_bytes(per_layer, ctx));
+            }
         }
 
         /// A linear layer's state does not grow with the context: past the first position, what a sequence holds

@@ -26,7 +26,7 @@
 
 use super::bandwidth::{expert_touch_fraction, host_compute_shares, moe_padding_tokens, step_reads, Placement};
 use super::{Bottleneck, Coefficients};
-use crate::spec::{AllReduceCurve, HardwareSpec, ModelSpec};
+use crate::spec::{AllReduceCurve, ContextMeasures, HardwareSpec, ModelSpec};
 
 /// The share of the BF16 dense tensor peak attention kernels reach, apart from the engine's GEMM efficiency
 /// (attention multiplies activations by cached keys and values, not weights, in kernels of their own): FlashMLA's
@@ -88,19 +88,27 @@ impl StepLoad {
         self.add_decodes_with(m, m.kv_per_layer(), count, ctx, per_seq);
     }
 
-    /// `add_decodes` given `m.kv_per_layer()`, for a loop that adds decodes every step. Inlined: the serving
-    /// loop calls it for every cohort of every step, and as a call it cost a fifth of a sweep's instructions.
-    #[inline(always)]
+    /// `add_decodes` given `m.kv_per_layer()`.
     pub fn add_decodes_with(&mut self, m: &ModelSpec, kv_per_layer: f64, count: f64, ctx: f64, per_seq: f64) {
-        self.decode_seqs += count;
-        self.kv_read_bytes += count * m.attention.decode_kv_bytes(kv_per_layer, ctx);
-        self.state_rw_bytes += count * m.attention.decode_state_bytes(per_seq);
-        self.attention_flops += count * per_seq * m.attention.query_flops(ctx);
-        self.indexer_flops += count * per_seq * m.attention.indexer_query_flops(ctx);
-        if m.attention.draft_layers > 0.0 || m.attention.draft_own_kv_bytes > 0.0 {
-            self.draft_kv_read_bytes += count * m.attention.draft_pass_kv_bytes(kv_per_layer, ctx);
-            self.draft_attention_flops += count * m.attention.draft_pass_flops(ctx);
-            self.draft_indexer_flops += count * m.attention.indexer_draft_pass_flops(ctx);
+        let mut x = ContextMeasures::default();
+        x.add(count, &m.attention.context_measures(ctx));
+        self.add_decode_measures(m, kv_per_layer, &x, per_seq);
+    }
+
+    /// Adds the decoding sequences `x` sums, each verifying `per_seq` tokens. Every decode cost is linear in the
+    /// measures, so the serving loop sums its cohorts' measures and costs them here once a step, rather than
+    /// the attention geometry once per cohort.
+    pub fn add_decode_measures(&mut self, m: &ModelSpec, kv_per_layer: f64, x: &ContextMeasures, per_seq: f64) {
+        let a = &m.attention;
+        self.decode_seqs += x.seqs;
+        self.kv_read_bytes += a.decode_kv_bytes_of(kv_per_layer, x);
+        self.state_rw_bytes += x.seqs * a.decode_state_bytes(per_seq);
+        self.attention_flops += per_seq * a.query_flops_of(x);
+        self.indexer_flops += per_seq * a.indexer_query_flops_of(x);
+        if a.draft_layers > 0.0 || a.draft_own_kv_bytes > 0.0 {
+            self.draft_kv_read_bytes += a.draft_pass_kv_bytes_of(kv_per_layer, x);
+            self.draft_attention_flops += a.draft_pass_flops_of(x);
+            self.draft_indexer_flops += a.indexer_draft_pass_flops_of(x);
         }
     }
 
@@ -246,6 +254,15 @@ impl Engine<'_> {
             whole / self.placement.tp
         } else {
             whole
+        }
+    }
+
+    /// The ranks KV positions are split across: the tensor-parallel degree under GQA, 1 under MLA (`kv_per_rank`).
+    pub fn kv_split(&self) -> f64 {
+        if self.model.kv_split_under_tp {
+            self.placement.tp
+        } else {
+            1.0
         }
     }
 

@@ -21,6 +21,7 @@
 use super::batching::{Engine, StepLoad, StepTime};
 use super::{Admission, Bottleneck};
 pub use crate::dataset::schema::OutputLengths;
+use crate::spec::ContextMeasures;
 use std::collections::VecDeque;
 
 /// How finely a closed loop is resolved: the cohorts its clients are pooled into, and the rounds of requests (each
@@ -168,14 +169,17 @@ struct Machine<'e, 'a> {
     waiting: VecDeque<Cohort>,
     total_blocks: f64,
     free_blocks: f64,
-    /// Bytes one KV block holds on this engine's GPU (computed once: `blocks_for` runs every step).
+    /// Bytes one KV block holds on this engine's GPU (computed once).
     block_bytes: f64,
-    /// `ModelSpec::kv_per_layer`, computed once: `blocks_for` and the step's load need it for every cohort.
+    /// Blocks one request holds at a context, as a line over its measures (`AttentionSpec::kv_position_line` on
+    /// this GPU in blocks) and the blocks its linear layers' state takes: `blocks_for` runs for every cohort of
+    /// every step, where `Engine::kv_bytes_at` and a division were a quarter of a sweep's time.
+    blocks_line: ContextMeasures,
+    state_blocks: f64,
+    /// `ModelSpec::kv_per_layer`, computed once: the step's load needs it every step.
     kv_per_layer: f64,
-    /// `e.state_bytes()`, computed once.
-    state_bytes: f64,
     /// Whether a waiting cohort may still hold prefix-cache blocks (`cached_blocks > 0`). Set when a request is
-    /// preempted, cleared when `take_blocks` finds none: most steps take blocks for every running cohort, and
+    /// preempted, cleared when `evict_cached` finds none: most steps take blocks for every running cohort, and
     /// scanning the waiting queue for cached blocks each time was a fifth of the loop's time.
     waiting_may_hold_cache: bool,
     /// Accepted tokens per decoding sequence per step, and tokens each verifies.
@@ -229,8 +233,13 @@ impl<'e, 'a> Machine<'e, 'a> {
             total_blocks,
             free_blocks: total_blocks,
             block_bytes,
+            blocks_line: e
+                .model
+                .attention
+                .kv_position_line(e.model.kv_per_layer())
+                .scaled(1.0 / (e.kv_split() * block_bytes)),
+            state_blocks: e.state_bytes() / block_bytes,
             kv_per_layer: e.model.kv_per_layer(),
-            state_bytes: e.state_bytes(),
             waiting_may_hold_cache: false,
             accepted: e.tokens_per_step(),
             verify: e.model.draft_tokens.max(0.0) + 1.0,
@@ -275,13 +284,8 @@ impl<'e, 'a> Machine<'e, 'a> {
         } else {
             // Window layers hold at most their window: count the pool in full-attention-equivalent tokens. A
             // request's last block is half full on average (the fluid form of rounding up).
-            self.kv_bytes_at(tokens) / self.block_bytes + 0.5
+            self.blocks_line.of(&self.e.model.attention.context_measures(tokens)) + self.state_blocks + 0.5
         }
-    }
-
-    /// `Engine::kv_bytes_at` with the per-layer bytes computed once (the same arithmetic, so the same bits).
-    fn kv_bytes_at(&self, ctx: f64) -> f64 {
-        self.e.kv_bytes_at_with(self.kv_per_layer, self.state_bytes, ctx)
     }
 
     /// Share of the KV block pool in use.
@@ -332,9 +336,24 @@ impl<'e, 'a> Machine<'e, 'a> {
     /// recently freed block and evicts its cached hash): the blocks freed before a waiting preempted request's
     /// go first, then its own, tail first, which shortens its prefix-cache hit.
     fn take_blocks(&mut self, n: f64) {
+        self.take_free_blocks(n);
+        self.evict_cached(n);
+    }
+
+    /// The free count's part of `take_blocks`; `evict_cached` books the rest. A step takes blocks for every
+    /// cohort it plans and books their eviction once: what `evict_cached` does to the waiting requests is
+    /// additive in the blocks taken (each loses what passes its place in the queue, at most what it holds), so
+    /// one call with their sum does what a call per cohort did (a pass over the waiting queue per cohort was a
+    /// twentieth of a sweep's instructions).
+    #[inline(always)]
+    fn take_free_blocks(&mut self, n: f64) {
         // Admission takes what `free_blocks / each` allowed, which can round a few ulps past zero; a pool a
         // hair below empty would make the next step preempt for nothing (a no-evict engine included).
         self.free_blocks = (self.free_blocks - n).max(0.0);
+    }
+
+    /// Evicts from the waiting preempted requests' prefix caches what taking `n` blocks reaches.
+    fn evict_cached(&mut self, n: f64) {
         if n <= 0.0 || !self.waiting_may_hold_cache {
             return;
         }
@@ -455,16 +474,12 @@ impl<'e, 'a> Machine<'e, 'a> {
     fn decode_step(&self, j: f64) -> StepTime {
         let m = self.e.model;
         let a = self.accepted;
-        let mut load = StepLoad::default();
+        let mut decodes = ContextMeasures::default();
         for c in &self.running {
-            load.add_decodes_with(
-                m,
-                self.kv_per_layer,
-                c.size,
-                self.isl + c.generated + (j - 1.0) / 2.0 * a,
-                self.verify,
-            );
+            decodes.add(c.size, &m.attention.context_measures(self.isl + c.generated + (j - 1.0) / 2.0 * a));
         }
+        let mut load = StepLoad::default();
+        load.add_decode_measures(m, self.kv_per_layer, &decodes, self.verify);
         self.e.step(&load)
     }
 
@@ -504,6 +519,9 @@ impl<'e, 'a> Machine<'e, 'a> {
         // afterwards (preemption takes from the back, splits happen before a cohort is planned), so this is
         // the sum a second pass over the plan would make, without the pass.
         let mut load = StepLoad::default();
+        let mut decodes = ContextMeasures::default();
+        // Blocks taken whose eviction from waiting requests' prefix caches is not booked yet (`take_free_blocks`).
+        let mut taken = 0.0;
         let mut i = 0;
         while i < self.running.len() {
             // FCFS chunking: the budget goes to whole prompts in order, the last one taking what is left; the
@@ -532,6 +550,9 @@ impl<'e, 'a> Machine<'e, 'a> {
             let mut need = need_each * c.size;
             let mut self_preempted = false;
             while need > self.free_blocks {
+                // A preemption puts its victim at the head of the waiting queue behind what is already free:
+                // book what was taken before it first.
+                self.evict_cached(std::mem::take(&mut taken));
                 let last = self.running.len() - 1;
                 let n = self.preempt_newest(need - self.free_blocks);
                 out.preempted += n;
@@ -547,17 +568,19 @@ impl<'e, 'a> Machine<'e, 'a> {
             if self_preempted {
                 break;
             }
-            self.take_blocks(need);
+            self.take_free_blocks(need);
+            taken += need;
             let c = &mut self.running[i];
             c.blocks += need_each;
             budget -= per_req * c.size;
             match work {
                 Work::Prefill { per, offset } => load.add_prefill(m, c.size, offset, per),
-                Work::Decode { ctx } => load.add_decodes_with(m, self.kv_per_layer, c.size, ctx, self.verify),
+                Work::Decode { ctx } => decodes.add(c.size, &m.attention.context_measures(ctx)),
             }
             plan.push((i, work));
             i += 1;
         }
+        self.evict_cached(taken);
         // PD's decode side admits only requests it preempted itself, recomputed locally: vLLM's NixlConnector
         // pulls a request's KV once (`update_state_after_alloc` clears `do_remote_prefill`), so a preempted
         // request finds only its own prefix-cache hits.
@@ -595,6 +618,7 @@ impl<'e, 'a> Machine<'e, 'a> {
             self.plan = plan;
             return None;
         }
+        load.add_decode_measures(m, self.kv_per_layer, &decodes, self.verify);
         let t = self.e.step(&load);
         let now = self.clock_s + t.total_s;
         if record {
