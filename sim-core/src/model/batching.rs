@@ -249,12 +249,7 @@ impl Engine<'_> {
     /// One GPU's share of `whole` bytes of KV positions (whole model): GQA's KV is split across tensor-parallel
     /// ranks by heads; MLA's latent (and a sparse indexer's keys) is replicated on every rank.
     fn kv_per_rank(&self, whole: f64) -> f64 {
-        // A predictable branch, not a division by 1: the loop waits on its divisions more than on its count.
-        if self.model.kv_split_under_tp {
-            whole / self.placement.tp
-        } else {
-            whole
-        }
+        whole / self.kv_split()
     }
 
     /// The ranks KV positions are split across: the tensor-parallel degree under GQA, 1 under MLA (`kv_per_rank`).
@@ -268,15 +263,10 @@ impl Engine<'_> {
 
     /// KV bytes one sequence holds at context `ctx` on one GPU of this engine.
     pub fn kv_bytes_at(&self, ctx: f64) -> f64 {
-        self.kv_bytes_at_with(self.model.kv_per_layer(), self.state_bytes(), ctx)
-    }
-
-    /// `kv_bytes_at` given `model.kv_per_layer()` and `state_bytes()`, for a loop that asks every step.
-    pub fn kv_bytes_at_with(&self, kv_per_layer: f64, state_bytes: f64, ctx: f64) -> f64 {
-        let positions = self.kv_per_rank(self.model.attention.kv_position_bytes(kv_per_layer, ctx));
+        let positions = self.kv_per_rank(self.model.attention.kv_position_bytes(self.model.kv_per_layer(), ctx));
         // A sequence holds its state from its first position (`AttentionSpec::held_state_bytes`).
         if ctx > 0.0 {
-            positions + state_bytes
+            positions + self.state_bytes()
         } else {
             positions
         }

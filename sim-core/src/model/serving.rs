@@ -224,6 +224,7 @@ impl<'e, 'a> Machine<'e, 'a> {
         // A block holds positions; a linear layer's state is a fixed amount per sequence, counted in blocks'
         // worth of bytes by `blocks_for` like any other storage, but not part of a block's size.
         let block_bytes = e.kv_bytes_at(block_tokens) - e.state_bytes();
+        let kv_per_layer = e.model.kv_per_layer();
         let total_blocks = if block_bytes > 0.0 { e.placement.kv_pool_bytes / block_bytes } else { f64::INFINITY };
         Machine {
             e,
@@ -233,13 +234,9 @@ impl<'e, 'a> Machine<'e, 'a> {
             total_blocks,
             free_blocks: total_blocks,
             block_bytes,
-            blocks_line: e
-                .model
-                .attention
-                .kv_position_line(e.model.kv_per_layer())
-                .scaled(1.0 / (e.kv_split() * block_bytes)),
+            blocks_line: e.model.attention.kv_position_line(kv_per_layer).scaled(1.0 / (e.kv_split() * block_bytes)),
             state_blocks: e.state_bytes() / block_bytes,
-            kv_per_layer: e.model.kv_per_layer(),
+            kv_per_layer,
             waiting_may_hold_cache: false,
             accepted: e.tokens_per_step(),
             verify: e.model.draft_tokens.max(0.0) + 1.0,
