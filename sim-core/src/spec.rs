@@ -380,6 +380,21 @@ impl AttentionSpec {
         ContextMeasures { seqs: 1.0, ctx, full, window, local: self.local_positions(ctx) }
     }
 
+    /// How `context_measures` grows per token of context from `ctx` on, and the context up to which it grows
+    /// so (the next of the top-k, the window and the local window above `ctx`; infinite past them all): every
+    /// measure is the context capped at a breakpoint, so between breakpoints `context_measures(ctx + t)` is
+    /// `context_measures(ctx)` plus `t` times the rate. The serving loop steps decoding sequences on these lines
+    /// without measuring each.
+    pub fn context_measures_rate(&self, ctx: f64) -> (ContextMeasures, f64) {
+        let below = |cap: f64| if ctx < cap { (1.0, cap) } else { (0.0, f64::INFINITY) };
+        let (full, full_until) = below(self.top_k);
+        let (window, window_until) = below(self.window);
+        let (local, local_until) =
+            if self.local_kv_bytes > 0.0 { below(self.local_window) } else { (0.0, f64::INFINITY) };
+        let rate = ContextMeasures { seqs: 0.0, ctx: 1.0, full, window, local };
+        (rate, full_until.min(window_until).min(local_until))
+    }
+
     /// KV bytes one decoding sequence reads per step at context `ctx` (the verified draft tokens share the
     /// read), given the KV bytes per position of one layer; the linear layers' state is `decode_state_bytes`.
     pub fn decode_kv_bytes(&self, kv_per_layer: f64, ctx: f64) -> f64 {
@@ -724,6 +739,31 @@ mod tests {
                 let held = line.of(&x);
                 prop_assert!((held - explicit).abs() <= 1e-12 * explicit.max(1.0), "held {held}, explicit {explicit}");
                 prop_assert_eq!(held, a.kv_position_bytes(per_layer, ctx));
+            }
+        }
+
+        /// Up to the breakpoint `context_measures_rate` names, a context's measures grow by its rate per token
+        /// (the serving loop's lockstep steps decoding sequences on that line), and past it the rate changes.
+        #[test]
+        fn context_measures_grow_at_their_rate_up_to_the_next_breakpoint(
+            a in any_attention(),
+            ctx in 0.0..2e4f64,
+            share in 0.0..=1.0f64,
+            past in 1.0..100.0f64,
+        ) {
+            let (rate, until) = a.context_measures_rate(ctx);
+            prop_assert!(until > ctx);
+            let t = if until.is_finite() { share * (until - ctx) } else { share * 1e5 };
+            let mut on_line = a.context_measures(ctx);
+            on_line.add(t, &rate);
+            let there = a.context_measures(ctx + t);
+            for (x, y) in [(on_line.seqs, there.seqs), (on_line.ctx, there.ctx), (on_line.full, there.full),
+                (on_line.window, there.window), (on_line.local, there.local)] {
+                prop_assert!((x - y).abs() <= 1e-9 * y.abs().max(1.0), "{on_line:?} vs {there:?} at {ctx} + {t}");
+            }
+            if until.is_finite() {
+                let (after, _) = a.context_measures_rate(until + past);
+                prop_assert!(after != rate, "the rate past {until} is still {rate:?}");
             }
         }
 

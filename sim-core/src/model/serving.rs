@@ -45,14 +45,18 @@ pub struct Resolution {
     /// Rounds measured at the engine's edge (preempting, or more clients than the KV pool or the sequence cap
     /// holds), where requests complete in waves a round or so long.
     pub rounds_at_the_edge: f64,
+    /// Whether decoding cohorts step together (`Lockstep`): the same loop in fewer instructions. Off, every
+    /// cohort is visited every step, the reference the lockstep is checked against (`tests/physics.rs`).
+    pub lockstep: bool,
 }
 
 impl Resolution {
     /// What every prediction runs.
-    pub const SWEEP: Resolution = Resolution { max_cohorts: 32, rounds: 2.0, rounds_at_the_edge: 3.0 };
+    pub const SWEEP: Resolution = Resolution { max_cohorts: 32, rounds: 2.0, rounds_at_the_edge: 3.0, lockstep: true };
     /// A long run with a cohort per client up to 256: the measure a sweep's resolution is checked against (30
     /// rounds agree with 60 within 1% at every point above).
-    pub const REFERENCE: Resolution = Resolution { max_cohorts: 256, rounds: 30.0, rounds_at_the_edge: 30.0 };
+    pub const REFERENCE: Resolution =
+        Resolution { max_cohorts: 256, rounds: 30.0, rounds_at_the_edge: 30.0, lockstep: true };
 
     /// Requests the measured window runs to for `clients` clients.
     fn measured_requests(&self, clients: f64, at_the_edge: bool) -> f64 {
@@ -66,6 +70,13 @@ const MIN_PART: f64 = 1.0;
 
 /// Steps one sweep point may take before the measurement ends where it is (a guard, never reached in tests).
 const MAX_STEPS: usize = 200_000;
+
+/// Tokens within which two progress counts are the same: a cohort's progress is a size-weighted mean after a merge
+/// and a sum of the lockstep's advance and its own stored part, so an output of 512 tokens may read 511.999... A
+/// request whose count is this close to its OSL has finished, and two gaps this close are a tie, broken by age:
+/// otherwise rounding picks which cohorts merge and when a request ends, and moved a sweep point's TTFT by a
+/// quarter (Llama-3.3-70B on two H100, 512/512 at 128 clients: 0.92 s or 1.26 s by the order of two additions).
+const ROUNDING: f64 = 1e-9;
 
 /// Requests in flight that behave alike.
 #[derive(Debug, Clone, PartialEq)]
@@ -92,6 +103,9 @@ struct Cohort {
     /// waits, `computed` is the tokens those blocks hold: the prefix-cache hit it will be re-admitted with.
     cached_blocks: f64,
     evict_ahead: f64,
+    /// A member of the machine's `Lockstep`: the group's `advance` when it joined (its `generated` is kept less
+    /// that advance while it is a member).
+    lockstep_from: f64,
 }
 
 impl Cohort {
@@ -109,6 +123,7 @@ impl Cohort {
             preemptions: 0.0,
             cached_blocks: 0.0,
             evict_ahead: 0.0,
+            lockstep_from: 0.0,
         }
     }
 
@@ -161,6 +176,59 @@ enum Work {
     Decode { ctx: f64 },
 }
 
+/// The decoding cohorts at the front of the running list (`running[..len]`), stepped together without visiting
+/// each: in a saturated point every step prefills a prompt beside a few dozen decoding cohorts, and visiting each
+/// of those every step (its blocks, its measures, its advance, its finish) was three quarters of a sweep's
+/// instructions.
+///
+/// A member's `generated` is stored less `advance` (the tokens every member has generated since the group formed)
+/// and its `blocks` as they were when it joined: once it has stepped in the group, it holds what its last step
+/// took (`Machine::settle_lockstep` writes both back). The group keeps what a step of all its members needs as
+/// sums: their measures grow on a line (`AttentionSpec::context_measures_rate`) until a member's context reaches a
+/// breakpoint. Members that finish leave the group where they are (`Machine::finish_members`); a member's context
+/// leaving its line, a preemption, or a budget too short for all of them sends the step back to visiting every
+/// cohort (`Machine::lockstep_need`), the group settled. With `Resolution::lockstep` off nothing joins, and the
+/// loop is the one that visits every cohort, which `tests/physics.rs` holds the lockstep's answers to.
+#[derive(Debug, Clone, Copy)]
+struct Lockstep {
+    len: usize,
+    /// Tokens each member has generated since the group formed.
+    advance: f64,
+    /// The members' requests, the sum of their context measures at their current contexts, the rate that sum
+    /// grows at per token each generates, and the blocks they hold.
+    seqs: f64,
+    measures: ContextMeasures,
+    rate: ContextMeasures,
+    blocks: f64,
+    /// The least `advance` at which a member has generated its output (its OSL), and the most at which every
+    /// member's next step still lies on its measures' line.
+    finish_at: f64,
+    linear_until: f64,
+}
+
+impl Lockstep {
+    const EMPTY: Lockstep = Lockstep {
+        len: 0,
+        advance: 0.0,
+        seqs: 0.0,
+        measures: ContextMeasures { seqs: 0.0, ctx: 0.0, full: 0.0, window: 0.0, local: 0.0 },
+        rate: ContextMeasures { seqs: 0.0, ctx: 0.0, full: 0.0, window: 0.0, local: 0.0 },
+        blocks: 0.0,
+        finish_at: f64::INFINITY,
+        linear_until: f64::INFINITY,
+    };
+
+    /// The generated tokens of cohort `i` of the running list, whose `generated` field is `stored`.
+    #[inline(always)]
+    fn generated(&self, i: usize, stored: f64) -> f64 {
+        if i < self.len {
+            stored + self.advance
+        } else {
+            stored
+        }
+    }
+}
+
 /// One engine with its queues and KV pool.
 struct Machine<'e, 'a> {
     e: &'e Engine<'a>,
@@ -206,6 +274,9 @@ struct Machine<'e, 'a> {
     emitted: f64,
     /// `Resolution::max_cohorts` of the loop.
     max_cohorts: usize,
+    /// The decoding cohorts stepped together (`Lockstep`), and whether any may join (`Resolution::lockstep`).
+    lockstep: Lockstep,
+    lockstep_on: bool,
 }
 
 /// What one step finished.
@@ -251,6 +322,8 @@ impl<'e, 'a> Machine<'e, 'a> {
             last_full_decode_s: None,
             emitted: 0.0,
             max_cohorts: res.max_cohorts.max(1),
+            lockstep: Lockstep::EMPTY,
+            lockstep_on: res.lockstep,
         }
     }
 
@@ -285,6 +358,188 @@ impl<'e, 'a> Machine<'e, 'a> {
         }
     }
 
+    /// Whether a decoding request's blocks follow its context (`blocks_for` after each step): not on a no-evict
+    /// engine, which reserved its whole lifetime's at admission, nor on a pool without a bound.
+    fn blocks_follow_context(&self) -> bool {
+        !self.reserve_whole && self.total_blocks.is_finite()
+    }
+
+    /// Adds running cohort `i` to the lockstep, if a step of it is what the group's sums give: it is decoding
+    /// and has its first token (its step need not set it), its blocks are no more than its next step holds (the step takes the difference, never a negative one), and its next step's context lies on its
+    /// measures' line. Returns whether it joined. Only the cohort at the group's end (`len`) or a merge of two
+    /// members joins, so the members stay the front of the running list.
+    fn lockstep_join(&mut self, i: usize) -> bool {
+        let c = &self.running[i];
+        if c.prefilling() || c.first_token_s.is_none() || c.generated >= c.osl - ROUNDING {
+            return false;
+        }
+        let ctx = self.isl + c.generated;
+        let attention = &self.e.model.attention;
+        let (rate, until) = attention.context_measures_rate(ctx);
+        if ctx + self.verify > until {
+            return false;
+        }
+        let measures = attention.context_measures(ctx);
+        // A no-evict engine's request holds its whole lifetime's blocks: a step never takes more.
+        let enough = if self.blocks_follow_context() {
+            // `blocks_for(ctx + verify)`, on the line.
+            let mut next = measures;
+            next.add(self.verify, &rate);
+            c.blocks <= self.blocks_line.of(&next) + self.state_blocks + 0.5
+        } else {
+            !self.total_blocks.is_finite() || c.blocks >= self.blocks_for(self.isl + c.osl + self.verify)
+        };
+        if !enough {
+            return false;
+        }
+        let g = &mut self.lockstep;
+        g.seqs += c.size;
+        g.measures.add(c.size, &measures);
+        g.rate.add(c.size, &rate);
+        g.blocks += c.size * c.blocks;
+        g.finish_at = g.finish_at.min(c.osl - c.generated + g.advance);
+        g.linear_until = g.linear_until.min(until - ctx - self.verify + g.advance);
+        let advance = g.advance;
+        let c = &mut self.running[i];
+        c.generated -= advance;
+        c.lockstep_from = advance;
+        true
+    }
+
+    /// Adds the decoding cohorts that follow the lockstep to it, in order, while they can join.
+    fn extend_lockstep(&mut self) {
+        if self.lockstep.advance > self.lockstep.linear_until {
+            // A member's context has left its line: the sums no longer hold.
+            self.settle_lockstep();
+        }
+        while self.lockstep_on && self.lockstep.len < self.running.len() && self.lockstep_join(self.lockstep.len) {
+            self.lockstep.len += 1;
+        }
+    }
+
+    /// Running cohort `i` as the member it is: its generated tokens, and the blocks its last step in the
+    /// group took (`blocks_for` its context then), if it has stepped since it joined.
+    fn settle_member(&mut self, i: usize) {
+        let (advance, follow) = (self.lockstep.advance, self.blocks_follow_context());
+        let c = &self.running[i];
+        let generated = c.generated + advance;
+        let stepped = advance > c.lockstep_from;
+        let blocks = if follow && stepped {
+            self.blocks_for(self.isl + generated - self.accepted + self.verify)
+        } else {
+            c.blocks
+        };
+        let c = &mut self.running[i];
+        c.generated = generated;
+        c.blocks = blocks;
+    }
+
+    /// Dissolves the lockstep: every member's fields become what they are.
+    fn settle_lockstep(&mut self) {
+        for i in 0..self.lockstep.len {
+            self.settle_member(i);
+        }
+        self.lockstep = Lockstep::EMPTY;
+    }
+
+    /// Merges members `i` and `i + 1` of the lockstep: takes both out of its sums, folds the second into the
+    /// first, and puts the merged cohort back in (the whole group is settled when it cannot rejoin).
+    fn merge_members(&mut self, i: usize) {
+        let attention = &self.e.model.attention;
+        let advance = self.lockstep.advance;
+        let rate_of = |c: &Cohort| attention.context_measures_rate(self.isl + c.generated + advance).0;
+        if rate_of(&self.running[i]) == rate_of(&self.running[i + 1]) {
+            // Both on lines of one rate: the merged cohort, at their mean context, measures and holds what the
+            // two did, so the group's sums stay as they are.
+            self.settle_member(i);
+            self.settle_member(i + 1);
+            let y = self.running.remove(i + 1);
+            let c = &mut self.running[i];
+            c.absorb(&y);
+            c.generated -= advance;
+            c.lockstep_from = advance;
+            self.lockstep.len -= 1;
+            return;
+        }
+        for k in [i, i + 1] {
+            self.settle_member(k);
+            let c = &self.running[k];
+            let m = self.e.model.attention.context_measures(self.isl + c.generated);
+            let (rate, _) = self.e.model.attention.context_measures_rate(self.isl + c.generated);
+            let g = &mut self.lockstep;
+            g.seqs -= c.size;
+            g.measures.add(-c.size, &m);
+            g.rate.add(-c.size, &rate);
+            g.blocks -= c.size * c.blocks;
+        }
+        let y = self.running.remove(i + 1);
+        self.running[i].absorb(&y);
+        self.lockstep.len -= 1;
+        if !self.lockstep_join(i) {
+            // Its members after it are settled from their stored fields, which the merged cohort is not.
+            self.running[i].generated -= self.lockstep.advance;
+            self.running[i].lockstep_from = self.lockstep.advance;
+            self.settle_lockstep();
+        }
+    }
+
+    /// Takes the lockstep members that produced their last token in the step just run out of the group and the
+    /// running list, as `step` does with any cohort that finishes, and counts none of their tokens past the OSL.
+    /// Members are the front of the running list: the tail's finished cohorts are removed first.
+    fn finish_members(&mut self, out: &mut StepOut) {
+        let (a, follow) = (self.accepted, self.blocks_follow_context());
+        let mut finish_at = f64::INFINITY;
+        for i in (0..self.lockstep.len).rev() {
+            let c = &self.running[i];
+            let generated = c.generated + self.lockstep.advance;
+            if generated < c.osl - ROUNDING {
+                finish_at = finish_at.min(c.osl - c.generated);
+                continue;
+            }
+            let ctx_before = self.isl + generated - a;
+            let blocks = if follow { self.blocks_for(ctx_before + self.verify) } else { c.blocks };
+            let attention = &self.e.model.attention;
+            let g = &mut self.lockstep;
+            g.seqs -= c.size;
+            g.measures.add(-c.size, &attention.context_measures(self.isl + generated));
+            g.rate.add(-c.size, &attention.context_measures_rate(ctx_before).0);
+            g.blocks -= c.size * blocks;
+            g.len -= 1;
+            self.emitted -= c.size * (generated - c.osl);
+            let mut c = self.running.remove(i);
+            c.generated = generated;
+            c.blocks = blocks;
+            self.free_blocks += c.size * blocks;
+            out.done.push(c);
+        }
+        self.lockstep.finish_at = finish_at;
+    }
+
+    /// The blocks a step of every lockstep member takes, or `None` when the step must visit each cohort: the
+    /// group is empty, the budget does not cover all its decodes, a member's context left its line, or the
+    /// blocks are not free (the step preempts).
+    fn lockstep_need(&self, budget: f64) -> Option<f64> {
+        let g = &self.lockstep;
+        if g.len == 0 || budget < g.seqs * self.verify || g.advance > g.linear_until {
+            return None;
+        }
+        let need = (self.lockstep_blocks_at(0.0) - g.blocks).max(0.0);
+        (need <= self.free_blocks).then_some(need)
+    }
+
+    /// The blocks the lockstep's members hold after a step each takes with `ahead` more context than now (its
+    /// context plus the verified tokens on its measures' line, `blocks_for` summed): what they hold now where
+    /// blocks do not follow the context.
+    fn lockstep_blocks_at(&self, ahead: f64) -> f64 {
+        let g = &self.lockstep;
+        if !self.blocks_follow_context() {
+            return g.blocks;
+        }
+        let mut held = g.measures;
+        held.add(ahead + self.verify, &g.rate);
+        self.blocks_line.of(&held) + g.seqs * (self.state_blocks + 0.5)
+    }
+
     /// Share of the KV block pool in use.
     fn kv_use(&self) -> f64 {
         (1.0 - self.free_blocks / self.total_blocks).clamp(0.0, 1.0)
@@ -292,6 +547,12 @@ impl<'e, 'a> Machine<'e, 'a> {
 
     fn seqs(&self) -> f64 {
         self.running.iter().map(|c| c.size).sum()
+    }
+
+    /// Requests decoding: the lockstep's, and those of the other running cohorts not prefilling.
+    fn decoding_seqs(&self) -> f64 {
+        let rest = &self.running[self.lockstep.len..];
+        self.lockstep.seqs + rest.iter().filter(|c| !c.prefilling()).map(|c| c.size).sum::<f64>()
     }
 
     /// Preempts up to `need` blocks' worth of requests from the newest running cohort; returns the requests
@@ -394,7 +655,8 @@ impl<'e, 'a> Machine<'e, 'a> {
     /// `horizon_s` (a hand-off arriving). Each step is timed at the jump's mean context. Returns (time of one
     /// step, steps, bottleneck slot) or `None` when fewer than two steps can be jumped.
     fn jump(&mut self, horizon_s: f64) -> Option<(f64, f64, usize)> {
-        if self.running.is_empty() || self.running.iter().any(Cohort::prefilling) {
+        // The lockstep's members decode.
+        if self.running.is_empty() || self.running[self.lockstep.len..].iter().any(Cohort::prefilling) {
             return None;
         }
         if let Some(w) = self.waiting.front() {
@@ -404,22 +666,21 @@ impl<'e, 'a> Machine<'e, 'a> {
                 return None;
             }
         }
+        // Every running cohort decodes: those the last step finished prefilling can join the lockstep.
+        self.extend_lockstep();
         let a = self.accepted;
         // The fewest steps any cohort has left: the one with the fewest tokens left. Dividing by a positive `a`
         // and rounding up keep order, so one of each on the minimum equals the minimum of them per cohort (a
         // division per cohort was a good part of a jump's time).
-        let fewest_left = self.running.iter().map(|c| c.osl - c.generated).fold(f64::INFINITY, f64::min);
-        let until_done = (fewest_left / a).ceil() - 1.0;
-        let blocks_after = |j: f64| -> f64 {
-            self.running
-                .iter()
-                .map(|c| {
-                    c.size * (self.blocks_for(self.isl + c.generated + (j - 1.0) * a + self.verify) - c.blocks).max(0.0)
-                })
-                .sum()
-        };
-        let mut j = until_done.min(4096.0);
-        if j < 2.0 {
+        let g = &self.lockstep;
+        let fewest_left = self
+            .running
+            .iter()
+            .enumerate()
+            .map(|(i, c)| c.osl - g.generated(i, c.generated))
+            .fold(f64::INFINITY, f64::min);
+        let until_done = ((fewest_left - ROUNDING) / a).ceil() - 1.0;
+        if until_done < 2.0 {
             return None;
         }
         // A step's time never falls as contexts grow (every term of `Engine::step` is a sum or maximum of terms
@@ -436,6 +697,22 @@ impl<'e, 'a> Machine<'e, 'a> {
                 return None;
             }
         }
+        if self.lockstep.len == self.running.len() {
+            if let Some(jumped) = self.jump_lockstep(until_done, horizon_s) {
+                return jumped;
+            }
+        }
+        // The jump moves every cohort one by one: the lockstep's members first become what they are.
+        self.settle_lockstep();
+        let blocks_after = |j: f64| -> f64 {
+            self.running
+                .iter()
+                .map(|c| {
+                    c.size * (self.blocks_for(self.isl + c.generated + (j - 1.0) * a + self.verify) - c.blocks).max(0.0)
+                })
+                .sum()
+        };
+        let mut j = until_done.min(4096.0);
         let blocks_at_j = blocks_after(j);
         if blocks_at_j > self.free_blocks {
             j = most_steps_that_fit(blocks_after, self.free_blocks, j, blocks_at_j);
@@ -467,14 +744,60 @@ impl<'e, 'a> Machine<'e, 'a> {
         Some((t.total_s, j, bottleneck_slot(t.bottleneck())))
     }
 
+    /// `jump` when every running cohort is a lockstep member: the same jump, with the blocks and the load summed
+    /// by the group's lines instead of over each cohort. `None` when a member's context would leave its line
+    /// within the jump (`jump` then moves each cohort); else `jump`'s answer.
+    fn jump_lockstep(&mut self, until_done: f64, horizon_s: f64) -> Option<Option<(f64, f64, usize)>> {
+        let (a, g) = (self.accepted, self.lockstep);
+        let mut j = until_done.min(4096.0);
+        if g.advance + (j - 1.0) * a > g.linear_until {
+            return None;
+        }
+        let blocks_after = |j: f64| (self.lockstep_blocks_at((j - 1.0) * a) - g.blocks).max(0.0);
+        let blocks_at_j = blocks_after(j);
+        if blocks_at_j > self.free_blocks {
+            j = most_steps_that_fit(blocks_after, self.free_blocks, j, blocks_at_j);
+            if j < 2.0 {
+                return Some(None);
+            }
+        }
+        let t = self.decode_step(j);
+        if horizon_s.is_finite() {
+            j = j.min(((horizon_s - self.clock_s) / t.total_s).floor());
+        }
+        if j < 2.0 {
+            return Some(None);
+        }
+        let used = blocks_after(j);
+        self.take_blocks(used);
+        let g = &mut self.lockstep;
+        g.blocks += used;
+        g.advance += j * a;
+        g.measures.add(j * a, &g.rate);
+        self.emitted += g.seqs * j * a;
+        self.clock_s += j * t.total_s;
+        self.last_full_decode_s = None;
+        Some(Some((t.total_s, j, bottleneck_slot(t.bottleneck()))))
+    }
+
     /// Time of one step of a `j`-step decode-only jump: every running cohort decoding at the jump's mean context.
     fn decode_step(&self, j: f64) -> StepTime {
         let m = self.e.model;
         let a = self.accepted;
-        let mut decodes = ContextMeasures::default();
-        for c in &self.running {
-            decodes.add(c.size, &m.attention.context_measures(self.isl + c.generated + (j - 1.0) / 2.0 * a));
-        }
+        let g = &self.lockstep;
+        let mean_ahead = (j - 1.0) / 2.0 * a;
+        let decodes = if g.len == self.running.len() && g.advance + mean_ahead <= g.linear_until {
+            let mut on_line = g.measures;
+            on_line.add(mean_ahead, &g.rate);
+            on_line
+        } else {
+            let mut decodes = ContextMeasures::default();
+            for (i, c) in self.running.iter().enumerate() {
+                let generated = g.generated(i, c.generated);
+                decodes.add(c.size, &m.attention.context_measures(self.isl + generated + mean_ahead));
+            }
+            decodes
+        };
         let mut load = StepLoad::default();
         load.add_decode_measures(m, self.kv_per_layer, &decodes, self.verify);
         self.e.step(&load)
@@ -487,29 +810,48 @@ impl<'e, 'a> Machine<'e, 'a> {
     fn merge_closest(&mut self) {
         while self.running.len() > self.max_cohorts {
             let mut best: Option<(usize, f64)> = None;
+            let g = &self.lockstep;
             for i in 0..self.running.len() - 1 {
                 let (x, y) = (&self.running[i], &self.running[i + 1]);
-                if x.prefilling() || y.prefilling() || x.osl != y.osl {
+                if x.osl != y.osl || i + 1 >= g.len && (x.prefilling() || y.prefilling()) {
                     continue;
                 }
-                let gap = (x.generated - y.generated).abs();
-                if best.is_none_or(|(_, g)| gap < g) {
+                // Two members decode, and their stored progress has the same offset.
+                let gap = if i + 1 < g.len {
+                    (x.generated - y.generated).abs()
+                } else {
+                    (g.generated(i, x.generated) - g.generated(i + 1, y.generated)).abs()
+                };
+                if best.is_none_or(|(_, g)| gap < g - ROUNDING) {
                     best = Some((i, gap));
                 }
             }
             let Some((i, _)) = best else { return };
+            if i + 1 < self.lockstep.len {
+                self.merge_members(i);
+                continue;
+            }
+            if i < self.lockstep.len {
+                self.settle_lockstep();
+            }
             let y = self.running.remove(i + 1);
             self.running[i].absorb(&y);
         }
     }
 
     /// Plans and runs one step at `clock_s`; `None` when there is nothing to run.
-    fn step(&mut self, max_seqs: f64, record: bool) -> Option<(f64, StepOut)> {
+    /// What the step finished goes to `out`, cleared first: the caller keeps one for the whole loop (a step's
+    /// vectors allocated anew were a twentieth of a sweep's instructions once the lockstep took the rest).
+    fn step(&mut self, max_seqs: f64, record: bool, out: &mut StepOut) -> Option<f64> {
+        debug_assert!(self.lockstep.len <= self.running.len(), "the lockstep's members are running cohorts");
         self.last_full_decode_s = None;
+        self.extend_lockstep();
         self.merge_closest();
         let m = self.e.model;
         let mut budget = self.e.limits.tokens_per_step.max(1.0);
-        let mut out = StepOut::default();
+        out.done.clear();
+        out.prefilled.clear();
+        out.preempted = 0.0;
         let mut plan = std::mem::take(&mut self.plan);
         plan.clear();
         // The step's load is summed as work is planned, in plan order: a planned cohort never changes size
@@ -519,7 +861,18 @@ impl<'e, 'a> Machine<'e, 'a> {
         let mut decodes = ContextMeasures::default();
         // Blocks taken whose eviction from waiting requests' prefix caches is not booked yet (`take_free_blocks`).
         let mut taken = 0.0;
-        let mut i = 0;
+        // The lockstep's members decode first, as one: their blocks and their measures are the group's sums.
+        let lockstep_took = self.lockstep_need(budget);
+        match lockstep_took {
+            Some(need) => {
+                self.take_free_blocks(need);
+                taken += need;
+                budget -= self.lockstep.seqs * self.verify;
+                decodes = self.lockstep.measures;
+            }
+            None => self.settle_lockstep(),
+        }
+        let mut i = self.lockstep.len;
         while i < self.running.len() {
             // FCFS chunking: the budget goes to whole prompts in order, the last one taking what is left; the
             // rest of a cohort whose prompts do not all fit waits for the next step.
@@ -611,7 +964,7 @@ impl<'e, 'a> Machine<'e, 'a> {
                 self.running.push(c);
             }
         }
-        if plan.is_empty() {
+        if plan.is_empty() && lockstep_took.is_none() {
             self.plan = plan;
             return None;
         }
@@ -620,6 +973,19 @@ impl<'e, 'a> Machine<'e, 'a> {
         let now = self.clock_s + t.total_s;
         if record {
             self.busy[bottleneck_slot(t.bottleneck())] += t.total_s;
+        }
+        // Whether a lockstep member produces its last token in this step.
+        let mut lockstep_finishes = false;
+        if let Some(need) = lockstep_took {
+            // Each member holds what its step took (the blocks at its context plus the verified tokens) and emits
+            // every token it accepts, less, for one that finishes, those past its OSL (`finish_members`).
+            let a = self.accepted;
+            let g = &mut self.lockstep;
+            lockstep_finishes = g.finish_at - g.advance <= a + ROUNDING;
+            g.blocks += need;
+            g.advance += a;
+            g.measures.add(a, &g.rate);
+            self.emitted += g.seqs * a;
         }
         let mut finished = std::mem::take(&mut self.finished);
         finished.clear();
@@ -645,7 +1011,7 @@ impl<'e, 'a> Machine<'e, 'a> {
                     c.first_token_s.get_or_insert(now);
                 }
             }
-            if self.role != Role::PrefillOnly && c.generated >= c.osl {
+            if self.role != Role::PrefillOnly && c.generated >= c.osl - ROUNDING {
                 finished.push(i);
             }
         }
@@ -660,13 +1026,21 @@ impl<'e, 'a> Machine<'e, 'a> {
                 out.done.push(c);
             }
         }
-        if finished.is_empty() && out.preempted == 0.0 && decode_only && plan.len() == self.running.len() {
+        if lockstep_finishes {
+            self.finish_members(out);
+        }
+        if finished.is_empty()
+            && !lockstep_finishes
+            && out.preempted == 0.0
+            && decode_only
+            && plan.len() + self.lockstep.len == self.running.len()
+        {
             self.last_full_decode_s = Some(t.total_s);
         }
         self.plan = plan;
         self.finished = finished;
         self.clock_s = now;
-        Some((t.total_s, out))
+        Some(t.total_s)
     }
 }
 
@@ -1205,24 +1579,23 @@ fn colocated_with(
     let mut window = BatchWindow::default();
     let mut at_the_edge = plan.key.at_the_edge;
     let mut tally = Tally::default();
+    let mut out = StepOut::default();
     for _ in 0..MAX_STEPS {
         let warming = tally.warming(warm);
         if let Some((dt, j, slot)) = mach.jump(f64::INFINITY) {
             if !warming {
                 mach.busy[slot] += j * dt;
-                let decoding: f64 = mach.running.iter().map(|c| c.size).sum();
-                tally.ran(j, dt, decoding, mach.kv_use());
+                tally.ran(j, dt, mach.decoding_seqs(), mach.kv_use());
             }
             if run.one_batch() {
                 window.note(&mach.running);
             }
             continue;
         }
-        let Some((dt, out)) = mach.step(max_seqs, !warming) else { break };
+        let Some(dt) = mach.step(max_seqs, !warming, &mut out) else { break };
         at_the_edge |= out.preempted > 0.0;
         if !warming {
-            let decoding = mach.running.iter().filter(|c| !c.prefilling()).map(|c| c.size).sum();
-            tally.ran(1.0, dt, decoding, mach.kv_use());
+            tally.ran(1.0, dt, mach.decoding_seqs(), mach.kv_use());
             tally.preempted_in_window += out.preempted;
         }
         tally.finish(&out.done, mach.clock_s, warm, mach.emitted);
@@ -1321,6 +1694,7 @@ fn disaggregated_with(
     let mut window = BatchWindow::default();
     let mut at_the_edge = plan.key.at_the_edge;
     let mut tally = Tally::default();
+    let mut out = StepOut::default();
     // Prefilled requests waiting for decode-side blocks, and transfers in flight (arrival time, cohort).
     let mut handoff: VecDeque<(f64, Cohort)> = VecDeque::new();
     let mut in_flight: VecDeque<(f64, Cohort)> = VecDeque::new();
@@ -1372,7 +1746,7 @@ fn disaggregated_with(
         };
         if run_p {
             p.clock_s = p_next.expect("p has work");
-            let Some((dt, out)) = p.step(f64::INFINITY, !warming) else {
+            let Some(dt) = p.step(f64::INFINITY, !warming, &mut out) else {
                 // Work is queued but not yet admissible: wait for the decode side.
                 p.clock_s = d_next.unwrap_or(p.clock_s).max(p.clock_s + 1e-9);
                 continue;
@@ -1381,7 +1755,7 @@ fn disaggregated_with(
                 p_busy += dt;
                 tally.preempted_in_window += out.preempted;
             }
-            for c in out.prefilled {
+            for c in out.prefilled.drain(..) {
                 handoff.push_back((p.clock_s, c));
             }
         } else {
@@ -1406,7 +1780,7 @@ fn disaggregated_with(
                 }
                 continue;
             }
-            let Some((dt, out)) = d.step(max_seqs, !warming) else {
+            let Some(dt) = d.step(max_seqs, !warming, &mut out) else {
                 // Nothing admissible yet: wait for the next hand-off to land.
                 if let Some((t, _)) = in_flight.front() {
                     d.clock_s = d.clock_s.max(*t);
