@@ -218,6 +218,15 @@ impl Lockstep {
         linear_until: f64::INFINITY,
     };
 
+    /// Counts `size` requests in the sums (takes them out when negative), each measuring `measures`, growing at
+    /// `rate` and holding `blocks`.
+    fn count(&mut self, size: f64, measures: &ContextMeasures, rate: &ContextMeasures, blocks: f64) {
+        self.seqs += size;
+        self.measures.add(size, measures);
+        self.rate.add(size, rate);
+        self.blocks += size * blocks;
+    }
+
     /// The generated tokens of cohort `i` of the running list, whose `generated` field is `stored`.
     #[inline(always)]
     fn generated(&self, i: usize, stored: f64) -> f64 {
@@ -393,10 +402,7 @@ impl<'e, 'a> Machine<'e, 'a> {
             return false;
         }
         let g = &mut self.lockstep;
-        g.seqs += c.size;
-        g.measures.add(c.size, &measures);
-        g.rate.add(c.size, &rate);
-        g.blocks += c.size * c.blocks;
+        g.count(c.size, &measures, &rate, c.blocks);
         g.finish_at = g.finish_at.min(c.osl - c.generated + g.advance);
         g.linear_until = g.linear_until.min(until - ctx - self.verify + g.advance);
         let advance = g.advance;
@@ -464,13 +470,9 @@ impl<'e, 'a> Machine<'e, 'a> {
         for k in [i, i + 1] {
             self.settle_member(k);
             let c = &self.running[k];
-            let m = self.e.model.attention.context_measures(self.isl + c.generated);
-            let (rate, _) = self.e.model.attention.context_measures_rate(self.isl + c.generated);
-            let g = &mut self.lockstep;
-            g.seqs -= c.size;
-            g.measures.add(-c.size, &m);
-            g.rate.add(-c.size, &rate);
-            g.blocks -= c.size * c.blocks;
+            let ctx = self.isl + c.generated;
+            let (rate, _) = attention.context_measures_rate(ctx);
+            self.lockstep.count(-c.size, &attention.context_measures(ctx), &rate, c.blocks);
         }
         let y = self.running.remove(i + 1);
         self.running[i].absorb(&y);
@@ -487,29 +489,22 @@ impl<'e, 'a> Machine<'e, 'a> {
     /// running list, as `step` does with any cohort that finishes, and counts none of their tokens past the OSL.
     /// Members are the front of the running list: the tail's finished cohorts are removed first.
     fn finish_members(&mut self, out: &mut StepOut) {
-        let (a, follow) = (self.accepted, self.blocks_follow_context());
+        let attention = &self.e.model.attention;
         let mut finish_at = f64::INFINITY;
         for i in (0..self.lockstep.len).rev() {
             let c = &self.running[i];
-            let generated = c.generated + self.lockstep.advance;
-            if generated < c.osl - ROUNDING {
+            if c.generated + self.lockstep.advance < c.osl - ROUNDING {
                 finish_at = finish_at.min(c.osl - c.generated);
                 continue;
             }
-            let ctx_before = self.isl + generated - a;
-            let blocks = if follow { self.blocks_for(ctx_before + self.verify) } else { c.blocks };
-            let attention = &self.e.model.attention;
-            let g = &mut self.lockstep;
-            g.seqs -= c.size;
-            g.measures.add(-c.size, &attention.context_measures(self.isl + generated));
-            g.rate.add(-c.size, &attention.context_measures_rate(ctx_before).0);
-            g.blocks -= c.size * blocks;
-            g.len -= 1;
-            self.emitted -= c.size * (generated - c.osl);
-            let mut c = self.running.remove(i);
-            c.generated = generated;
-            c.blocks = blocks;
-            self.free_blocks += c.size * blocks;
+            // It stepped just now: settled, it holds the blocks of the context it stepped at, on its line.
+            self.settle_member(i);
+            let c = self.running.remove(i);
+            let (rate, _) = attention.context_measures_rate(self.isl + c.generated - self.accepted);
+            self.lockstep.count(-c.size, &attention.context_measures(self.isl + c.generated), &rate, c.blocks);
+            self.lockstep.len -= 1;
+            self.emitted -= c.size * (c.generated - c.osl);
+            self.free_blocks += c.size * c.blocks;
             out.done.push(c);
         }
         self.lockstep.finish_at = finish_at;
