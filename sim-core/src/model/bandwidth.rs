@@ -172,11 +172,38 @@ pub fn place(model: &ModelSpec, hw: &HardwareSpec, tp: f64, k: &Coefficients) ->
 /// Expected share of routed experts a step with `tokens` tokens touches: 1 - (1 - s*k/E)^T, where s = 1 is
 /// uniform routing and s < 1 means the experts in question receive less than their share of tokens.
 pub fn expert_touch_fraction(model: &ModelSpec, tokens: f64, routing_share: f64) -> f64 {
-    if model.routed_experts <= 0.0 || model.experts_per_token <= 0.0 {
-        return 1.0;
+    ExpertTouch::new(model, routing_share).fraction(tokens)
+}
+
+/// `expert_touch_fraction` for one routing share, its logarithm taken once: 1 - (1 - p)^T is 1 - exp(T ln(1 - p)),
+/// a product and an `exp` per step where `powf` cost twice as much (the serving loop asks every step). `exp` and
+/// `ln`, not `exp_m1` and `ln_1p`: the page already carries those two, and the others added 1.5 KB to it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ExpertTouch {
+    /// ln(1 - s*k/E), the log-probability that a token misses a given expert; `None` when the model routes no
+    /// experts (every expert it has, none, is touched).
+    ln_miss: Option<f64>,
+}
+
+impl ExpertTouch {
+    pub fn new(model: &ModelSpec, routing_share: f64) -> Self {
+        if model.routed_experts <= 0.0 || model.experts_per_token <= 0.0 {
+            return ExpertTouch { ln_miss: None };
+        }
+        let per_token = (routing_share * model.experts_per_token / model.routed_experts).clamp(0.0, 1.0);
+        ExpertTouch { ln_miss: Some((1.0 - per_token).ln()) }
     }
-    let per_token = (routing_share * model.experts_per_token / model.routed_experts).clamp(0.0, 1.0);
-    1.0 - (1.0 - per_token).powf(tokens.max(0.0))
+
+    /// The share of experts `tokens` tokens touch.
+    pub fn fraction(&self, tokens: f64) -> f64 {
+        let Some(ln_miss) = self.ln_miss else { return 1.0 };
+        let tokens = tokens.max(0.0);
+        // No token touches nothing, even where every token touches every expert (ln_miss = -inf).
+        if tokens == 0.0 {
+            return 0.0;
+        }
+        1.0 - (tokens * ln_miss).exp()
+    }
 }
 
 /// Routed-expert multiplies a step of `tokens` tokens spends on padding, in tokens' worth (a token multiplies by
@@ -239,30 +266,88 @@ pub fn step_reads(
     kv_read_bytes: f64,
     spilled_routing_share: f64,
 ) -> StepReads {
-    let experts = p.expert_bytes();
-    let spilled_share = if experts > 0.0 { p.expert_bytes_spilled / experts } else { 0.0 };
-    let pinned_share = if experts > 0.0 { p.expert_bytes_pinned / experts } else { 0.0 };
-    let s = spilled_routing_share.max(0.0);
-    // Shares of routing: s * f to the spilled fraction f, g to the pinned fraction g (uniform), the rest
-    // (1 - s * f - g) to the experts in HBM (1 - f - g). Without a pin, g = 0 and this is exactly 1 - s * f
-    // over 1 - f.
-    let hbm_fraction = 1.0 - spilled_share - pinned_share;
-    let hbm_share =
-        if hbm_fraction > 0.0 { ((1.0 - s * spilled_share - pinned_share) / hbm_fraction).max(0.0) } else { 1.0 };
-    let touched = expert_touch_fraction(model, tokens, hbm_share);
-    // Under uniform routing both shares are 1: the same call, so reuse its answer (a `powf` per step saved).
-    let touched_spilled = if s == hbm_share { touched } else { expert_touch_fraction(model, tokens, s) };
-    // The input embedding sits with the dense weights but a step gathers one row per token, not the table.
-    let streamed_dense = (p.dense_bytes_hbm - model.input_embedding_bytes / p.tp).max(0.0);
-    let mut slow_bytes = p.dense_bytes_spilled
-        + p.expert_bytes_spilled * touched_spilled
-        + tokens * model.pinned_read_bytes_per_token / p.tp;
-    if p.dense_bytes_pinned > 0.0 || p.expert_bytes_pinned > 0.0 {
-        let touched_uniform = if s == 1.0 { touched_spilled } else { expert_touch_fraction(model, tokens, 1.0) };
-        slow_bytes += p.dense_bytes_pinned + p.expert_bytes_pinned * touched_uniform;
+    StepReader::new(model, p, spilled_routing_share).reads(tokens, kv_read_bytes)
+}
+
+/// `step_reads` for one placement and routing share, with what does not depend on the step computed once.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StepReader {
+    /// The dense bytes a step streams from HBM (all but the input embedding's table, of which it gathers rows).
+    streamed_dense: f64,
+    expert_bytes_hbm: f64,
+    expert_bytes_spilled: f64,
+    dense_bytes_spilled: f64,
+    /// Pinned tables' bytes a token reads, and the ranks they are split over.
+    pinned_read_bytes_per_token: f64,
+    tp: f64,
+    /// The pinned dense and expert bytes, where the deployment pins any.
+    pinned: Option<(f64, f64)>,
+    /// Touches of the experts in HBM, of the spilled ones, and under uniform routing, and which of the shares
+    /// are the same (the same touches, computed once).
+    hbm: ExpertTouch,
+    spilled: ExpertTouch,
+    uniform: ExpertTouch,
+    spilled_as_hbm: bool,
+    spilled_uniform: bool,
+    hbm_uniform: bool,
+}
+
+impl StepReader {
+    pub fn new(model: &ModelSpec, p: &Placement, spilled_routing_share: f64) -> Self {
+        let experts = p.expert_bytes();
+        let spilled_share = if experts > 0.0 { p.expert_bytes_spilled / experts } else { 0.0 };
+        let pinned_share = if experts > 0.0 { p.expert_bytes_pinned / experts } else { 0.0 };
+        let s = spilled_routing_share.max(0.0);
+        // Shares of routing: s * f to the spilled fraction f, g to the pinned fraction g (uniform), the rest
+        // (1 - s * f - g) to the experts in HBM (1 - f - g). Without a pin, g = 0 and this is exactly 1 - s * f
+        // over 1 - f.
+        let hbm_fraction = 1.0 - spilled_share - pinned_share;
+        let hbm_share =
+            if hbm_fraction > 0.0 { ((1.0 - s * spilled_share - pinned_share) / hbm_fraction).max(0.0) } else { 1.0 };
+        let pinned = p.dense_bytes_pinned > 0.0 || p.expert_bytes_pinned > 0.0;
+        StepReader {
+            // The input embedding sits with the dense weights but a step gathers one row per token, not the table.
+            streamed_dense: (p.dense_bytes_hbm - model.input_embedding_bytes / p.tp).max(0.0),
+            expert_bytes_hbm: p.expert_bytes_hbm,
+            expert_bytes_spilled: p.expert_bytes_spilled,
+            dense_bytes_spilled: p.dense_bytes_spilled,
+            pinned_read_bytes_per_token: model.pinned_read_bytes_per_token,
+            tp: p.tp,
+            pinned: pinned.then_some((p.dense_bytes_pinned, p.expert_bytes_pinned)),
+            hbm: ExpertTouch::new(model, hbm_share),
+            spilled: ExpertTouch::new(model, s),
+            uniform: ExpertTouch::new(model, 1.0),
+            spilled_as_hbm: s == hbm_share,
+            spilled_uniform: s == 1.0,
+            hbm_uniform: hbm_share == 1.0,
+        }
     }
-    let touched_uniform = if hbm_share == 1.0 { Some(touched) } else { (s == 1.0).then_some(touched_spilled) };
-    StepReads { hbm_bytes: streamed_dense + p.expert_bytes_hbm * touched + kv_read_bytes, slow_bytes, touched_uniform }
+
+    /// The bytes a step with `tokens` tokens reads, `kv_read_bytes` of them KV.
+    pub fn reads(&self, tokens: f64, kv_read_bytes: f64) -> StepReads {
+        let touched = self.hbm.fraction(tokens);
+        // Under uniform routing both shares are 1: the same touches, so reuse them (an `exp` per step saved).
+        let touched_spilled = if self.spilled_as_hbm { touched } else { self.spilled.fraction(tokens) };
+        let mut slow_bytes = self.dense_bytes_spilled
+            + self.expert_bytes_spilled * touched_spilled
+            + tokens * self.pinned_read_bytes_per_token / self.tp;
+        if let Some((dense_pinned, experts_pinned)) = self.pinned {
+            let touched_uniform = if self.spilled_uniform { touched_spilled } else { self.uniform.fraction(tokens) };
+            slow_bytes += dense_pinned + experts_pinned * touched_uniform;
+        }
+        let touched_uniform =
+            if self.hbm_uniform { Some(touched) } else { self.spilled_uniform.then_some(touched_spilled) };
+        StepReads {
+            hbm_bytes: self.streamed_dense + self.expert_bytes_hbm * touched + kv_read_bytes,
+            slow_bytes,
+            touched_uniform,
+        }
+    }
+
+    /// The share of experts uniform routing touches in a step of `tokens` tokens.
+    pub fn uniform_touch(&self, tokens: f64) -> f64 {
+        self.uniform.fraction(tokens)
+    }
 }
 
 #[cfg(test)]

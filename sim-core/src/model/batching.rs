@@ -24,8 +24,8 @@
 //! ```
 //! The closed loop that decides which sequences and chunks share a step is `serving`.
 
-use super::bandwidth::{expert_touch_fraction, host_compute_shares, moe_padding_tokens, step_reads, Placement};
-use super::{Bottleneck, Coefficients};
+use super::bandwidth::{host_compute_shares, moe_padding_tokens, ExpertTouch, Placement, StepReader};
+use super::{Bottleneck, Coefficients, MoeKernel};
 use crate::spec::{AllReduceCurve, ContextMeasures, HardwareSpec, ModelSpec};
 
 /// The share of the BF16 dense tensor peak attention kernels reach, apart from the engine's GEMM efficiency
@@ -120,7 +120,7 @@ impl StepLoad {
     }
 }
 
-impl Engine<'_> {
+impl<'a> Engine<'a> {
     /// Tokens accepted per sequence per step: (1 - p^(k+1)) / (1 - p) for k draft tokens.
     pub fn tokens_per_step(&self) -> f64 {
         let k = self.model.draft_tokens.max(0.0);
@@ -157,93 +157,31 @@ impl Engine<'_> {
 
     /// Time of one engine step carrying `load`.
     pub fn step(&self, load: &StepLoad) -> StepTime {
+        self.costs().step(load)
+    }
+
+    /// The terms of `step` that the load does not change, for timing many steps of this engine.
+    pub fn costs(&self) -> StepCosts<'_, 'a> {
         let m = self.model;
         let k = self.k;
         let tp = self.placement.tp;
-        let seqs = load.decode_seqs;
-        let tokens = seqs * (m.draft_tokens + 1.0) + load.prefill_tokens;
-        let kv_read = self.kv_per_rank(load.kv_read_bytes) + load.state_rw_bytes / tp;
-        let reads = step_reads(m, &self.placement, tokens, kv_read, self.spilled_routing_share);
-        let hbm_s = reads.hbm_bytes / (k.hbm_efficiency * self.hw.hbm_bytes_per_sec);
-        let slow_s = reads.slow_bytes / (k.slow_efficiency * self.hw.slow_path_bytes_per_sec);
-        // Weights multiply at their own precision; attention runs at BF16 (FlashAttention and FlashMLA kernels
-        // compute in BF16, dequantising an FP8 KV cache).
         let (routed_per_token, dense_per_token) = self.weight_seconds_per_token();
-        let scale = 1.0 / (tp * k.compute_efficiency);
-        // A prompt token multiplies by the prefill share of the active parameters (all of them but in a model
-        // that publishes fewer per prefill token); its expert touches above are counted as a decode token's.
-        let multiplied = seqs * (m.draft_tokens + 1.0) + load.prefill_tokens * m.prefill_active_share;
-        // Attention runs at its kernels' own share of the BF16 peak, on the heads each rank computes (padded);
-        // a sparse indexer's scoring runs whole on every rank, unpadded (its own kernel, all of its heads).
-        let attention_rate = self.hw.flops_bf16 * tp * ATTENTION_KERNEL_EFFICIENCY / self.attention_padding;
-        let indexer_rate = self.hw.flops_bf16 * ATTENTION_KERNEL_EFFICIENCY;
-        let attention_s = |all: f64, indexer: f64| (all - indexer) / attention_rate + indexer / indexer_rate;
-        // The routed experts' kernel multiplies each touched expert's tokens in whole tiles of rows: the padding,
-        // in tokens' worth of routed multiplies, is added to the routed share only.
-        let padding = moe_padding_tokens(m, k.moe_kernel, k.moe_tile_scale, tokens, reads.touched_uniform);
-        let routed_multiplied = multiplied + padding;
-        let weights_s = if padding > 0.0 {
-            (routed_per_token * routed_multiplied + dense_per_token * multiplied) * scale
-        } else {
-            (routed_per_token + dense_per_token) * multiplied * scale
-        };
-        let compute_s = weights_s + attention_s(load.attention_flops, load.indexer_flops);
-        // The multiplies of weights in CPU memory stream them over the slow path while they run: that share of
-        // the compute cannot hide under the HBM reads or the other layers' compute (a roofline per kernel, not
-        // per step), and the rest cannot hide under the slow path.
         let (host_routed, host_dense) = host_compute_shares(&self.placement, self.spilled_routing_share);
-        let host_compute_s = if padding > 0.0 {
-            (routed_per_token * host_routed * routed_multiplied + dense_per_token * host_dense * multiplied) * scale
-        } else {
-            (routed_per_token * host_routed + dense_per_token * host_dense) * multiplied * scale
-        };
-        let comm_s = if tp > 1.0 && tokens > 0.0 {
-            // Per forward pass: two all-reduces per layer, one for the vocabulary-parallel embedding and one
-            // gather of the LM head's logits; each draft pass is one more layer with its own embedding and head.
-            let main_calls = 2.0 * m.layers + 2.0;
-            let draft_calls = if seqs > 0.0 { m.draft_passes_per_step() * 4.0 } else { 0.0 };
-            // A layer's all-reduce carries every token's BF16 hidden state (tokens x hidden x 2 bytes).
-            match self.allreduce_measured {
-                // Measured: every call pays the smallest measured call (the fixed cost, scaled like a latency);
-                // a layer's all-reduces add what the sweep measured beyond it at their size.
-                Some(curve) => {
-                    let floor = curve.floor_s();
-                    (main_calls + draft_calls) * floor * k.tp_latency_scale
-                        + 2.0 * m.layers * (curve.seconds(tokens * m.hidden_size * 2.0) - floor)
-                }
-                None => {
-                    (main_calls + draft_calls) * self.allreduce_latency_s * k.tp_latency_scale
-                        + 2.0 * m.layers * tokens * m.hidden_size * 2.0 / self.allreduce_bytes_per_sec
-                }
-            }
-        } else {
-            0.0
-        };
-        let draft_s = if seqs > 0.0 && m.draft_tokens > 0.0 {
-            // Each draft pass runs one token per sequence: its MoE layer touches experts by the same
-            // distinct-expert formula as the main pass, at that token count.
-            // Its own attention layers (an MTP module's) read their KV at each sequence's context and spend
-            // attention FLOPs beside the weight reads; a pass is as long as the slower of the two, plus the
-            // fixed cost of each of its layers' kernels, as every layer of the main pass pays.
-            let touched = expert_touch_fraction(m, seqs, 1.0);
-            let bytes =
-                (m.draft_pass_bytes + m.draft_expert_bytes * touched) / tp + self.kv_per_rank(load.draft_kv_read_bytes);
-            let read_s = bytes / (k.hbm_efficiency * self.hw.hbm_bytes_per_sec);
-            let attention_s = attention_s(load.draft_attention_flops, load.draft_indexer_flops);
-            m.draft_passes_per_step() * (read_s.max(attention_s) + k.per_layer_overhead_s * m.draft_pass_layer_count())
-        } else {
-            0.0
-        };
-        // Speculative decoding adds per-sequence bookkeeping around the drafter (proposal inputs, rejection
-        // sampling, lookahead slots) that vLLM reports dominating large-batch steps (vllm#15029).
-        let spec_s = if m.draft_tokens > 0.0 { k.spec_per_seq_overhead_s * seqs } else { 0.0 };
-        let overhead_s = if tokens > 0.0 {
-            k.step_overhead_s + k.per_layer_overhead_s * m.layers + k.per_seq_overhead_s * seqs + spec_s + draft_s
-        } else {
-            0.0
-        };
-        let total_s = hbm_s.max(compute_s - host_compute_s) + slow_s.max(host_compute_s) + comm_s + overhead_s;
-        StepTime { total_s, hbm_s, slow_s, compute_s, comm_s, overhead_s }
+        StepCosts {
+            e: self,
+            reader: StepReader::new(m, &self.placement, self.spilled_routing_share),
+            draft_touch: ExpertTouch::new(m, 1.0),
+            routed_per_token,
+            dense_per_token,
+            scale: 1.0 / (tp * k.compute_efficiency),
+            // Attention runs at its kernels' own share of the BF16 peak, on the heads each rank computes
+            // (padded); a sparse indexer's scoring runs whole on every rank, unpadded (its own kernel, all of its
+            // heads).
+            attention_rate: self.hw.flops_bf16 * tp * ATTENTION_KERNEL_EFFICIENCY / self.attention_padding,
+            indexer_rate: self.hw.flops_bf16 * ATTENTION_KERNEL_EFFICIENCY,
+            host_routed,
+            host_dense,
+        }
     }
 
     /// One GPU's share of `whole` bytes of KV positions (whole model): GQA's KV is split across tensor-parallel
@@ -288,6 +226,117 @@ impl Engine<'_> {
             return f64::INFINITY;
         }
         (self.placement.kv_pool_bytes / per_seq).floor()
+    }
+}
+
+/// An engine's step costs with what no load changes computed once (`Engine::costs`): the serving loop times
+/// thousands of steps of one engine per sweep point.
+#[derive(Debug, Clone, Copy)]
+pub struct StepCosts<'e, 'a> {
+    e: &'e Engine<'a>,
+    reader: StepReader,
+    /// A draft pass's expert touches (one token per sequence, uniform routing).
+    draft_touch: ExpertTouch,
+    /// `Engine::weight_seconds_per_token`, and the share of the peak the engine reaches on one rank.
+    routed_per_token: f64,
+    dense_per_token: f64,
+    scale: f64,
+    attention_rate: f64,
+    indexer_rate: f64,
+    /// `host_compute_shares` of the engine's placement.
+    host_routed: f64,
+    host_dense: f64,
+}
+
+impl StepCosts<'_, '_> {
+    /// Time of one engine step carrying `load`.
+    pub fn step(&self, load: &StepLoad) -> StepTime {
+        let e = self.e;
+        let m = e.model;
+        let k = e.k;
+        let tp = e.placement.tp;
+        let seqs = load.decode_seqs;
+        let tokens = seqs * (m.draft_tokens + 1.0) + load.prefill_tokens;
+        let kv_read = e.kv_per_rank(load.kv_read_bytes) + load.state_rw_bytes / tp;
+        let reads = self.reader.reads(tokens, kv_read);
+        let hbm_s = reads.hbm_bytes / (k.hbm_efficiency * e.hw.hbm_bytes_per_sec);
+        let slow_s = reads.slow_bytes / (k.slow_efficiency * e.hw.slow_path_bytes_per_sec);
+        // Weights multiply at their own precision; attention runs at BF16 (FlashAttention and FlashMLA kernels
+        // compute in BF16, dequantising an FP8 KV cache).
+        let (routed_per_token, dense_per_token, scale) = (self.routed_per_token, self.dense_per_token, self.scale);
+        // A prompt token multiplies by the prefill share of the active parameters (all of them but in a model
+        // that publishes fewer per prefill token); its expert touches above are counted as a decode token's.
+        let multiplied = seqs * (m.draft_tokens + 1.0) + load.prefill_tokens * m.prefill_active_share;
+        let attention_s = |all: f64, indexer: f64| (all - indexer) / self.attention_rate + indexer / self.indexer_rate;
+        // The routed experts' kernel multiplies each touched expert's tokens in whole tiles of rows: the padding,
+        // in tokens' worth of routed multiplies, is added to the routed share only.
+        let touched_uniform = reads
+            .touched_uniform
+            .or_else(|| (k.moe_kernel != MoeKernel::Unpadded).then(|| self.reader.uniform_touch(tokens)));
+        let padding = moe_padding_tokens(m, k.moe_kernel, k.moe_tile_scale, tokens, touched_uniform);
+        let routed_multiplied = multiplied + padding;
+        let weights_s = if padding > 0.0 {
+            (routed_per_token * routed_multiplied + dense_per_token * multiplied) * scale
+        } else {
+            (routed_per_token + dense_per_token) * multiplied * scale
+        };
+        let compute_s = weights_s + attention_s(load.attention_flops, load.indexer_flops);
+        // The multiplies of weights in CPU memory stream them over the slow path while they run: that share of
+        // the compute cannot hide under the HBM reads or the other layers' compute (a roofline per kernel, not
+        // per step), and the rest cannot hide under the slow path.
+        let (host_routed, host_dense) = (self.host_routed, self.host_dense);
+        let host_compute_s = if padding > 0.0 {
+            (routed_per_token * host_routed * routed_multiplied + dense_per_token * host_dense * multiplied) * scale
+        } else {
+            (routed_per_token * host_routed + dense_per_token * host_dense) * multiplied * scale
+        };
+        let comm_s = if tp > 1.0 && tokens > 0.0 {
+            // Per forward pass: two all-reduces per layer, one for the vocabulary-parallel embedding and one
+            // gather of the LM head's logits; each draft pass is one more layer with its own embedding and head.
+            let main_calls = 2.0 * m.layers + 2.0;
+            let draft_calls = if seqs > 0.0 { m.draft_passes_per_step() * 4.0 } else { 0.0 };
+            // A layer's all-reduce carries every token's BF16 hidden state (tokens x hidden x 2 bytes).
+            match e.allreduce_measured {
+                // Measured: every call pays the smallest measured call (the fixed cost, scaled like a latency);
+                // a layer's all-reduces add what the sweep measured beyond it at their size.
+                Some(curve) => {
+                    let floor = curve.floor_s();
+                    (main_calls + draft_calls) * floor * k.tp_latency_scale
+                        + 2.0 * m.layers * (curve.seconds(tokens * m.hidden_size * 2.0) - floor)
+                }
+                None => {
+                    (main_calls + draft_calls) * e.allreduce_latency_s * k.tp_latency_scale
+                        + 2.0 * m.layers * tokens * m.hidden_size * 2.0 / e.allreduce_bytes_per_sec
+                }
+            }
+        } else {
+            0.0
+        };
+        let draft_s = if seqs > 0.0 && m.draft_tokens > 0.0 {
+            // Each draft pass runs one token per sequence: its MoE layer touches experts by the same
+            // distinct-expert formula as the main pass, at that token count.
+            // Its own attention layers (an MTP module's) read their KV at each sequence's context and spend
+            // attention FLOPs beside the weight reads; a pass is as long as the slower of the two, plus the
+            // fixed cost of each of its layers' kernels, as every layer of the main pass pays.
+            let touched = self.draft_touch.fraction(seqs);
+            let bytes =
+                (m.draft_pass_bytes + m.draft_expert_bytes * touched) / tp + e.kv_per_rank(load.draft_kv_read_bytes);
+            let read_s = bytes / (k.hbm_efficiency * e.hw.hbm_bytes_per_sec);
+            let attention_s = attention_s(load.draft_attention_flops, load.draft_indexer_flops);
+            m.draft_passes_per_step() * (read_s.max(attention_s) + k.per_layer_overhead_s * m.draft_pass_layer_count())
+        } else {
+            0.0
+        };
+        // Speculative decoding adds per-sequence bookkeeping around the drafter (proposal inputs, rejection
+        // sampling, lookahead slots) that vLLM reports dominating large-batch steps (vllm#15029).
+        let spec_s = if m.draft_tokens > 0.0 { k.spec_per_seq_overhead_s * seqs } else { 0.0 };
+        let overhead_s = if tokens > 0.0 {
+            k.step_overhead_s + k.per_layer_overhead_s * m.layers + k.per_seq_overhead_s * seqs + spec_s + draft_s
+        } else {
+            0.0
+        };
+        let total_s = hbm_s.max(compute_s - host_compute_s) + slow_s.max(host_compute_s) + comm_s + overhead_s;
+        StepTime { total_s, hbm_s, slow_s, compute_s, comm_s, overhead_s }
     }
 }
 

@@ -18,7 +18,7 @@
 //! the window per second), TTFT and TPOT (over the requests completed in it) are measured over two rounds of
 //! requests (three at the engine's edge) after a first round that fills the pipeline.
 
-use super::batching::{Engine, StepLoad, StepTime};
+use super::batching::{Engine, StepCosts, StepLoad, StepTime};
 use super::{Admission, Bottleneck};
 pub use crate::dataset::schema::OutputLengths;
 use crate::spec::ContextMeasures;
@@ -185,10 +185,12 @@ enum Work {
 /// and its `blocks` as they were when it joined: once it has stepped in the group, it holds what its last step
 /// took (`Machine::settle_lockstep` writes both back). The group keeps what a step of all its members needs as
 /// sums: their measures grow on a line (`AttentionSpec::context_measures_rate`) until a member's context reaches a
-/// breakpoint. Members that finish leave the group where they are (`Machine::finish_members`); a member's context
-/// leaving its line, a preemption, or a budget too short for all of them sends the step back to visiting every
-/// cohort (`Machine::lockstep_need`), the group settled. With `Resolution::lockstep` off nothing joins, and the
-/// loop is the one that visits every cohort, which `tests/physics.rs` holds the lockstep's answers to.
+/// breakpoint. Members that finish leave the group where they are (`Machine::finish_members`). A step that
+/// preempts visits the members' blocks in order, not their measures, and members it preempts leave the group's
+/// end (`Machine::lockstep_take_preempting`); a member's context leaving its line or a budget too short for all of
+/// them sends the step back to visiting every cohort (`Machine::lockstep_need`), the group settled. With
+/// `Resolution::lockstep` off nothing joins, and the loop is the one that visits every cohort, which
+/// `tests/physics.rs` holds the lockstep's answers to.
 #[derive(Debug, Clone, Copy)]
 struct Lockstep {
     len: usize,
@@ -200,8 +202,9 @@ struct Lockstep {
     measures: ContextMeasures,
     rate: ContextMeasures,
     blocks: f64,
-    /// The least `advance` at which a member has generated its output (its OSL), and the most at which every
-    /// member's next step still lies on its measures' line.
+    /// The least `advance` at which a member has generated its output (its OSL), exact (through merges too:
+    /// `jump` reads the members' fewest tokens left from it), and the most at which every member's next step
+    /// still lies on its measures' line.
     finish_at: f64,
     linear_until: f64,
 }
@@ -238,9 +241,22 @@ impl Lockstep {
     }
 }
 
+/// What a step does with the lockstep (`Machine::lockstep_need`).
+enum LockstepNeed {
+    /// Every member steps as one, taking these blocks.
+    Fits(f64),
+    /// The members' blocks are not free: the step preempts (`Machine::lockstep_take_preempting`).
+    Short,
+    /// The step visits every cohort, the group settled: it is empty, the budget does not cover all its
+    /// decodes, or a member's context left its line.
+    Visit,
+}
+
 /// One engine with its queues and KV pool.
 struct Machine<'e, 'a> {
     e: &'e Engine<'a>,
+    /// The engine's step costs, what no load changes computed once (`Engine::costs`).
+    costs: StepCosts<'e, 'a>,
     role: Role,
     running: Vec<Cohort>,
     waiting: VecDeque<Cohort>,
@@ -308,6 +324,7 @@ impl<'e, 'a> Machine<'e, 'a> {
         let total_blocks = if block_bytes > 0.0 { e.placement.kv_pool_bytes / block_bytes } else { f64::INFINITY };
         Machine {
             e,
+            costs: e.costs(),
             role,
             running: Vec::new(),
             waiting: VecDeque::new(),
@@ -426,18 +443,41 @@ impl<'e, 'a> Machine<'e, 'a> {
     /// Running cohort `i` as the member it is: its generated tokens, and the blocks its last step in the
     /// group took (`blocks_for` its context then), if it has stepped since it joined.
     fn settle_member(&mut self, i: usize) {
-        let (advance, follow) = (self.lockstep.advance, self.blocks_follow_context());
+        let (generated, blocks) = self.member_now(i);
+        let c = &mut self.running[i];
+        c.generated = generated;
+        c.blocks = blocks;
+    }
+
+    /// Member `i`'s generated tokens and the blocks each of its requests holds, as `settle_member` writes them.
+    fn member_now(&self, i: usize) -> (f64, f64) {
         let c = &self.running[i];
-        let generated = c.generated + advance;
-        let stepped = advance > c.lockstep_from;
-        let blocks = if follow && stepped {
+        let generated = c.generated + self.lockstep.advance;
+        let stepped = self.lockstep.advance > c.lockstep_from;
+        let blocks = if self.blocks_follow_context() && stepped {
             self.blocks_for(self.isl + generated - self.accepted + self.verify)
         } else {
             c.blocks
         };
-        let c = &mut self.running[i];
-        c.generated = generated;
-        c.blocks = blocks;
+        (generated, blocks)
+    }
+
+    /// Takes the group's last member out of it, settled, its measures and blocks out of the sums: the newest
+    /// running request, about to be preempted.
+    fn leave_lockstep(&mut self) {
+        let i = self.lockstep.len - 1;
+        self.settle_member(i);
+        let attention = &self.e.model.attention;
+        let c = &self.running[i];
+        let ctx = self.isl + c.generated;
+        // Its next step lies on its line (the group's `linear_until`), so the rate at its context is its line's.
+        let (rate, _) = attention.context_measures_rate(ctx);
+        self.lockstep.count(-c.size, &attention.context_measures(ctx), &rate, c.blocks);
+        let held_finish = c.osl - c.generated + self.lockstep.advance <= self.lockstep.finish_at + ROUNDING;
+        self.lockstep.len -= 1;
+        if held_finish {
+            self.lockstep.finish_at = self.members_finish_at();
+        }
     }
 
     /// Dissolves the lockstep: every member's fields become what they are.
@@ -453,6 +493,10 @@ impl<'e, 'a> Machine<'e, 'a> {
     fn merge_members(&mut self, i: usize) {
         let attention = &self.e.model.attention;
         let advance = self.lockstep.advance;
+        // When one of the two was the member closest to its finish, the merged cohort (at their mean progress)
+        // is further from it: `finish_at` is found again among the members.
+        let left = |c: &Cohort| c.osl - c.generated;
+        let held_finish = left(&self.running[i]).min(left(&self.running[i + 1])) <= self.lockstep.finish_at + ROUNDING;
         let rate_of = |c: &Cohort| attention.context_measures_rate(self.isl + c.generated + advance).0;
         if rate_of(&self.running[i]) == rate_of(&self.running[i + 1]) {
             // Both on lines of one rate: the merged cohort, at their mean context, measures and holds what the
@@ -465,6 +509,9 @@ impl<'e, 'a> Machine<'e, 'a> {
             c.generated -= advance;
             c.lockstep_from = advance;
             self.lockstep.len -= 1;
+            if held_finish {
+                self.lockstep.finish_at = self.members_finish_at();
+            }
             return;
         }
         for k in [i, i + 1] {
@@ -482,7 +529,14 @@ impl<'e, 'a> Machine<'e, 'a> {
             self.running[i].generated -= self.lockstep.advance;
             self.running[i].lockstep_from = self.lockstep.advance;
             self.settle_lockstep();
+        } else if held_finish {
+            self.lockstep.finish_at = self.members_finish_at();
         }
+    }
+
+    /// The least `advance` at which a member has generated its output, found over the members.
+    fn members_finish_at(&self) -> f64 {
+        self.running.iter().take(self.lockstep.len).map(|c| c.osl - c.generated).fold(f64::INFINITY, f64::min)
     }
 
     /// Takes the lockstep members that produced their last token in the step just run out of the group and the
@@ -490,11 +544,29 @@ impl<'e, 'a> Machine<'e, 'a> {
     /// Members are the front of the running list: the tail's finished cohorts are removed first.
     fn finish_members(&mut self, out: &mut StepOut) {
         let attention = &self.e.model.attention;
+        let advance = self.lockstep.advance;
+        let finishes = |c: &Cohort| c.generated + advance >= c.osl - ROUNDING;
+        // One read-only pass finds the least finish of the members that stay and the first and last members
+        // that finish (usually one, the oldest): this runs in most steps of a saturated point, where scanning
+        // while removing, or twice, was a fifth of a sweep's instructions.
         let mut finish_at = f64::INFINITY;
-        for i in (0..self.lockstep.len).rev() {
-            let c = &self.running[i];
-            if c.generated + self.lockstep.advance < c.osl - ROUNDING {
-                finish_at = finish_at.min(c.osl - c.generated);
+        let mut finishing: Option<(usize, usize)> = None;
+        for (i, c) in self.running[..self.lockstep.len].iter().enumerate() {
+            if finishes(c) {
+                finishing = Some((finishing.map_or(i, |(first, _)| first), i));
+            } else {
+                let left = c.osl - c.generated;
+                if left < finish_at {
+                    finish_at = left;
+                }
+            }
+        }
+        let Some((first, last)) = finishing else {
+            self.lockstep.finish_at = finish_at;
+            return;
+        };
+        for i in (first..=last).rev() {
+            if !finishes(&self.running[i]) {
                 continue;
             }
             // It stepped just now: settled, it holds the blocks of the context it stepped at, on its line.
@@ -513,13 +585,52 @@ impl<'e, 'a> Machine<'e, 'a> {
     /// The blocks a step of every lockstep member takes, or `None` when the step must visit each cohort: the
     /// group is empty, the budget does not cover all its decodes, a member's context left its line, or the
     /// blocks are not free (the step preempts).
-    fn lockstep_need(&self, budget: f64) -> Option<f64> {
+    fn lockstep_need(&self, budget: f64) -> LockstepNeed {
         let g = &self.lockstep;
         if g.len == 0 || budget < g.seqs * self.verify || g.advance > g.linear_until {
-            return None;
+            return LockstepNeed::Visit;
         }
         let need = (self.lockstep_blocks_at(0.0) - g.blocks).max(0.0);
-        (need <= self.free_blocks).then_some(need)
+        if need <= self.free_blocks {
+            LockstepNeed::Fits(need)
+        } else {
+            LockstepNeed::Short
+        }
+    }
+
+    /// The lockstep's blocks for a step that preempts (`LockstepNeed::Short`): each member takes its blocks in
+    /// order, and the newest running requests are preempted as they run out, exactly as the loop that visits
+    /// every cohort does; members among the victims leave the group first. Returns the blocks the members left
+    /// in the group took, or `None` when none is left. Only the members' own blocks are visited, not their
+    /// measures: dissolving the group for the step and forming it again after was a tenth of a saturated sweep.
+    fn lockstep_take_preempting(&mut self, taken: &mut f64, out: &mut StepOut) -> Option<f64> {
+        let mut took = 0.0;
+        let mut i = 0;
+        while i < self.lockstep.len {
+            let (generated, held) = self.member_now(i);
+            let need_each = (self.blocks_for(self.isl + generated + self.verify) - held).max(0.0);
+            let need = need_each * self.running[i].size;
+            while need > self.free_blocks {
+                // A preemption puts its victim at the head of the waiting queue behind what is already free:
+                // book what was taken before it first.
+                self.evict_cached(std::mem::take(taken));
+                let last = self.running.len() - 1;
+                if last < self.lockstep.len {
+                    self.leave_lockstep();
+                }
+                out.preempted += self.preempt_newest(need - self.free_blocks);
+                if last == i {
+                    // This member preempted (part of) itself: what is left of it, no longer a member, is
+                    // planned with the cohorts after the group.
+                    return (self.lockstep.len > 0).then_some(took);
+                }
+            }
+            self.take_free_blocks(need);
+            *taken += need;
+            took += need;
+            i += 1;
+        }
+        (self.lockstep.len > 0).then_some(took)
     }
 
     /// The blocks the lockstep's members hold after a step each takes with `ahead` more context than now (its
@@ -646,12 +757,17 @@ impl<'e, 'a> Machine<'e, 'a> {
     }
 
     /// Runs several decode-only steps at once when nothing can change between them: every running request is
-    /// decoding, none finishes, no block runs out, nothing new can be admitted, and no step would pass
-    /// `horizon_s` (a hand-off arriving). Each step is timed at the jump's mean context. Returns (time of one
-    /// step, steps, bottleneck slot) or `None` when fewer than two steps can be jumped.
+    /// decoding and has its first token, none finishes, no block runs out, nothing new can be admitted, and no
+    /// step would pass `horizon_s` (a hand-off arriving). Each step is timed at the jump's mean context. Returns
+    /// (time of one step, steps, bottleneck slot) or `None` when fewer than two steps can be jumped.
     fn jump(&mut self, horizon_s: f64) -> Option<(f64, f64, usize)> {
-        // The lockstep's members decode.
-        if self.running.is_empty() || self.running[self.lockstep.len..].iter().any(Cohort::prefilling) {
+        // The lockstep's members decode and have their first tokens. A request PD's decode side has just
+        // received gets its first token from its first step here, which is a step of its own: timed exactly (not
+        // at a jump's mean context), and after it the request can join the lockstep (before, every hand-off
+        // dissolved the group for a jump that moved each cohort, and the next jump formed it again).
+        if self.running.is_empty()
+            || self.running[self.lockstep.len..].iter().any(|c| c.prefilling() || c.first_token_s.is_none())
+        {
             return None;
         }
         if let Some(w) = self.waiting.front() {
@@ -667,13 +783,11 @@ impl<'e, 'a> Machine<'e, 'a> {
         // The fewest steps any cohort has left: the one with the fewest tokens left. Dividing by a positive `a`
         // and rounding up keep order, so one of each on the minimum equals the minimum of them per cohort (a
         // division per cohort was a good part of a jump's time).
+        // The members' fewest is the group's `finish_at` less its advance (kept exact): only the rest are scanned.
         let g = &self.lockstep;
-        let fewest_left = self
-            .running
-            .iter()
-            .enumerate()
-            .map(|(i, c)| c.osl - g.generated(i, c.generated))
-            .fold(f64::INFINITY, f64::min);
+        debug_assert!(g.len == 0 || (g.finish_at - self.members_finish_at()).abs() <= ROUNDING, "finish_at is exact");
+        let fewest_left =
+            self.running.iter().skip(g.len).map(|c| c.osl - c.generated).fold(g.finish_at - g.advance, f64::min);
         let until_done = ((fewest_left - ROUNDING) / a).ceil() - 1.0;
         if until_done < 2.0 {
             return None;
@@ -795,7 +909,7 @@ impl<'e, 'a> Machine<'e, 'a> {
         };
         let mut load = StepLoad::default();
         load.add_decode_measures(m, self.kv_per_layer, &decodes, self.verify);
-        self.e.step(&load)
+        self.costs.step(&load)
     }
 
     /// Keeps the running cohorts within `max_cohorts`: first-come-first-served chunking admits a few requests a
@@ -857,11 +971,17 @@ impl<'e, 'a> Machine<'e, 'a> {
         // Blocks taken whose eviction from waiting requests' prefix caches is not booked yet (`take_free_blocks`).
         let mut taken = 0.0;
         // The lockstep's members decode first, as one: their blocks and their measures are the group's sums.
-        let lockstep_took = self.lockstep_need(budget);
-        match lockstep_took {
-            Some(need) => {
+        let lockstep_took = match self.lockstep_need(budget) {
+            LockstepNeed::Fits(need) => {
                 self.take_free_blocks(need);
                 taken += need;
+                Some(need)
+            }
+            LockstepNeed::Short => self.lockstep_take_preempting(&mut taken, out),
+            LockstepNeed::Visit => None,
+        };
+        match lockstep_took {
+            Some(_) => {
                 budget -= self.lockstep.seqs * self.verify;
                 decodes = self.lockstep.measures;
             }
@@ -964,7 +1084,7 @@ impl<'e, 'a> Machine<'e, 'a> {
             return None;
         }
         load.add_decode_measures(m, self.kv_per_layer, &decodes, self.verify);
-        let t = self.e.step(&load);
+        let t = self.costs.step(&load);
         let now = self.clock_s + t.total_s;
         if record {
             self.busy[bottleneck_slot(t.bottleneck())] += t.total_s;
@@ -1711,6 +1831,10 @@ fn disaggregated_with(
             let need_each =
                 if d.reserve_whole { d.admission_blocks(&handoff[0].1, 0.0) } else { d.blocks_for(isl + d.verify) };
             let fit = if need_each > 0.0 { d.free_blocks / need_each } else { size };
+            // The blocks decide first (past the KV edge they stop every hand-off), before summing the sequences.
+            if fit < MIN_PART && fit < size {
+                break;
+            }
             let n = size.min(fit).min(max_seqs - d.seqs() - in_flight.iter().map(|f| f.1.size).sum::<f64>());
             if n < MIN_PART && n < size {
                 break;
