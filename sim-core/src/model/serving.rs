@@ -651,8 +651,9 @@ impl<'e, 'a> Machine<'e, 'a> {
         (1.0 - self.free_blocks / self.total_blocks).clamp(0.0, 1.0)
     }
 
+    /// Requests running: the lockstep's, summed as they joined, and the other cohorts'.
     fn seqs(&self) -> f64 {
-        self.running.iter().map(|c| c.size).sum()
+        self.lockstep.seqs + self.running[self.lockstep.len..].iter().map(|c| c.size).sum::<f64>()
     }
 
     /// Requests decoding: the lockstep's, and those of the other running cohorts not prefilling.
