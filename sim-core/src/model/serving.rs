@@ -582,9 +582,9 @@ impl<'e, 'a> Machine<'e, 'a> {
         self.lockstep.finish_at = finish_at;
     }
 
-    /// The blocks a step of every lockstep member takes, or `None` when the step must visit each cohort: the
-    /// group is empty, the budget does not cover all its decodes, a member's context left its line, or the
-    /// blocks are not free (the step preempts).
+    /// What a step does with the lockstep: the blocks a step of every member takes when they are free, `Short`
+    /// when they are not (the step preempts), `Visit` when the step must visit each cohort (the group is empty,
+    /// the budget does not cover all its decodes, or a member's context left its line).
     fn lockstep_need(&self, budget: f64) -> LockstepNeed {
         let g = &self.lockstep;
         if g.len == 0 || budget < g.seqs * self.verify || g.advance > g.linear_until {
@@ -602,7 +602,7 @@ impl<'e, 'a> Machine<'e, 'a> {
     /// order, and the newest running requests are preempted as they run out, exactly as the loop that visits
     /// every cohort does; members among the victims leave the group first. Returns the blocks the members left
     /// in the group took, or `None` when none is left. Only the members' own blocks are visited, not their
-    /// measures: dissolving the group for the step and forming it again after was a tenth of a saturated sweep.
+    /// measures: dissolving the group for the step and forming it again after was a fifth of a saturated sweep.
     fn lockstep_take_preempting(&mut self, taken: &mut f64, out: &mut StepOut) -> Option<f64> {
         let mut took = 0.0;
         let mut i = 0;
