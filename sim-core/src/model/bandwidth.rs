@@ -212,13 +212,14 @@ impl ExpertTouch {
 /// `rows = tokens x k`, where touched = E x `expert_touch_fraction` (uniform routing). An expert with fewer tokens
 /// than a tile pays the whole tile; one with many pays half a tile on average for its last, partial one.
 /// `tile_scale` scales the kernel's tile (1: as its source sizes it; the sensitivity table halves and doubles it).
-/// `touched_uniform` is that touch fraction where the caller has it (`StepReads::touched_uniform`), else computed.
+/// `touched_uniform` gives that touch fraction, asked only when the kernel pads (the serving loop's from the
+/// step's reads, `StepReads::touched_uniform`, or its engine's `StepReader::uniform_touch`).
 pub fn moe_padding_tokens(
     model: &ModelSpec,
     kernel: MoeKernel,
     tile_scale: f64,
     tokens: f64,
-    touched_uniform: Option<f64>,
+    touched_uniform: impl FnOnce() -> f64,
 ) -> f64 {
     let (e, k) = (model.routed_experts, model.experts_per_token);
     if kernel == MoeKernel::Unpadded || e <= 0.0 || k <= 0.0 || tokens <= 0.0 || model.routed_expert_bytes <= 0.0 {
@@ -226,7 +227,7 @@ pub fn moe_padding_tokens(
     }
     let rows = tokens * k;
     let tile = kernel.tile_rows(tokens, rows / e) * tile_scale.max(0.0);
-    let touched = e * touched_uniform.unwrap_or_else(|| expert_touch_fraction(model, tokens, 1.0));
+    let touched = e * touched_uniform();
     let padded = (rows + touched * tile / 2.0).max(touched * tile);
     (padded - rows).max(0.0) / k
 }
@@ -818,15 +819,24 @@ mod tests {
     fn a_touched_expert_pays_a_whole_tile_and_a_dense_model_pays_none() {
         // 64 experts, top-4: one decoding token touches 4 experts, each padded to a 16-row tile.
         let (m, hw) = case(200.0);
-        assert_eq!(moe_padding_tokens(&m, MoeKernel::Unpadded, 1.0, 1.0, None), 0.0);
-        assert!(close(moe_padding_tokens(&m, MoeKernel::TritonFusedMoe, 1.0, 1.0, None), (4.0 * 16.0 - 4.0) / 4.0));
+        assert_eq!(moe_padding_tokens(&m, MoeKernel::Unpadded, 1.0, 1.0, || expert_touch_fraction(&m, 1.0, 1.0)), 0.0);
+        assert!(close(
+            moe_padding_tokens(&m, MoeKernel::TritonFusedMoe, 1.0, 1.0, || expert_touch_fraction(&m, 1.0, 1.0)),
+            (4.0 * 16.0 - 4.0) / 4.0
+        ));
         // Many tokens per expert: half a tile per touched expert on average (8192 tokens: 512 per expert).
-        let many = moe_padding_tokens(&m, MoeKernel::TritonFusedMoe, 1.0, 8192.0, None);
+        let many =
+            moe_padding_tokens(&m, MoeKernel::TritonFusedMoe, 1.0, 8192.0, || expert_touch_fraction(&m, 8192.0, 1.0));
         assert!(close(many, 64.0 * 128.0 / 2.0 / 4.0), "{many}");
         // A model without routed experts has nothing to pad.
         let mut dense = m.clone();
         dense.routed_experts = 0.0;
-        assert_eq!(moe_padding_tokens(&dense, MoeKernel::VllmCutlassSm100, 1.0, 64.0, None), 0.0);
+        assert_eq!(
+            moe_padding_tokens(&dense, MoeKernel::VllmCutlassSm100, 1.0, 64.0, || expert_touch_fraction(
+                &dense, 64.0, 1.0
+            )),
+            0.0
+        );
         // In a step, the padding is routed multiplies: compute grows, the bytes read do not.
         use crate::model::batching::StepLoad;
         let unpadded = Coefficients::default();
@@ -836,8 +846,9 @@ mod tests {
         assert_eq!(a.hbm_s, b.hbm_s);
         let e = lone_engine(&m, &hw, &padded);
         let (routed_s, _) = e.weight_seconds_per_token();
-        let extra =
-            routed_s * moe_padding_tokens(&m, MoeKernel::VllmCutlassSm100, 1.0, 16.0, None) / padded.compute_efficiency;
+        let extra = routed_s
+            * moe_padding_tokens(&m, MoeKernel::VllmCutlassSm100, 1.0, 16.0, || expert_touch_fraction(&m, 16.0, 1.0))
+            / padded.compute_efficiency;
         assert!(extra > 0.0 && close(b.compute_s - a.compute_s, extra), "{a:?} {b:?}");
     }
 }

@@ -25,7 +25,7 @@
 //! The closed loop that decides which sequences and chunks share a step is `serving`.
 
 use super::bandwidth::{host_compute_shares, moe_padding_tokens, ExpertTouch, Placement, StepReader};
-use super::{Bottleneck, Coefficients, MoeKernel};
+use super::{Bottleneck, Coefficients};
 use crate::spec::{AllReduceCurve, ContextMeasures, HardwareSpec, ModelSpec};
 
 /// The share of the BF16 dense tensor peak attention kernels reach, apart from the engine's GEMM efficiency
@@ -270,9 +270,7 @@ impl StepCosts<'_, '_> {
         let attention_s = |all: f64, indexer: f64| (all - indexer) / self.attention_rate + indexer / self.indexer_rate;
         // The routed experts' kernel multiplies each touched expert's tokens in whole tiles of rows: the padding,
         // in tokens' worth of routed multiplies, is added to the routed share only.
-        let touched_uniform = reads
-            .touched_uniform
-            .or_else(|| (k.moe_kernel != MoeKernel::Unpadded).then(|| self.reader.uniform_touch(tokens)));
+        let touched_uniform = || reads.touched_uniform.unwrap_or_else(|| self.reader.uniform_touch(tokens));
         let padding = moe_padding_tokens(m, k.moe_kernel, k.moe_tile_scale, tokens, touched_uniform);
         let routed_multiplied = multiplied + padding;
         let weights_s = if padding > 0.0 {

@@ -600,7 +600,7 @@ impl<'e, 'a> Machine<'e, 'a> {
 
     /// The lockstep's blocks for a step that preempts (`LockstepNeed::Short`): each member takes its blocks in
     /// order, and the newest running requests are preempted as they run out, exactly as the loop that visits
-    /// every cohort does; members among the victims leave the group first. Returns the blocks the members left
+    /// every cohort does; members among the victims leave the group first (`preempt_newest`). Returns the blocks the members left
     /// in the group took, or `None` when none is left. Only the members' own blocks are visited, not their
     /// measures: dissolving the group for the step and forming it again after was a fifth of a saturated sweep.
     fn lockstep_take_preempting(&mut self, taken: &mut f64, out: &mut StepOut) -> Option<f64> {
@@ -615,9 +615,6 @@ impl<'e, 'a> Machine<'e, 'a> {
                 // book what was taken before it first.
                 self.evict_cached(std::mem::take(taken));
                 let last = self.running.len() - 1;
-                if last < self.lockstep.len {
-                    self.leave_lockstep();
-                }
                 out.preempted += self.preempt_newest(need - self.free_blocks);
                 if last == i {
                     // This member preempted (part of) itself: what is left of it, no longer a member, is
@@ -670,6 +667,10 @@ impl<'e, 'a> Machine<'e, 'a> {
     /// prefix survives; on re-admission `get_computed_blocks` hits every full block still cached, up to the
     /// request's tokens less one).
     fn preempt_newest(&mut self, need: f64) -> f64 {
+        // The newest is a lockstep member only when every running cohort is: it leaves the group first.
+        if self.lockstep.len > 0 && self.lockstep.len == self.running.len() {
+            self.leave_lockstep();
+        }
         let Some(back) = self.running.last_mut() else { return 0.0 };
         let per = back.blocks.max(1.0);
         let n = (need / per).clamp(MIN_PART.min(back.size), back.size);
@@ -783,8 +784,8 @@ impl<'e, 'a> Machine<'e, 'a> {
         let a = self.accepted;
         // The fewest steps any cohort has left: the one with the fewest tokens left. Dividing by a positive `a`
         // and rounding up keep order, so one of each on the minimum equals the minimum of them per cohort (a
-        // division per cohort was a good part of a jump's time).
-        // The members' fewest is the group's `finish_at` less its advance (kept exact): only the rest are scanned.
+        // division per cohort was a good part of a jump's time). The members' fewest is the group's `finish_at`
+        // less its advance (kept exact): only the rest are scanned.
         let g = &self.lockstep;
         debug_assert!(g.len == 0 || (g.finish_at - self.members_finish_at()).abs() <= ROUNDING, "finish_at is exact");
         let fewest_left =
