@@ -16,7 +16,8 @@
 //! that move together (prompts are chunked first come first served, splitting a cohort); preemption and partial
 //! admission split a cohort, so KV pressure is resolved request by request. Throughput (output tokens produced in
 //! the window per second), TTFT and TPOT (over the requests completed in it) are measured over two rounds of
-//! requests (three at the engine's edge) after a first round that fills the pipeline.
+//! requests after a first round that fills the pipeline; at the engine's edge over three, and on, round by round,
+//! while the rounds' rates leave the window's rate uncertain by more than 1% (nine at most).
 
 use super::batching::{Engine, StepCosts, StepLoad, StepTime};
 use super::{Admission, Bottleneck};
@@ -35,6 +36,16 @@ use std::collections::VecDeque;
 /// produced in the window, 0.24%, 3.9% and 9.4% over two rounds (three at the edge), 0.18%, 3.2% and 7.5% over six.
 /// The worst point left (Gemma-4-26B-A4B TP2, 512/512 at 256 clients) is the cohorts' pooling (eight clients a
 /// cohort), which more rounds do not change.
+///
+/// At the edge a round's rate swings (KV pressure admits requests that collide later, and the collisions come in
+/// waves), so three rounds alone read up to 12% off the reference. Measured on 2026-12-05 over 990 points (every
+/// bundled scenario, one machine, TP across two and PD, 512/512, 8192/1024 and 2048/256, 16-256 clients):
+/// stopping at three rounds, 0.27% off on average, 19 points beyond 2%, worst +12.3% and -11.0% (Llama-3.3-70B
+/// on two H100, 2048/256 at 130 and 160 clients); running on until the standard error of the window's rate over
+/// its rounds is 1% of it (nine rounds at most), 0.23%, 13 and 4.7%, for 47% more instructions in the benchmark's
+/// TP2 sweep (its two points past the sequence cap run nine rounds) and none in the others. More warm-up does not
+/// do it: one to eight rounds of warm-up before three measured rounds left the mean at 0.23-0.28% and the worst at
+/// 7-14% (against a reference warmed up for 16 rounds); the swings are the window's, not a start-up's.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Resolution {
     /// Clients are pooled into at most this many cohorts: enough that prompt arrivals spread over a round like
@@ -42,9 +53,13 @@ pub struct Resolution {
     pub max_cohorts: usize,
     /// Rounds of requests measured after the warm-up round.
     pub rounds: f64,
-    /// Rounds measured at the engine's edge (preempting, or more clients than the KV pool or the sequence cap
-    /// holds), where requests complete in waves a round or so long.
+    /// Rounds measured at least at the engine's edge (preempting, or more clients than the KV pool or the sequence
+    /// cap holds), where requests complete in waves a round or so long and the rate swings from round to round.
     pub rounds_at_the_edge: f64,
+    /// Rounds measured at most at the edge: past `rounds_at_the_edge` the window runs on, round by round, until
+    /// the standard error of its rate over its rounds is at most `rate_error_at_the_edge` of the rate.
+    pub most_rounds_at_the_edge: f64,
+    pub rate_error_at_the_edge: f64,
     /// Whether decoding cohorts step together (`Lockstep`): the same loop in fewer instructions. Off, every
     /// cohort is visited every step, the reference the lockstep is checked against (`tests/physics.rs`).
     pub lockstep: bool,
@@ -52,16 +67,24 @@ pub struct Resolution {
 
 impl Resolution {
     /// What every prediction runs.
-    pub const SWEEP: Resolution = Resolution { max_cohorts: 32, rounds: 2.0, rounds_at_the_edge: 3.0, lockstep: true };
+    pub const SWEEP: Resolution = Resolution {
+        max_cohorts: 32,
+        rounds: 2.0,
+        rounds_at_the_edge: 3.0,
+        most_rounds_at_the_edge: 9.0,
+        rate_error_at_the_edge: 0.01,
+        lockstep: true,
+    };
     /// A long run with a cohort per client up to 256: the measure a sweep's resolution is checked against (30
     /// rounds agree with 60 within 1% at every point above).
-    pub const REFERENCE: Resolution =
-        Resolution { max_cohorts: 256, rounds: 30.0, rounds_at_the_edge: 30.0, lockstep: true };
-
-    /// Requests the measured window runs to for `clients` clients.
-    fn measured_requests(&self, clients: f64, at_the_edge: bool) -> f64 {
-        clients * if at_the_edge { self.rounds_at_the_edge } else { self.rounds }
-    }
+    pub const REFERENCE: Resolution = Resolution {
+        max_cohorts: 256,
+        rounds: 30.0,
+        rounds_at_the_edge: 30.0,
+        most_rounds_at_the_edge: 30.0,
+        rate_error_at_the_edge: 0.0,
+        lockstep: true,
+    };
 }
 
 /// The smallest share of a request a cohort is split into when admitting or preempting under KV pressure: one
@@ -1203,6 +1226,10 @@ struct Tally {
     step_time: f64,
     /// The machine's emitted tokens when the window opened.
     emitted_at_start: f64,
+    /// Requests a round of the window completes, and (time, emitted tokens) when the window opened and when each
+    /// round of it ended.
+    round: f64,
+    marks: Vec<(f64, f64)>,
     /// Requests preempted by the window's steps.
     preempted_in_window: f64,
 }
@@ -1228,9 +1255,15 @@ impl Tally {
                 self.completed_total += c.size;
                 self.window_start_s = now;
                 self.emitted_at_start = emitted;
+                self.marks.clear();
+                self.marks.push((now, emitted));
                 continue;
             }
             self.completed_total += c.size;
+            // A round of the window ends when as many requests as clients have completed in it.
+            if self.completed + c.size >= self.marks.len() as f64 * self.round - 1e-9 {
+                self.marks.push((now, emitted));
+            }
             let first = c.first_token_s.unwrap_or(now);
             self.completed += c.size;
             self.ttft += c.size * (first - c.arrival_s);
@@ -1238,6 +1271,31 @@ impl Tally {
             self.preemptions += c.size * c.preemptions;
             self.queue += c.size * (c.scheduled_s.unwrap_or(c.arrival_s) - c.arrival_s);
         }
+    }
+
+    /// Whether the window has measured enough: `rounds` rounds, and at the engine's edge at least
+    /// `rounds_at_the_edge` and then until the standard error of the window's rate over its rounds is at most
+    /// `rate_error_at_the_edge` of it (or `most_rounds_at_the_edge` rounds). Called when requests complete.
+    fn measured_enough(&self, res: &Resolution, at_the_edge: bool) -> bool {
+        let rounds = self.completed / self.round;
+        if !at_the_edge {
+            return rounds >= res.rounds - 1e-9;
+        }
+        if rounds < res.rounds_at_the_edge - 1e-9 {
+            return false;
+        }
+        if rounds >= res.most_rounds_at_the_edge - 1e-9 {
+            return true;
+        }
+        // The rounds' rates, each the tokens produced between two round ends over the time between them.
+        let rates = || self.marks.windows(2).map(|w| (w[1].1 - w[0].1) / (w[1].0 - w[0].0).max(1e-12));
+        let n = self.marks.len().saturating_sub(1) as f64;
+        if n < 2.0 {
+            return true;
+        }
+        let mean = rates().sum::<f64>() / n;
+        let variance = rates().map(|r| (r - mean) * (r - mean)).sum::<f64>() / (n - 1.0);
+        variance / n <= (res.rate_error_at_the_edge * mean).powi(2)
     }
 
     /// The window's statistics: throughput is the output tokens produced in the window over its length (in a
@@ -1695,7 +1753,7 @@ fn colocated_with(
     let warm = plan.warm_up();
     let mut window = BatchWindow::default();
     let mut at_the_edge = plan.key.at_the_edge;
-    let mut tally = Tally::default();
+    let mut tally = Tally { round: c, ..Tally::default() };
     let mut out = StepOut::default();
     for _ in 0..MAX_STEPS {
         let warming = tally.warming(warm);
@@ -1728,9 +1786,9 @@ fn colocated_with(
         let returning: f64 = out.done.iter().map(|c| c.size).sum();
         if returning > 0.0 {
             enqueue_fresh(&mut mach.waiting, Cohort::fresh(returning, mach.clock_s, isl, osl));
-        }
-        if tally.completed >= res.measured_requests(c, at_the_edge) - 1e-9 {
-            break;
+            if tally.measured_enough(&res, at_the_edge) {
+                break;
+            }
         }
     }
     let mut bottleneck = dominant(&mach.busy);
@@ -1810,7 +1868,7 @@ fn disaggregated_with(
     let warm = plan.warm_up();
     let mut window = BatchWindow::default();
     let mut at_the_edge = plan.key.at_the_edge;
-    let mut tally = Tally::default();
+    let mut tally = Tally { round: c, ..Tally::default() };
     let mut out = StepOut::default();
     // Prefilled requests waiting for decode-side blocks, and transfers in flight (arrival time, cohort).
     let mut handoff: VecDeque<(f64, Cohort)> = VecDeque::new();
@@ -1923,9 +1981,9 @@ fn disaggregated_with(
             let returning: f64 = out.done.iter().map(|c| c.size).sum();
             if returning > 0.0 {
                 enqueue_fresh(&mut p.waiting, Cohort::fresh(returning, d.clock_s, isl, osl));
-            }
-            if tally.completed >= res.measured_requests(c, at_the_edge) - 1e-9 {
-                break;
+                if tally.measured_enough(&res, at_the_edge) {
+                    break;
+                }
             }
         }
     }
