@@ -47,7 +47,8 @@ use std::collections::VecDeque;
 /// do it: one to eight rounds of warm-up before three measured rounds left the mean at 0.23-0.28% and the worst at
 /// 7-14% (against a reference warmed up for 16 rounds); the swings are the window's, not a start-up's. Nor does
 /// stopping once one more round moves the window's rate by less than 1% (0.25%, 15 beyond 2%, worst -11.0%:
-/// consecutive means agree by chance), or a ceiling of 5-7 rounds instead of 9 (worst 7.1%, 5.7%, 4.7%).
+/// consecutive means agree by chance), or a ceiling of 5 or 6 rounds instead of 9 (worst 7.1%, 5.7%); 7 read as 9
+/// do on this survey, for 3% fewer instructions in the benchmark's TP2 sweep, and 9 keep the margin.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Resolution {
     /// Clients are pooled into at most this many cohorts: enough that prompt arrivals spread over a round like
