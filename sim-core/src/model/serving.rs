@@ -626,8 +626,8 @@ impl<'e, 'a> Machine<'e, 'a> {
 
     /// The lockstep's blocks for a step that preempts (`LockstepNeed::Short`): each member takes its blocks in
     /// order, and the newest running requests are preempted as they run out, exactly as the loop that visits
-    /// every cohort does; members among the victims leave the group first (`preempt_newest`). Returns the blocks the members left
-    /// in the group took, or `None` when none is left. Only the members' own blocks are visited, not their
+    /// every cohort does; members among the victims leave the group first (`preempt_newest`). Returns the
+    /// blocks the members left in the group took, or `None` when none is left. Only the members' own blocks are visited, not their
     /// measures: dissolving the group for the step and forming it again after was a fifth of a saturated sweep.
     fn lockstep_take_preempting(&mut self, taken: &mut f64, out: &mut StepOut) -> Option<f64> {
         let mut took = 0.0;
@@ -1218,7 +1218,6 @@ pub struct Measured {
 struct Tally {
     completed: f64,
     completed_total: f64,
-    window_start_s: f64,
     ttft: f64,
     tpot: f64,
     preemptions: f64,
@@ -1227,10 +1226,8 @@ struct Tally {
     kv_time: f64,
     steps: f64,
     step_time: f64,
-    /// The machine's emitted tokens when the window opened.
-    emitted_at_start: f64,
-    /// Requests a round of the window completes, and (time, emitted tokens) when the window opened and when each
-    /// round of it ended.
+    /// Requests a round of the window completes, and (time, the machine's emitted tokens) when the window opened
+    /// (at t = 0 until a warm-up ends) and when each round of it ended.
     round: f64,
     marks: Vec<(f64, f64)>,
     /// Requests preempted by the window's steps.
@@ -1238,6 +1235,11 @@ struct Tally {
 }
 
 impl Tally {
+    /// A window of rounds of `round` requests, open from t = 0 (a batch has no warm-up to move it).
+    fn new(round: f64) -> Self {
+        Tally { round, marks: vec![(0.0, 0.0)], ..Tally::default() }
+    }
+
     /// Books `steps` steps of `dt` seconds each with `resident` sequences decoding and `kv_use` of the pool used.
     fn ran(&mut self, steps: f64, dt: f64, resident: f64, kv_use: f64) {
         self.steps += steps;
@@ -1256,8 +1258,6 @@ impl Tally {
             if self.warming(warm) {
                 // Warm-up: the window opens once every client has finished a request.
                 self.completed_total += c.size;
-                self.window_start_s = now;
-                self.emitted_at_start = emitted;
                 self.marks.clear();
                 self.marks.push((now, emitted));
                 continue;
@@ -1306,10 +1306,11 @@ impl Tally {
     /// preemptions per request the preemptions of the window's steps over the requests its tokens amount to
     /// (counted on the requests completed in it, they jumped with the same waves).
     fn measured(&self, now: f64, emitted: f64, osl: f64, max_resident: f64, bottleneck: Bottleneck) -> Measured {
-        let span = now - self.window_start_s;
+        let (start_s, emitted_at_start) = self.marks.first().copied().unwrap_or_default();
+        let span = now - start_s;
         let n = self.completed.max(1e-12);
         let window = span.max(1e-12);
-        let tokens = emitted - self.emitted_at_start;
+        let tokens = emitted - emitted_at_start;
         Measured {
             output_tok_s: if span > 0.0 { tokens / span } else { 0.0 },
             ttft_s: self.ttft / n,
@@ -1756,7 +1757,7 @@ fn colocated_with(
     let warm = plan.warm_up();
     let mut window = BatchWindow::default();
     let mut at_the_edge = plan.key.at_the_edge;
-    let mut tally = Tally { round: c, ..Tally::default() };
+    let mut tally = Tally::new(c);
     let mut out = StepOut::default();
     for _ in 0..MAX_STEPS {
         let warming = tally.warming(warm);
@@ -1871,7 +1872,7 @@ fn disaggregated_with(
     let warm = plan.warm_up();
     let mut window = BatchWindow::default();
     let mut at_the_edge = plan.key.at_the_edge;
-    let mut tally = Tally { round: c, ..Tally::default() };
+    let mut tally = Tally::new(c);
     let mut out = StepOut::default();
     // Prefilled requests waiting for decode-side blocks, and transfers in flight (arrival time, cohort).
     let mut handoff: VecDeque<(f64, Cohort)> = VecDeque::new();
