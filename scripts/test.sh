@@ -8,6 +8,10 @@ export PATH="$HOME/.cargo/bin:$ROOT/.tools/node_modules/.bin:$PATH"
 
 bash scripts/setup.sh
 
+# A run from a clean clone gains nothing from incremental compilation, whose caches took 750 MB of target/debug
+# (CI once ran out of disk while building the tests); set CARGO_INCREMENTAL=1 to keep them.
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
+
 if cargo fmt --version >/dev/null 2>&1; then
   echo "==> cargo fmt --check"
   cargo fmt --all --check

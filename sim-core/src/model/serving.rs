@@ -950,7 +950,13 @@ impl<'e, 'a> Machine<'e, 'a> {
             let g = &self.lockstep;
             for i in 0..self.running.len() - 1 {
                 let (x, y) = (&self.running[i], &self.running[i + 1]);
-                if x.osl != y.osl || i + 1 >= g.len && (x.prefilling() || y.prefilling()) {
+                // Only two cohorts alike merge: of one length, both decoding, and both past their first token
+                // or neither (PD's decode side receives hand-offs decoding but before their first token; merged
+                // with a cohort past it they took its earlier one: a negative TTFT, a TPOT 2.7 times too long).
+                if x.osl != y.osl
+                    || i + 1 >= g.len
+                        && (x.prefilling() || y.prefilling() || x.first_token_s.is_some() != y.first_token_s.is_some())
+                {
                     continue;
                 }
                 // Two members decode, and their stored progress has the same offset.
@@ -1268,6 +1274,11 @@ impl Tally {
                 self.marks.push((now, emitted));
             }
             let first = c.first_token_s.unwrap_or(now);
+            // Merges mix both as size-weighted means, so this holds for every cohort but for rounding.
+            debug_assert!(
+                first >= c.arrival_s - 1e-9 * c.arrival_s.abs().max(1.0),
+                "a first token before its request was sent: {c:?}"
+            );
             self.completed += c.size;
             self.ttft += c.size * (first - c.arrival_s);
             self.tpot += c.size * (now - first) / (c.osl - 1.0).max(1.0);
