@@ -416,10 +416,11 @@ impl<'e, 'a> Machine<'e, 'a> {
         !self.reserve_whole && self.total_blocks.is_finite()
     }
 
-    /// Adds running cohort `i` to the lockstep, if a step of it is what the group's sums give: it is decoding
-    /// and has its first token (its step need not set it), its blocks are no more than its next step holds (the step takes the difference, never a negative one), and its next step's context lies on its
-    /// measures' line. Returns whether it joined. Only the cohort at the group's end (`len`) or a merge of two
-    /// members joins, so the members stay the front of the running list.
+    /// Adds running cohort `i` to the lockstep, if a step of it is what the group's sums give: it is decoding and has
+    /// its first token (its step need not set it), its blocks are no more than its next step holds (the step takes the
+    /// difference, never a negative one), and its next step's context lies on its measures' line. Returns whether it
+    /// joined. Only the cohort at the group's end (`len`) or a merge of two members joins, so the members stay the
+    /// front of the running list.
     fn lockstep_join(&mut self, i: usize) -> bool {
         let c = &self.running[i];
         if c.prefilling() || c.first_token_s.is_none() || c.generated >= c.osl - ROUNDING {
@@ -624,11 +625,11 @@ impl<'e, 'a> Machine<'e, 'a> {
         }
     }
 
-    /// The lockstep's blocks for a step that preempts (`LockstepNeed::Short`): each member takes its blocks in
-    /// order, and the newest running requests are preempted as they run out, exactly as the loop that visits
-    /// every cohort does; members among the victims leave the group first (`preempt_newest`). Returns the
-    /// blocks the members left in the group took, or `None` when none is left. Only the members' own blocks are visited, not their
-    /// measures: dissolving the group for the step and forming it again after was a fifth of a saturated sweep.
+    /// The lockstep's blocks for a step that preempts (`LockstepNeed::Short`): each member takes its blocks in order,
+    /// and the newest running requests are preempted as they run out, exactly as the loop that visits every cohort
+    /// does; members among the victims leave the group first (`preempt_newest`). Returns the blocks the members left in
+    /// the group took, or `None` when none is left. Only the members' own blocks are visited, not their measures:
+    /// dissolving the group for the step and forming it again after was a fifth of a saturated sweep.
     fn lockstep_take_preempting(&mut self, taken: &mut f64, out: &mut StepOut) -> Option<f64> {
         let mut took = 0.0;
         let mut i = 0;
@@ -1593,11 +1594,11 @@ pub fn colocated_memo(e: &Engine, c: f64, isl: f64, osl: f64, memo: &mut LoopMem
     colocated_with(e, c, isl, osl, Run::SWEEP, OutputLengths::Fixed, Some(memo))
 }
 
-/// `colocated` driven as `run` says: one synchronized batch (`Run::Batch`, a llama-benchy run whose
-/// `output_tok_s` is its batch `tg` figure, `BatchWindow::throughput`; `Run::AllAtOnce`, a `vllm bench serve` run
-/// at an unlimited rate whose `output_tok_s` is its whole run's, `BatchWindow::whole_run_throughput`), or a closed
-/// loop with every client (`Run::EVERY_CLIENT`, the saturation shortcut's reference) or at `Resolution::REFERENCE` (`Run::REFERENCE`, the
-/// long run a sweep's resolution is checked against, tens of times slower); `tests/physics.rs` holds both checks.
+/// `colocated` driven as `run` says: one synchronized batch (`Run::Batch`, a llama-benchy run whose `output_tok_s` is
+/// its batch `tg` figure, `BatchWindow::throughput`; `Run::AllAtOnce`, a `vllm bench serve` run at an unlimited rate
+/// whose `output_tok_s` is its whole run's, `BatchWindow::whole_run_throughput`), or a closed loop with every client
+/// (`Run::EVERY_CLIENT`, the saturation shortcut's reference) or at `Resolution::REFERENCE` (`Run::REFERENCE`, the long
+/// run a sweep's resolution is checked against, tens of times slower); `tests/physics.rs` holds both checks.
 pub fn colocated_run(e: &Engine, c: f64, isl: f64, osl: f64, run: Run) -> Measured {
     colocated_with(e, c, isl, osl, run, OutputLengths::Fixed, None)
 }
