@@ -447,3 +447,20 @@ fn a_setup_value_its_quote_contradicts_is_an_error() {
         assert!(error.contains("= hint: "), "{tag}: no hint: {error}");
     }
 }
+
+/// A JSON Schema in the dataset's `schema/` folder that is not what the types generate (edited, or stale after
+/// a change of the types) fails validation, naming the file and how to regenerate it.
+#[test]
+fn a_corrupted_schema_file_fails_validation() {
+    let dir = std::env::temp_dir().join(format!("twotower-cli-schema-{}", std::process::id()));
+    copy_dir(&data(), &dir);
+    let path = dir.join("schema/sweep.json");
+    let text = std::fs::read_to_string(&path).expect("sweep schema");
+    std::fs::write(&path, text.replacen("\"type\": \"object\"", "\"type\": \"array\"", 1)).expect("write");
+    let out = bin().args(["validate", "--no-model-check"]).arg(&dir).output().expect("run");
+    let _ = std::fs::remove_dir_all(&dir);
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(1), "the corrupted schema passed:\n{said}");
+    let error = said.split("error: ").find(|e| e.contains("schema/sweep.json")).expect("the schema file is named");
+    assert!(error.contains("sim-core schema data/schema"), "{error}");
+}
