@@ -277,8 +277,11 @@ fn run(cmd: Command, out: &mut Out) -> Result<ExitCode, CliError> {
                         ws.points().len(),
                         ws.dataset.claims.len(),
                         if seeds.is_some() { ", quotes verbatim in the seeds" } else { "" },
-                        if no_model_check { "" } else { ", model within the accuracy targets" }
+                        if no_model_check { "" } else { ", model within the enforced accuracy targets" }
                     ));
+                    if let Some(summary) = (!no_model_check).then(|| ws.accuracy_summary()).flatten() {
+                        out.line(&summary.to_string());
+                    }
                 } else {
                     out.line(&format!("{errors} error(s) in {}", dir.display()));
                 }
