@@ -6,8 +6,8 @@ use sim_core::explore::{FrontierAnswer, FrontierPoint, XAxis};
 use sim_core::Mode;
 
 use super::legend::{caption_font, draw_legend, font_for, split_legend, Icon, LegendEntry};
-use super::mode_chart::markers;
-use super::{diamond, err, log2, mode_colour, HitPoints, Marker, CLAIM_COLOUR};
+use super::mode_chart::{markers, Marker};
+use super::{diamond, err, log2, mode_colour, HitPoints, CLAIM_COLOUR};
 
 /// Throughput per GPU against what a user sees, for one side (the frontier view) or two (the compare view):
 /// each side's predicted curves per mode (the second side dashed), its published points, the Pareto frontier

@@ -4,8 +4,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use sim_core::Mode;
 
-use super::mode_chart::{mode_chart, Extras};
-use super::{Marker, OKABE_ITO};
+use super::mode_chart::{mode_chart, Extras, Marker};
 
 /// A claim of the report placed on the gain chart: at the numerator's concurrency, the stated ratio. `hollow`
 /// (and a label ending in `*`) when numerator and denominator were measured at different concurrencies.
@@ -19,9 +18,6 @@ pub struct GainChartData {
     pub measured: Vec<Marker>,
     pub claims: Vec<ClaimMarker>,
 }
-
-/// Colour of the report's claims on the gain chart (none of the modes' colours).
-pub const CLAIM_COLOUR: RGBColor = OKABE_ITO[5];
 
 pub(super) fn gain_extras(data: &GainChartData) -> Extras<'_> {
     Extras { reference: Some(1.0), min_x_max: 256.0, claims: &data.claims, ..Extras::default() }

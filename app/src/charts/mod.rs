@@ -11,12 +11,10 @@ mod sweep;
 
 pub use fabric::{draw_fabric, size_label, FabricChartData};
 pub use frontier::{draw_frontier, fmt_sig, FrontierChartData, FrontierDrawn, FRONTIER_LEGEND};
-pub use gain::{draw_gain, ClaimMarker, GainChartData, CLAIM_COLOUR};
+pub use gain::{draw_gain, ClaimMarker, GainChartData};
+pub use mode_chart::{Marker, RangeMarker, UnplacedMarker, RANGE_LEGEND, UNPLACED_LEGEND};
 pub use plan::{draw_plan, PlanChartData, PlanPoint};
-pub use sweep::{
-    draw_sweep, draw_sweep_mapped, Marker, RangeMarker, SweepChartData, UnplacedMarker, BAND_LEGEND, RANGE_LEGEND,
-    UNPLACED_LEGEND,
-};
+pub use sweep::{draw_sweep, draw_sweep_mapped, SweepChartData, BAND_LEGEND};
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -41,6 +39,9 @@ pub const OKABE_ITO: [RGBColor; 8] = [
     RGBColor(0x00, 0x00, 0x00), // black
     RGBColor(0xF0, 0xE4, 0x42), // yellow
 ];
+
+/// Colour of the report's claims on the gain chart (none of the modes' colours).
+pub const CLAIM_COLOUR: RGBColor = OKABE_ITO[5];
 
 /// Colour of a mode: single blue, tp2 vermillion, pd bluish green.
 pub fn mode_colour(m: Mode) -> RGBColor {

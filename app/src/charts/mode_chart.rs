@@ -1,13 +1,48 @@
-//! What the throughput, gain and planner charts share: log2 concurrency on x, curves and markers per mode.
+//! What the throughput, gain and planner charts share: log2 concurrency on x, curves per mode, and the published
+//! marks (points, ranges, values stated without a concurrency) with their legend.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
+use sim_core::explore::ClaimMarker;
 use sim_core::Mode;
 
 use super::legend::{caption_font, draw_legend, font_for, split_legend, Icon, LegendEntry};
-use super::{diamond, err, log2, mode_colour, Chart, ClaimMarker, HitPoints, Marker, RangeMarker, UnplacedMarker};
-use super::{CLAIM_COLOUR, RANGE_LEGEND, UNPLACED_LEGEND};
+use super::{diamond, err, log2, mode_colour, Chart, HitPoints, CLAIM_COLOUR};
+
+/// A published point on a chart; `hollow` for flagged points (dips, other checkpoints).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Marker {
+    pub mode: Mode,
+    pub x: f64,
+    pub y: f64,
+    pub hollow: bool,
+}
+
+/// A published range: a translucent rectangle over its concurrency and throughput bounds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RangeMarker {
+    pub mode: Mode,
+    pub x_min: f64,
+    pub x_max: f64,
+    pub y_min: f64,
+    pub y_max: f64,
+}
+
+/// A published value stated without a concurrency, drawn as a small hollow diamond at the likely concurrency.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UnplacedMarker {
+    pub mode: Mode,
+    /// The likely concurrency (not stated by the source).
+    pub x: f64,
+    pub y: f64,
+}
+
+/// Legend text of the diamonds for values stated without a concurrency.
+pub const UNPLACED_LEGEND: &str = "stated without a concurrency (placed at the likely reading)";
+
+/// Legend text of the rectangles for values stated as a range.
+pub const RANGE_LEGEND: &str = "stated as a range (concurrency and throughput bounds)";
 
 /// Draws the markers of one mode: single circle, tp2 triangle, pd square; flagged points
 /// are stroked only (hollow).

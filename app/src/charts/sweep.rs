@@ -5,17 +5,8 @@ use plotters::prelude::*;
 use sim_core::explore::PointLatencies;
 use sim_core::Mode;
 
-use super::mode_chart::{mode_chart, Extras};
+use super::mode_chart::{mode_chart, Extras, Marker, RangeMarker, UnplacedMarker};
 use super::HitPoints;
-
-/// A published point on a chart; `hollow` for flagged points (dips, other checkpoints).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Marker {
-    pub mode: Mode,
-    pub x: f64,
-    pub y: f64,
-    pub hollow: bool,
-}
 
 /// Throughput against concurrency: predicted curves per mode and published markers.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -33,31 +24,6 @@ pub struct SweepChartData {
     /// The published points' stated TTFT and TPOT beside the model's (the table and the CSV; not drawn).
     pub latencies: Vec<PointLatencies>,
 }
-
-/// A published range: a translucent rectangle over its concurrency and throughput bounds.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RangeMarker {
-    pub mode: Mode,
-    pub x_min: f64,
-    pub x_max: f64,
-    pub y_min: f64,
-    pub y_max: f64,
-}
-
-/// A published value stated without a concurrency, drawn as a small hollow diamond at the likely concurrency.
-#[derive(Debug, Clone, PartialEq)]
-pub struct UnplacedMarker {
-    pub mode: Mode,
-    /// The likely concurrency (not stated by the source).
-    pub x: f64,
-    pub y: f64,
-}
-
-/// Legend text of the diamonds for values stated without a concurrency.
-pub const UNPLACED_LEGEND: &str = "stated without a concurrency (placed at the likely reading)";
-
-/// Legend text of the rectangles for values stated as a range.
-pub const RANGE_LEGEND: &str = "stated as a range (concurrency and throughput bounds)";
 
 /// Legend text of the throughput chart's error band.
 pub const BAND_LEGEND: &str = "band: 90th-percentile error of the fitted points for this model and mode";
