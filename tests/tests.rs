@@ -17,6 +17,7 @@ use sim_core::model::fabric::FabricColumn;
 use sim_core::report::{self, PointRole};
 use sim_core::Mode;
 use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// The repository's root (this package sits in its `tests/` folder).
@@ -55,17 +56,34 @@ fn accuracy(ds: &Dataset) -> &AccuracyFile {
     ds.accuracy.as_ref().expect("data/accuracy.json is loaded")
 }
 
-/// The seeds sit beside the repository (`<repo>/../shared/seeds`) on developer machines and in CI; without
-/// them no quote is checked, so their absence is a failure, not a skip.
+/// The seed texts, which sit beside the repository (`<repo>/../shared/seeds`) on developer machines and in CI.
+/// A clone without them still runs every other test: a quote check then skips with a banner on stderr naming
+/// it (past libtest's capture, since a skipped test reports "ok"). Under CI=true their absence is a failure.
+fn seeds_dir_or_skip(test: &str, checks: &str) -> Option<PathBuf> {
+    let seeds_dir = root().parent().expect("the repository has a parent").join("shared/seeds");
+    if seeds_dir.is_dir() {
+        return Some(seeds_dir);
+    }
+    let missing = format!("the seed texts are not in {} (<repo>/../shared/seeds)", seeds_dir.display());
+    if std::env::var("CI").as_deref() == Ok("true") {
+        panic!("{missing}; CI=true runs every quote check: check out the shared folder beside the repository");
+    }
+    let rule = "=".repeat(100);
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "\n{rule}\nSKIPPED quote check `{test}` ({checks}): {missing}.\n\
+         Check out the shared folder beside the repository to run it; under CI=true it fails instead.\n{rule}"
+    );
+    None
+}
+
 #[test]
 fn every_quote_is_verbatim_in_its_seed() {
-    let seeds_dir = root().parent().expect("the repository has a parent").join("shared/seeds");
-    assert!(
-        seeds_dir.is_dir(),
-        "the seed texts were looked for in {} (<repo>/../shared/seeds) and are not there; \
-         check out the shared folder beside the repository",
-        seeds_dir.display()
-    );
+    let Some(seeds_dir) =
+        seeds_dir_or_skip("every_quote_is_verbatim_in_its_seed", "every quote verbatim in its seed text")
+    else {
+        return;
+    };
     let seeds = seeds_with_external_texts(&seeds_dir);
     let (ds, _) = load(&shipped());
     let d = validate::check(&ds, Some(&seeds));
@@ -97,7 +115,12 @@ fn seeds_with_external_texts(seeds_dir: &Path) -> validate::Seeds {
 /// text catches it.
 #[test]
 fn a_mistyped_external_row_fails_against_its_text() {
-    let seeds_dir = root().parent().expect("the repository has a parent").join("shared/seeds");
+    let Some(seeds_dir) = seeds_dir_or_skip(
+        "a_mistyped_external_row_fails_against_its_text",
+        "a mistyped row caught by its publication's text",
+    ) else {
+        return;
+    };
     let seeds = seeds_with_external_texts(&seeds_dir);
     let mut files = shipped();
     let f = files.iter_mut().find(|f| f.path == "sweeps/kubis-gpt-oss-120b-dgx-spark.json").expect("S1a sweep");
