@@ -274,6 +274,7 @@ impl ModelDescription {
             routed_expert_bits: self.bits_per_weight,
             kv_bytes_per_token: kv_per_token,
             kv_split_under_tp: self.attention == "gqa",
+            kv_heads: if self.attention == "gqa" { self.kv_heads.unwrap_or(0.0) } else { 0.0 },
             pinned_cpu_bytes: 0.0,
             pinned_read_bytes_per_token: 0.0,
             // A dozen numbers do not say whether the embedding is tied to the LM head: count it as read.

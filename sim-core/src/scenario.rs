@@ -91,6 +91,7 @@ pub fn model_spec(m: &ModelFile) -> ModelSpec {
         routed_expert_bits: a.routed_expert_bits.as_ref().map(si).filter(|b| *b > 0.0).unwrap_or(0.0),
         kv_bytes_per_token: si(&a.kv_bytes_per_token),
         kv_split_under_tp: a.attention == "gqa",
+        kv_heads: a.kv_heads.as_ref().map_or(0.0, si).max(0.0),
         pinned_cpu_bytes: a.pinned_cpu_bytes.as_ref().map(si).unwrap_or(0.0),
         pinned_read_bytes_per_token: a.pinned_read_bytes_per_token.as_ref().map(si).unwrap_or(0.0),
         input_embedding_bytes: a.input_embedding_bytes.as_ref().map(si).unwrap_or(0.0),

@@ -185,18 +185,16 @@ impl<'a> Engine<'a> {
     }
 
     /// One GPU's share of `whole` bytes of KV positions (whole model): GQA's KV is split across tensor-parallel
-    /// ranks by heads; MLA's latent (and a sparse indexer's keys) is replicated on every rank.
+    /// ranks by heads, down to one whole head per rank; MLA's latent (and a sparse indexer's keys) is replicated
+    /// on every rank.
     fn kv_per_rank(&self, whole: f64) -> f64 {
         whole / self.kv_split()
     }
 
-    /// The ranks KV positions are split across: the tensor-parallel degree under GQA, 1 under MLA (`kv_per_rank`).
+    /// The ranks KV positions are split across (`ModelSpec::kv_split`): the tensor-parallel degree under GQA up
+    /// to the KV heads, 1 under MLA (`kv_per_rank`).
     pub fn kv_split(&self) -> f64 {
-        if self.model.kv_split_under_tp {
-            self.placement.tp
-        } else {
-            1.0
-        }
+        self.model.kv_split(self.placement.tp)
     }
 
     /// KV bytes one sequence holds at context `ctx` on one GPU of this engine.

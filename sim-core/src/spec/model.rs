@@ -33,8 +33,11 @@ pub struct ModelSpec {
     /// the storage of `compute_bits` (`expert_storage_bits`, the one place that default is decided).
     pub routed_expert_bits: f64,
     pub kv_bytes_per_token: f64,
-    /// GQA splits KV across tensor-parallel ranks; MLA replicates it.
+    /// GQA splits KV across tensor-parallel ranks (by heads, up to `kv_heads`); MLA replicates it.
     pub kv_split_under_tp: bool,
+    /// KV heads of the layers `kv_bytes_per_token` counts (config.json `num_key_value_heads`; Gemma 4's global
+    /// layers' `num_global_key_value_heads`). 0: not given, and KV splits over every rank (`kv_split`).
+    pub kv_heads: f64,
     pub pinned_cpu_bytes: f64,
     pub pinned_read_bytes_per_token: f64,
     /// Bytes of the input embedding table, resident with the dense weights but gathered, not streamed.
@@ -163,6 +166,24 @@ impl ModelSpec {
             self.draft_pass_layers
         } else {
             self.attention.draft_layers.max(1.0)
+        }
+    }
+
+    /// The ranks of a `tp`-way engine one sequence's KV positions are divided over. vLLM's `QKVParallelLinear`
+    /// splits the KV heads across ranks while there are at least as many heads as ranks; past that each rank
+    /// keeps one whole head, replicated `tp / kv_heads` times (vllm/model_executor/layers/linear.py: "the KV
+    /// heads are replicated" when `tp_size >= total_num_kv_heads`, `num_kv_head_replicas = tp_size //
+    /// total_num_kv_heads`), so per rank it is `kv / min(tp, kv_heads)`: never less than one head's share. MLA's
+    /// latent has no heads to split: 1. The split follows the full layers' heads (those `kv_bytes_per_token`
+    /// counts); window layers with more heads (Gemma 4's sliding layers, 8 against 2) would split further past
+    /// that count, which this leaves out: they are held as if split like the full layers (a smaller pool's worth,
+    /// only at a tensor-parallel degree above the full layers' heads).
+    pub fn kv_split(&self, tp: f64) -> f64 {
+        let tp = tp.max(1.0);
+        match (self.kv_split_under_tp, self.kv_heads > 0.0) {
+            (false, _) => 1.0,
+            (true, true) => tp.min(self.kv_heads),
+            (true, false) => tp,
         }
     }
 

@@ -11,7 +11,8 @@
 //! weights first, then routed experts until HBM minus the reserve is full, the rest of the experts spilling to
 //! CPU memory (`offloaded_bytes`). The KV pool is what the engine's memory share leaves of
 //! HBM after the resident weights, so pinning never shrinks it. Under tensor parallelism each GPU holds 1/tp
-//! of every weight; MLA KV is replicated on every rank, GQA KV is split. Reads of the two tiers are serialised
+//! of every weight; MLA KV is replicated on every rank, GQA KV is split by heads down to one head per rank
+//! (`ModelSpec::kv_split`). Reads of the two tiers are serialised
 //! (layers run in order), so a step pays HBM time plus slow-path time, not the max of the two.
 
 use super::{Coefficients, MoeKernel};
@@ -156,7 +157,7 @@ pub fn place(model: &ModelSpec, hw: &HardwareSpec, tp: f64, k: &Coefficients) ->
     let kv_room = engine_memory_share(hw.gpu_memory_bytes, k) - hbm_weights;
     let kv_room = if k.kv_free_memory_fraction > 0.0 { k.kv_free_memory_fraction * kv_room } else { kv_room };
     let kv_pool = kv_room.max(0.0);
-    let kv_per_token = if model.kv_split_under_tp { model.kv_bytes_per_token / tp } else { model.kv_bytes_per_token };
+    let kv_per_token = model.kv_bytes_per_token / model.kv_split(tp);
     // CPU memory of one machine holds the spilled share of every GPU in it plus the pinned tables.
     let gpus_per_machine = hw.gpus.max(1.0);
     let cpu_needed = (overflow + pinned) * gpus_per_machine + model.pinned_cpu_bytes;

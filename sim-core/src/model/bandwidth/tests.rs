@@ -23,6 +23,7 @@ fn case(hbm: f64) -> (ModelSpec, HardwareSpec) {
         routed_expert_bits: 0.0,
         kv_bytes_per_token: 100e3,
         kv_split_under_tp: true,
+        kv_heads: 0.0,
         pinned_cpu_bytes: 0.0,
         pinned_read_bytes_per_token: 0.0,
         input_embedding_bytes: 1e9,
@@ -489,4 +490,36 @@ fn a_touched_expert_pays_a_whole_tile_and_a_dense_model_pays_none() {
         * moe_padding_tokens(&m, MoeKernel::VllmCutlassSm100, 1.0, 16.0, || expert_touch_fraction(&m, 16.0, 1.0))
         / padded.compute_efficiency;
     assert!(extra > 0.0 && close(b.compute_s - a.compute_s, extra), "{a:?} {b:?}");
+}
+
+#[test]
+fn kv_per_rank_splits_by_heads_and_never_below_one_head() {
+    // 100 KB of KV per token over 4 KV heads (MiniMax-M3's count): TP2 and TP4 split it, TP8 and TP16 keep one
+    // whole head per rank (25 KB), as vLLM replicates heads once ranks outnumber them.
+    let (mut m, hw) = case(200.0);
+    let k = Coefficients::default();
+    m.kv_heads = 4.0;
+    for (tp, want) in [(1.0, 100e3), (2.0, 50e3), (4.0, 25e3), (8.0, 25e3), (16.0, 25e3)] {
+        assert!(close(place(&m, &hw, tp, &k).kv_bytes_per_token, want), "tp {tp}");
+    }
+    for heads in [1.0, 2.0, 8.0, 64.0] {
+        m.kv_heads = heads;
+        for tp in 1..=32 {
+            let tp = f64::from(tp);
+            let per_rank = place(&m, &hw, tp, &k).kv_bytes_per_token;
+            assert!(per_rank >= m.kv_bytes_per_token / heads * (1.0 - 1e-12), "{heads} heads, tp {tp}");
+            assert!(close(per_rank, m.kv_bytes_per_token / tp.min(heads)), "{heads} heads, tp {tp}");
+        }
+    }
+    // No head count given: split over every rank; MLA: replicated whatever the heads.
+    m.kv_heads = 0.0;
+    assert!(close(place(&m, &hw, 16.0, &k).kv_bytes_per_token, 100e3 / 16.0));
+    m.kv_split_under_tp = false;
+    m.kv_heads = 4.0;
+    assert_eq!(place(&m, &hw, 16.0, &k).kv_bytes_per_token, 100e3);
+    // The engine's split (what the serving loop's blocks use) is the placement's.
+    m.kv_split_under_tp = true;
+    let mut e = lone_engine(&m, &hw, &k);
+    e.placement = place(&m, &hw, 8.0, &k);
+    assert_eq!(e.kv_split(), 4.0);
 }
