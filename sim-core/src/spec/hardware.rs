@@ -17,7 +17,8 @@ pub struct HardwareSpec {
     pub flops_fp8: f64,
     /// Dense BF16 tensor FLOP/s (models computing at 16 bits).
     pub flops_bf16: f64,
-    /// GPU-to-GPU bandwidth inside one machine (all-reduce bus bandwidth), when `gpus` > 1.
+    /// GPU-to-GPU bandwidth inside one machine (NCCL's all-reduce bus bandwidth, which `fabric::tp_all_reduce`
+    /// turns into the ring's algorithm bandwidth), when `gpus` > 1.
     pub intra_bytes_per_sec: f64,
     /// Cost of one all-reduce call between the GPUs of one machine, seconds.
     pub intra_call_latency_s: f64,
