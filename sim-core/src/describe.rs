@@ -20,6 +20,10 @@ pub struct ModelDescription {
     pub active_params: f64,
     pub layers: f64,
     pub hidden_size: f64,
+    /// Vocabulary size: the LM head (vocabulary x hidden, part of `active_params`) multiplies only the
+    /// positions the engine samples. Absent: every token multiplies it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vocab_size: Option<f64>,
     /// `gqa` (needs kv_heads and head_dim) or `mla` (needs kv_lora_rank and rope_dim).
     pub attention: String,
     #[serde(default)]
@@ -267,6 +271,7 @@ impl ModelDescription {
             prefill_active_share: 1.0,
             layers: self.layers,
             hidden_size: self.hidden_size,
+            lm_head_params: self.vocab_size.map_or(0.0, |v| v * self.hidden_size).max(0.0),
             routed_experts: self.routed_experts,
             experts_per_token: self.experts_per_token,
             compute_bits: compute_bits_of(self.bits_per_weight),
@@ -411,6 +416,7 @@ impl ModelDescription {
             active_params: active,
             layers,
             hidden_size: hidden,
+            vocab_size: Some(vocab),
             attention: attention.to_string(),
             kv_heads: (attention == "gqa").then_some(full_kv_heads),
             head_dim: (attention == "gqa").then_some(full_head_dim),

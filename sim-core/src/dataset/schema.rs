@@ -533,6 +533,10 @@ pub struct Architecture {
     pub kv_bytes_per_token: Quantity,
     /// `mla` (KV replicated under tensor parallel) or `gqa` (KV split across ranks).
     pub attention: String,
+    /// Vocabulary size (config.json `vocab_size`): the LM head is vocabulary x hidden parameters of
+    /// `active_params`, multiplied only at the positions the engine samples. Absent: at every token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vocab_size: Option<Quantity>,
     /// KV heads of the layers `kv_bytes_per_token` counts (config.json `num_key_value_heads`): under `gqa` a
     /// tensor-parallel rank holds `1 / min(tp, kv_heads)` of the KV (vLLM replicates a head once ranks outnumber
     /// them). Absent: split over every rank.
