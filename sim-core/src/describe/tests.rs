@@ -1,0 +1,205 @@
+//! Descriptions from public configs (DeepSeek-V3, Qwen3-Next, Kimi-Linear, MiniMax-M3, Gemma 2/3/4, quantised
+//! checkpoints) against their published counts, and the refusals.
+
+use super::*;
+
+/// A DeepSeek-V3-shaped config: 671B total, ~37B active, MLA.
+const V3: &str = r#"{"num_hidden_layers": 61, "hidden_size": 7168, "num_attention_heads": 128,
+    "num_key_value_heads": 128, "vocab_size": 129280, "kv_lora_rank": 512, "qk_rope_head_dim": 64,
+    "q_lora_rank": 1536, "qk_nope_head_dim": 128, "v_head_dim": 128, "n_routed_experts": 256,
+    "num_experts_per_tok": 8, "n_shared_experts": 1, "intermediate_size": 18432,
+    "moe_intermediate_size": 2048, "first_k_dense_replace": 3, "num_nextn_predict_layers": 1}"#;
+
+#[test]
+fn counts_deepseek_v3_within_a_few_percent() {
+    let d = ModelDescription::from_hf_config("v3", V3, 8.0).expect("parse");
+    assert!((d.total_params / 671e9 - 1.0).abs() < 0.03, "total {}", d.total_params);
+    assert!((d.active_params / 37e9 - 1.0).abs() < 0.06, "active {}", d.active_params);
+    let s = d.to_spec().expect("spec");
+    assert_eq!(s.kv_bytes_per_token, 61.0 * 576.0 * 2.0);
+    assert!(!s.kv_split_under_tp);
+    // Its MTP module is recorded but drafts nothing until asked (vLLM's default: no speculative config).
+    assert_eq!((s.draft_tokens, s.attention.draft_layers), (0.0, 0.0));
+    assert_eq!(d.draft_attention_layers, Some(1.0));
+    assert_eq!(s.kv_bytes_held(10.0), 61.0 * 576.0 * 2.0 * 10.0);
+    // Turned on, it drafts one token and is one more MLA layer with its own KV.
+    let drafting = ModelDescription { draft_tokens: 1.0, ..d.clone() }.to_spec().expect("spec");
+    assert_eq!((drafting.draft_tokens, drafting.attention.draft_layers), (1.0, 1.0));
+    assert_eq!(drafting.kv_bytes_held(10.0), 62.0 * 576.0 * 2.0 * 10.0);
+    for bad in [-1.0, f64::NAN, f64::INFINITY] {
+        let e = ModelDescription { draft_tokens: bad, ..d.clone() }.to_spec().expect_err("refused");
+        assert!(e.contains("draft_tokens"), "{e}");
+        let e = ModelDescription { draft_attention_layers: Some(bad), ..d.clone() }.to_spec().expect_err("refused");
+        assert!(e.contains("draft_attention_layers"), "{e}");
+    }
+}
+
+#[test]
+fn an_nvfp4_description_keeps_its_other_layers_at_their_own_width() {
+    let mut d = ModelDescription::from_hf_config("v3", V3, 4.5).expect("parse");
+    let all_fp4 = d.to_spec().expect("spec");
+    assert_eq!((all_fp4.compute_bits, all_fp4.dense_compute_bits), (4.0, 4.0));
+    d.dense_bits_per_weight = Some(8.0);
+    let mixed = d.to_spec().expect("spec");
+    assert_eq!((mixed.compute_bits, mixed.dense_compute_bits), (4.0, 8.0));
+    assert_eq!(mixed.routed_expert_bytes, all_fp4.routed_expert_bytes);
+    let dense_params = d.total_params - all_fp4.routed_expert_bytes * 8.0 / 4.5;
+    let grown = mixed.weight_bytes - all_fp4.weight_bytes;
+    assert!((grown - dense_params * (8.0 - 4.5) / 8.0).abs() < 1e-3 * grown, "{grown}");
+    // The routed experts' share of the active parameters is the same either way (37B active, ~24B routed).
+    assert!((mixed.routed_active_params() - all_fp4.routed_active_params()).abs() < 1.0);
+    assert!(mixed.routed_active_params() > 0.5 * d.active_params && mixed.routed_active_params() < d.active_params);
+    d.dense_bits_per_weight = Some(-1.0);
+    assert!(d.to_spec().is_err());
+}
+
+/// Qwen3-Coder-Next's config.json (huggingface.co/Qwen/Qwen3-Coder-Next; Qwen3-Next-80B-A3B's geometry): 48
+/// layers, every fourth full attention, the rest Gated DeltaNet; 79,674,391,296 parameters, of which
+/// 3,874,929,408 are active with the input embedding (its safetensors headers, as counted in a public test).
+const QWEN3_NEXT: &str = r#"{"model_type": "qwen3_next", "hidden_size": 2048, "num_hidden_layers": 48,
+    "vocab_size": 151936, "head_dim": 256, "num_attention_heads": 16, "num_key_value_heads": 2,
+    "num_experts": 512, "num_experts_per_tok": 10, "moe_intermediate_size": 512,
+    "shared_expert_intermediate_size": 512, "linear_num_key_heads": 16, "linear_key_head_dim": 128,
+    "linear_num_value_heads": 32, "linear_value_head_dim": 128, "linear_conv_kernel_dim": 4,
+    "full_attention_interval": 4, "attn_output_gate": true, "tie_word_embeddings": false}"#;
+
+/// Kimi-Linear-48B-A3B's config.json (huggingface.co/moonshotai/Kimi-Linear-48B-A3B-Instruct): 27 layers, 20
+/// KDA and 7 MLA (NoPE), 256 experts top-8 plus one shared.
+const KIMI_LINEAR: &str = r#"{"model_type": "kimi_linear", "vocab_size": 163840, "hidden_size": 2304,
+    "intermediate_size": 9216, "num_hidden_layers": 27, "num_attention_heads": 32, "num_key_value_heads": 32,
+    "tie_word_embeddings": false, "first_k_dense_replace": 1, "moe_intermediate_size": 1024,
+    "num_experts": 256, "num_experts_per_token": 8, "num_shared_experts": 1, "q_lora_rank": null,
+    "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+    "mla_use_nope": true, "num_nextn_predict_layers": 0,
+    "linear_attn_config": {"full_attn_layers": [4, 8, 12, 16, 20, 24, 27], "head_dim": 128,
+        "kda_layers": [1, 2, 3, 5, 6, 7, 9, 10, 11, 13, 14, 15, 17, 18, 19, 21, 22, 23, 25, 26],
+        "num_heads": 32, "short_conv_kernel_size": 4}}"#;
+
+#[test]
+fn reads_gated_deltanet_layers_and_their_state() {
+    let d = ModelDescription::from_hf_config("qwen3-next", QWEN3_NEXT, 16.0).expect("parse");
+    assert_eq!(d.linear_attention_layers, Some(36.0));
+    // 32 value heads x 128 x 128 at BF16 per layer.
+    assert_eq!(d.linear_state_bytes, Some(32.0 * 128.0 * 128.0 * 2.0));
+    assert!((d.total_params / 79_674_391_296.0 - 1.0).abs() < 0.01, "total {}", d.total_params);
+    // Active here leaves the input embedding out (gathered, not multiplied); the published count has it.
+    let active = d.active_params + 151936.0 * 2048.0;
+    assert!((active / 3_874_929_408.0 - 1.0).abs() < 0.02, "active {active}");
+    let s = d.to_spec().expect("spec");
+    // Only the 12 full-attention layers hold KV that grows: 2 x 2 heads x 256 x 2 B each.
+    assert_eq!(s.kv_bytes_per_token, 12.0 * 2.0 * 2.0 * 256.0 * 2.0);
+    assert_eq!((s.attention.full_layers, s.attention.linear_layers), (12.0, 36.0));
+    assert_eq!(s.attention.state_bytes(), 36.0 * 32.0 * 128.0 * 128.0 * 2.0);
+    let f32_state =
+        QWEN3_NEXT.replace("\"attn_output_gate\"", "\"mamba_ssm_dtype\": \"float32\", \"attn_output_gate\"");
+    let d32 = ModelDescription::from_hf_config("qwen3.5-like", &f32_state, 16.0).expect("parse");
+    assert_eq!(d32.linear_state_bytes, Some(32.0 * 128.0 * 128.0 * 4.0));
+}
+
+#[test]
+fn reads_kimi_delta_attention_layers_and_their_state() {
+    let d = ModelDescription::from_hf_config("kimi-linear", KIMI_LINEAR, 16.0).expect("parse");
+    assert_eq!(d.linear_attention_layers, Some(20.0));
+    // 32 heads x 128 x 128 in FP32, as vLLM keeps a KDA state.
+    assert_eq!(d.linear_state_bytes, Some(2.0 * 1024.0 * 1024.0));
+    assert_eq!(d.experts_per_token, 8.0);
+    // Published: 48B total, 3B active (the model's name and card).
+    assert!((d.total_params / 48e9 - 1.0).abs() < 0.05, "total {}", d.total_params);
+    assert!(d.active_params > 2.0e9 && d.active_params < 3.5e9, "active {}", d.active_params);
+    let s = d.to_spec().expect("spec");
+    assert_eq!(s.kv_bytes_per_token, 7.0 * (512.0 + 64.0) * 2.0);
+    assert_eq!((s.attention.full_layers, s.attention.linear_layers), (7.0, 20.0));
+    // A release that lists only the full-attention layers says the same.
+    let only_full = KIMI_LINEAR
+        .replace("\"kda_layers\": [1, 2, 3, 5, 6, 7, 9, 10, 11, 13, 14, 15, 17, 18, 19, 21, 22, 23, 25, 26],", "");
+    let d2 = ModelDescription::from_hf_config("kimi-linear", &only_full, 16.0).expect("parse");
+    assert_eq!(d2.linear_attention_layers, Some(20.0));
+}
+
+/// MiniMax-M3's text config as a public port's test quotes it (lablup/mlxcel `test_m3_config_parsing`; the
+/// card `data/models/minimax-m3.json` cites it): block-sparse attention on layers 3-59, dense on 0-2, three
+/// dense MLPs, 128 experts top-4 plus a shared one.
+const MINIMAX_M3: &str = r#"{"text_config": {"hidden_size": 6144, "intermediate_size": 3072,
+    "num_hidden_layers": 60, "num_attention_heads": 64, "num_key_value_heads": 4, "head_dim": 128,
+    "vocab_size": 200064, "tie_word_embeddings": false, "dense_intermediate_size": 12288,
+    "shared_intermediate_size": 3072, "num_local_experts": 128, "num_experts_per_tok": 4, "n_shared_experts": 1,
+    "moe_layer_freq": [0,0,0,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1],
+    "sparse_attention_config": {"use_sparse_attention": true, "sparse_index_dim": 128,
+        "sparse_num_index_heads": 4, "sparse_topk_blocks": 16, "sparse_block_size": 128,
+        "sparse_attention_freq": [0,0,0,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1]}}}"#;
+
+#[test]
+fn reads_block_sparse_attention_and_per_layer_moe_as_the_minimax_m3_card_derives_them() {
+    let d = ModelDescription::from_hf_config("minimax-m3", MINIMAX_M3, 4.5).expect("parse");
+    // The card's derivations: 57 MoE layers x 128 experts x 3 x 6,144 x 3,072, and ~428B in all.
+    assert_eq!(d.routed_expert_params, Some(57.0 * 128.0 * 3.0 * 6144.0 * 3072.0));
+    assert!((d.total_params / 428e9 - 1.0).abs() < 0.01, "total {}", d.total_params);
+    assert_eq!((d.sparse_top_k, d.indexer_heads, d.indexer_head_dim), (Some(2048.0), Some(4.0), Some(128.0)));
+    // The three dense-attention layers read every position: window layers as long as the context.
+    assert_eq!((d.sliding_window, d.sliding_window_layers), (Some(1_048_576.0), Some(3.0)));
+    let s = d.to_spec().expect("spec");
+    assert_eq!(s.kv_bytes_per_token, 116_736.0);
+    assert_eq!((s.attention.full_layers, s.attention.window_layers), (57.0, 3.0));
+    // At 8k context the sparse layers read their top 2,048 positions, the dense ones all 8,192.
+    let per_layer = s.kv_per_layer();
+    let read = s.attention.decode_kv_bytes(per_layer, 8192.0);
+    assert_eq!(read, per_layer * (57.0 * 2048.0 + 3.0 * 8192.0) + 128.0 * 57.0 * 8192.0);
+}
+
+/// Gemma 4 26B-A4B's text config as Transformers' converter writes it (huggingface/transformers
+/// src/transformers/models/gemma4/convert_gemma4_weights.py, `_VARIANT_GEMMA_4_26B_A4B`), with the
+/// Gemma4TextConfig defaults it leaves unset (head_dim 256, vocab_size 262,144; global_head_dim 512 left out,
+/// as the config class supplies it).
+const GEMMA_4_26B_A4B: &str = r#"{"model_type": "gemma4", "text_config": {"model_type": "gemma4_text",
+    "num_hidden_layers": 30, "hidden_size": 2816, "num_attention_heads": 16, "num_key_value_heads": 8,
+    "num_global_key_value_heads": 2, "head_dim": 256, "sliding_window": 1024, "attention_k_eq_v": true,
+    "layer_types": ["sliding_attention","sliding_attention","sliding_attention","sliding_attention","sliding_attention","full_attention",
+        "sliding_attention","sliding_attention","sliding_attention","sliding_attention","sliding_attention","full_attention",
+        "sliding_attention","sliding_attention","sliding_attention","sliding_attention","sliding_attention","full_attention",
+        "sliding_attention","sliding_attention","sliding_attention","sliding_attention","sliding_attention","full_attention",
+        "sliding_attention","sliding_attention","sliding_attention","sliding_attention","sliding_attention","full_attention"],
+    "num_experts": 128, "top_k_experts": 8, "moe_intermediate_size": 704, "intermediate_size": 2112,
+    "vocab_size": 262144, "tie_word_embeddings": true, "max_position_embeddings": 262144}}"#;
+
+#[test]
+fn reads_gemma_4_global_layers_apart_from_its_sliding_ones() {
+    let d = ModelDescription::from_hf_config("gemma-4-26b-a4b", GEMMA_4_26B_A4B, 8.0).expect("parse");
+    // The full (global) layers: 2 KV heads of 512; the 25 sliding layers: 8 of 256 over their last 1,024.
+    assert_eq!((d.kv_heads, d.head_dim), (Some(2.0), Some(512.0)));
+    assert_eq!((d.window_kv_heads, d.window_head_dim), (Some(8.0), Some(256.0)));
+    assert_eq!((d.sliding_window, d.sliding_window_layers), (Some(1024.0), Some(25.0)));
+    // kubis.ai states 25.2B total and 3.8B active for this model (external-sweeps.md S1b).
+    assert!((d.total_params / 25.2e9 - 1.0).abs() < 0.01, "total {}", d.total_params);
+    assert!((d.active_params / 3.8e9 - 1.0).abs() < 0.01, "active {}", d.active_params);
+    let mut d = d;
+    d.kv_bytes_per_element = 1.0; // FP8 KV, as the kubis.ai runs
+    let s = d.to_spec().expect("spec");
+    assert_eq!(s.kv_bytes_per_token, 5.0 * 2.0 * 2.0 * 512.0);
+    assert_eq!((s.attention.window_kv_scale, s.attention.window_flops_scale), (2.0, 0.5));
+    // At 1,152 positions: the global layers read all of them, the sliding ones their window.
+    let read = s.attention.decode_kv_bytes(s.kv_per_layer(), 1152.0);
+    assert_eq!(read, 5.0 * 2048.0 * 1152.0 + 25.0 * 4096.0 * 1024.0);
+    assert_eq!(s.attention.kv_storage_bytes(s.kv_per_layer(), 1152.0), read);
+}
+
+#[test]
+fn linear_layers_need_their_state_and_a_full_layer_left() {
+    let mut d = ModelDescription::from_hf_config("kimi-linear", KIMI_LINEAR, 16.0).expect("parse");
+    d.linear_state_bytes = None;
+    assert!(d.to_spec().unwrap_err().contains("linear_state_bytes"));
+    d.linear_state_bytes = Some(1e6);
+    d.linear_attention_layers = Some(27.0);
+    assert!(d.to_spec().unwrap_err().contains("full-attention layer"));
+    d.linear_state_bytes = Some(-1.0);
+    d.linear_attention_layers = Some(20.0);
+    assert!(d.to_spec().is_err());
+}
+
+#[test]
+fn rejects_nonsense() {
+    assert!(ModelDescription::from_hf_config("x", "{}", 4.5).is_err());
+    assert!(ModelDescription::from_hf_config("x", "not json", 4.5).is_err());
+    let mut d = ModelDescription::from_hf_config("v3", V3, 8.0).expect("parse");
+    d.active_params = d.total_params * 2.0;
+    assert!(d.to_spec().is_err());
+}
