@@ -25,7 +25,11 @@ impl ModelDescription {
         let global_kv_heads = num(&["num_global_key_value_heads"]);
         let global_head_dim = num(&["global_head_dim"]).or(if is_gemma4 { Some(512.0) } else { None });
         let k_eq_v = c.get("attention_k_eq_v").and_then(Value::as_bool).unwrap_or(false);
-        let vocab = num(&["vocab_size"]).unwrap_or(150_000.0);
+        let family = Family::of(&v, c);
+        let vocab = num(&["vocab_size"]).or(family.vocab).unwrap_or(150_000.0);
+        // Tied where the config (or its outer multimodal config) says so, else the family's class default.
+        let tied =
+            [c, &v].iter().find_map(|x| x.get("tie_word_embeddings").and_then(Value::as_bool)).unwrap_or(family.tied);
         let kv_lora = num(&["kv_lora_rank"]);
         let rope = num(&["qk_rope_head_dim"]);
         let experts = num(&["n_routed_experts", "num_experts", "num_local_experts"]).unwrap_or(0.0);
@@ -65,9 +69,7 @@ impl ModelDescription {
         };
         let expert = 3.0 * hidden * moe_ffn;
         let dense_mlp = 3.0 * hidden * ffn;
-        let embed = vocab
-            * hidden
-            * if c.get("tie_word_embeddings").and_then(Value::as_bool).unwrap_or(false) { 1.0 } else { 2.0 };
+        let embed = vocab * hidden * if tied { 1.0 } else { 2.0 };
         // Shared experts of their own width (Qwen3-Next's `shared_expert_intermediate_size`, MiniMax's
         // `shared_intermediate_size`; one unless counted) or `shared` of the routed width.
         let shared_mlp = match num(&["shared_expert_intermediate_size", "shared_intermediate_size"]) {
@@ -79,13 +81,15 @@ impl ModelDescription {
         };
         let routed = moe_layers * experts * expert;
         let draft = num(&["num_nextn_predict_layers"]).unwrap_or(0.0);
-        // Sliding-window layers: `layer_types` lists them (GPT-OSS, Gemma); without it, a `sliding_window`
-        // alone does not say how many layers use it, so none are counted.
-        let mut window = num(&["sliding_window"]).filter(|w| *w > 0.0);
+        // Sliding-window layers: `layer_types` lists them (GPT-OSS, Gemma 4); Gemma 2 and 3 configs often give only
+        // `sliding_window`, their classes placing the window layers (`Family::window_layers`); any other
+        // `sliding_window` alone does not say how many layers use it, so none are counted.
+        let mut window = num(&["sliding_window"]).or(family.window).filter(|w| *w > 0.0);
         let mut window_layers = c
             .get("layer_types")
             .and_then(Value::as_array)
-            .map(|types| types.iter().filter(|t| t.as_str().is_some_and(|t| t.contains("sliding"))).count() as f64);
+            .map(|types| types.iter().filter(|t| t.as_str().is_some_and(|t| t.contains("sliding"))).count() as f64)
+            .or_else(|| family.window_layers(layers, num(&["sliding_window_pattern"])));
         // Full layers of their own geometry (Gemma 4): `kv_heads` and `head_dim` describe them, and the window
         // layers keep the config's `num_key_value_heads` and `head_dim` (`window_kv_heads`, `window_head_dim`).
         let sliding = window_layers.filter(|n| *n > 0.0 && window.is_some()).unwrap_or(0.0);
@@ -273,5 +277,44 @@ fn linear_layers_of(c: &Value, layers: f64, hidden: f64) -> LinearLayers {
         qk_width: k_heads * k_dim,
         v_width: v_heads * v_dim,
         gate_width: v_heads * v_dim + 2.0 * v_heads,
+    }
+}
+
+/// What a config family's Transformers class supplies when its config.json leaves a field out: the vocabulary,
+/// whether the LM head is tied to the embedding, the sliding window, and which layers slide.
+/// - Gemma 2 (`Gemma2Config`): vocab_size 256,000, tied, sliding_window 4,096, every other layer sliding
+///   (`layer_types`: sliding where `(i + 1) % 2`, i.e. layers 0, 2, 4, ...).
+/// - Gemma 3 (`Gemma3TextConfig`): vocab_size 262,208, tied, sliding_window 4,096, every
+///   `sliding_window_pattern`-th layer (6 by default) global and the rest sliding (`(i + 1) % pattern`).
+/// - Gemma 4 (`Gemma4TextConfig`): vocab_size 262,144, tied; its configs list `layer_types`.
+struct Family {
+    vocab: Option<f64>,
+    tied: bool,
+    window: Option<f64>,
+    /// Every n-th layer attends globally, the rest slide (0: the family does not place window layers).
+    global_every: f64,
+}
+
+impl Family {
+    fn of(outer: &Value, c: &Value) -> Family {
+        let types = [c, outer].map(|x| x.get("model_type").and_then(Value::as_str).unwrap_or(""));
+        let is = |prefix: &str| types.iter().any(|t| t.starts_with(prefix));
+        if is("gemma4") {
+            Family { vocab: Some(262_144.0), tied: true, window: None, global_every: 0.0 }
+        } else if is("gemma3") {
+            Family { vocab: Some(262_208.0), tied: true, window: Some(4096.0), global_every: 6.0 }
+        } else if is("gemma2") {
+            Family { vocab: Some(256_000.0), tied: true, window: Some(4096.0), global_every: 2.0 }
+        } else {
+            Family { vocab: None, tied: false, window: None, global_every: 0.0 }
+        }
+    }
+
+    /// Sliding layers of `layers` where the config lists none: all but every `pattern`-th (the config's
+    /// `sliding_window_pattern`, else the family's), counting from the first.
+    fn window_layers(&self, layers: f64, pattern: Option<f64>) -> Option<f64> {
+        let every =
+            if self.global_every > 0.0 { pattern.filter(|p| *p >= 1.0).unwrap_or(self.global_every) } else { 0.0 };
+        (every > 0.0).then(|| layers - (layers / every).floor())
     }
 }

@@ -203,3 +203,48 @@ fn rejects_nonsense() {
     d.active_params = d.total_params * 2.0;
     assert!(d.to_spec().is_err());
 }
+
+/// Gemma-3-27B-IT's config.json (huggingface.co/google/gemma-3-27b-it) as published: a multimodal config whose
+/// text_config gives `sliding_window` but neither the layer pattern, the vocabulary nor the tying, which
+/// Gemma3TextConfig supplies (every 6th layer global, vocab_size 262,208, tied embeddings).
+const GEMMA_3_27B: &str = r#"{"architectures": ["Gemma3ForConditionalGeneration"], "model_type": "gemma3",
+    "text_config": {"head_dim": 128, "hidden_size": 5376, "intermediate_size": 21504, "model_type": "gemma3_text",
+        "num_attention_heads": 32, "num_hidden_layers": 62, "num_key_value_heads": 16,
+        "query_pre_attn_scalar": 168, "sliding_window": 1024},
+    "vision_config": {"model_type": "siglip_vision_model", "hidden_size": 1152}}"#;
+
+#[test]
+fn reads_gemma_3_windows_from_its_pattern_and_its_class_defaults() {
+    let d = ModelDescription::from_hf_config("gemma-3-27b", GEMMA_3_27B, 16.0).expect("parse");
+    // 62 layers, every 6th global: 10 global, 52 sliding over 1,024 positions.
+    assert_eq!((d.sliding_window, d.sliding_window_layers), (Some(1024.0), Some(52.0)));
+    assert_eq!(d.vocab_size, Some(262_208.0));
+    let s = d.to_spec().expect("spec");
+    assert_eq!((s.attention.full_layers, s.attention.window_layers), (10.0, 52.0));
+    // At 8k: 1.11 GB of KV a sequence (every layer global would be 4.16 GB).
+    let held = s.kv_bytes_held(8192.0);
+    let want = 2.0 * 16.0 * 128.0 * 2.0 * (10.0 * 8192.0 + 52.0 * 1024.0);
+    assert_eq!(held, want);
+    assert!((held / 1e9 - 1.11).abs() < 0.01, "{held}");
+    // Tied: one 262,208 x 5,376 table; Google states 27B for the family's largest (the text model ~27.0B).
+    assert!((d.total_params / 27.0e9 - 1.0).abs() < 0.03, "total {}", d.total_params);
+    // A config that names its own pattern keeps it.
+    let every_4th =
+        GEMMA_3_27B.replace("\"sliding_window\": 1024", "\"sliding_window\": 1024, \"sliding_window_pattern\": 4");
+    let d4 = ModelDescription::from_hf_config("g", &every_4th, 16.0).expect("parse");
+    assert_eq!(d4.sliding_window_layers, Some(62.0 - 15.0));
+}
+
+/// Gemma-2-9B's config.json (huggingface.co/google/gemma-2-9b): layers alternate sliding and global without a
+/// `layer_types` list (Gemma2Config: sliding on even layers).
+const GEMMA_2_9B: &str = r#"{"architectures": ["Gemma2ForCausalLM"], "model_type": "gemma2", "head_dim": 256,
+    "hidden_size": 3584, "intermediate_size": 14336, "num_attention_heads": 16, "num_hidden_layers": 42,
+    "num_key_value_heads": 8, "sliding_window": 4096, "vocab_size": 256000}"#;
+
+#[test]
+fn gemma_2_alternates_sliding_and_global_layers() {
+    let d = ModelDescription::from_hf_config("gemma-2-9b", GEMMA_2_9B, 16.0).expect("parse");
+    assert_eq!((d.sliding_window, d.sliding_window_layers), (Some(4096.0), Some(21.0)));
+    // Tied by the class default: 9.24B parameters (Google's model card: 9B; the safetensors 9,241,705,984).
+    assert!((d.total_params / 9.24e9 - 1.0).abs() < 0.02, "total {}", d.total_params);
+}
