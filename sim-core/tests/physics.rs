@@ -150,6 +150,7 @@ fn a_bf16_model_computes_at_the_bf16_rate() {
         layers: 40.0,
         hidden_size: 5120.0,
         vocab_size: None,
+        input_embedding_params: None,
         attention: "gqa".into(),
         kv_heads: Some(8.0),
         head_dim: Some(128.0),

@@ -126,6 +126,7 @@ impl ModelDescription {
             layers,
             hidden_size: hidden,
             vocab_size: Some(vocab),
+            input_embedding_params: (!tied).then_some(vocab * hidden),
             attention: attention.to_string(),
             kv_heads: (attention == "gqa").then_some(full_kv_heads),
             head_dim: (attention == "gqa").then_some(full_head_dim),

@@ -27,6 +27,11 @@ pub struct ModelDescription {
     /// positions the engine samples. Absent: every token multiplies it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vocab_size: Option<f64>,
+    /// Parameters of an input embedding table apart from the LM head (vocabulary x hidden where the config does
+    /// not tie them), stored at the dense layers' width: resident, but a step gathers its rows instead of
+    /// streaming it. Absent: none apart (tied, or not known), and every dense byte is streamed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_embedding_params: Option<f64>,
     /// `gqa` (needs kv_heads and head_dim) or `mla` (needs kv_lora_rank and rope_dim).
     pub attention: String,
     #[serde(default)]
@@ -285,8 +290,7 @@ impl ModelDescription {
             kv_heads: if self.attention == "gqa" { self.kv_heads.unwrap_or(0.0) } else { 0.0 },
             pinned_cpu_bytes: 0.0,
             pinned_read_bytes_per_token: 0.0,
-            // A dozen numbers do not say whether the embedding is tied to the LM head: count it as read.
-            input_embedding_bytes: 0.0,
+            input_embedding_bytes: self.input_embedding_params.map_or(0.0, |p| p.max(0.0) * dense_bytes),
             draft_tokens: self.draft_tokens,
             draft_passes: 0.0,
             // The drafter's attention layers (an MTP module's), else one.

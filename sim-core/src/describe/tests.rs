@@ -248,3 +248,24 @@ fn gemma_2_alternates_sliding_and_global_layers() {
     // Tied by the class default: 9.24B parameters (Google's model card: 9B; the safetensors 9,241,705,984).
     assert!((d.total_params / 9.24e9 - 1.0).abs() < 0.02, "total {}", d.total_params);
 }
+
+/// Llama-3-8B's config.json (huggingface.co/meta-llama/Meta-Llama-3-8B): untied embeddings.
+const LLAMA_3_8B: &str = r#"{"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
+    "intermediate_size": 14336, "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8,
+    "tie_word_embeddings": false, "vocab_size": 128256, "torch_dtype": "bfloat16"}"#;
+
+#[test]
+fn an_untied_input_embedding_is_resident_but_gathered() {
+    let d = ModelDescription::from_hf_config("llama-3-8b", LLAMA_3_8B, 16.0).expect("parse");
+    let s = d.to_spec().expect("spec");
+    // vocab x hidden x 2 bytes: 1.05 GB the step gathers rows of instead of streaming.
+    assert_eq!(s.input_embedding_bytes, 128256.0 * 4096.0 * 2.0);
+    assert!((d.total_params / 8.03e9 - 1.0).abs() < 0.01, "total {}", d.total_params);
+    // At 8 bits the table is stored at the dense layers' width.
+    let s8 = ModelDescription::from_hf_config("llama-3-8b", LLAMA_3_8B, 8.0).and_then(|d| d.to_spec()).expect("spec");
+    assert_eq!(s8.input_embedding_bytes, 128256.0 * 4096.0);
+    // Tied: the table is the LM head, streamed every step; none apart.
+    let tied = LLAMA_3_8B.replace("\"tie_word_embeddings\": false", "\"tie_word_embeddings\": true");
+    let t = ModelDescription::from_hf_config("t", &tied, 16.0).and_then(|d| d.to_spec()).expect("spec");
+    assert_eq!(t.input_embedding_bytes, 0.0);
+}
