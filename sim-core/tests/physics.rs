@@ -156,6 +156,8 @@ fn a_bf16_model_computes_at_the_bf16_rate() {
         head_dim: Some(128.0),
         kv_lora_rank: None,
         rope_dim: None,
+        qk_nope_head_dim: None,
+        v_head_dim: None,
         kv_bytes_per_element: 2.0,
         routed_experts: 0.0,
         experts_per_token: 0.0,

@@ -51,14 +51,15 @@ impl ModelDescription {
         let linear = linear_layers_of(c, layers, hidden);
         let (attention, attn_params) = match (kv_lora, rope) {
             (Some(r), Some(p)) => {
-                let q_lora = num(&["q_lora_rank"]).unwrap_or(hidden);
-                let nope = num(&["qk_nope_head_dim"]).unwrap_or(128.0);
-                let v_dim = num(&["v_head_dim"]).unwrap_or(128.0);
-                let params = hidden * q_lora
-                    + q_lora * heads * (nope + p)
-                    + hidden * (r + p)
-                    + r * heads * (nope + v_dim)
-                    + heads * v_dim * hidden;
+                let nope = num(&["qk_nope_head_dim"]).unwrap_or(crate::spec::MLA_NOPE_HEAD_DIM);
+                let v_dim = num(&["v_head_dim"]).unwrap_or(crate::spec::MLA_V_HEAD_DIM);
+                // Queries through a low-rank `q_lora_rank` (q_a_proj, q_b_proj), or with `q_lora_rank: null`
+                // (DeepSeek-V2-Lite, Kimi-Linear) one direct q_proj of hidden x heads x qk_head_dim.
+                let q_proj = match num(&["q_lora_rank"]) {
+                    Some(q_lora) => hidden * q_lora + q_lora * heads * (nope + p),
+                    None => hidden * heads * (nope + p),
+                };
+                let params = q_proj + hidden * (r + p) + r * heads * (nope + v_dim) + heads * v_dim * hidden;
                 ("mla", params)
             }
             _ => {
@@ -132,6 +133,8 @@ impl ModelDescription {
             head_dim: (attention == "gqa").then_some(full_head_dim),
             kv_lora_rank: kv_lora.filter(|_| attention == "mla"),
             rope_dim: rope.filter(|_| attention == "mla"),
+            qk_nope_head_dim: num(&["qk_nope_head_dim"]).filter(|_| attention == "mla"),
+            v_head_dim: num(&["v_head_dim"]).filter(|_| attention == "mla"),
             kv_bytes_per_element: 2.0,
             routed_experts: experts,
             experts_per_token: top_k,

@@ -42,6 +42,12 @@ pub struct ModelDescription {
     pub kv_lora_rank: Option<f64>,
     #[serde(default)]
     pub rope_dim: Option<f64>,
+    /// MLA's per-head key (non-rotary part) and value dimensions, which prefill's uncompressed attention
+    /// multiplies (config.json `qk_nope_head_dim`, `v_head_dim`). Absent: DeepSeek-V3's 128 and 128.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub qk_nope_head_dim: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub v_head_dim: Option<f64>,
     /// Bytes per KV element (2 for BF16, 1 for FP8). Default 2.
     #[serde(default = "two")]
     pub kv_bytes_per_element: f64,
@@ -226,8 +232,9 @@ impl ModelDescription {
                 };
                 if let Some(q) = self.attention_heads {
                     attention.flops_per_position_layer = 2.0 * q * (2.0 * r + p);
-                    attention.prefill_flops_per_position_layer =
-                        2.0 * q * (crate::spec::MLA_NOPE_HEAD_DIM + p + crate::spec::MLA_V_HEAD_DIM);
+                    let nope = self.qk_nope_head_dim.unwrap_or(crate::spec::MLA_NOPE_HEAD_DIM);
+                    let v = self.v_head_dim.unwrap_or(crate::spec::MLA_V_HEAD_DIM);
+                    attention.prefill_flops_per_position_layer = 2.0 * q * (nope + p + v);
                 }
                 full_layers * (r + p) * self.kv_bytes_per_element
             }

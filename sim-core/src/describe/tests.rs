@@ -269,3 +269,20 @@ fn an_untied_input_embedding_is_resident_but_gathered() {
     let t = ModelDescription::from_hf_config("t", &tied, 16.0).and_then(|d| d.to_spec()).expect("spec");
     assert_eq!(t.input_embedding_bytes, 0.0);
 }
+
+#[test]
+fn mla_without_a_query_lora_projects_queries_directly_and_prefills_at_its_own_head_dims() {
+    // Kimi-Linear (q_lora_rank null): its 7 MLA layers' q_proj is 2,304 x 32 x 192, not 2,304 x 2,304 plus
+    // 2,304 x 32 x 192.
+    let d = ModelDescription::from_hf_config("kimi-linear", KIMI_LINEAR, 16.0).expect("parse");
+    let with_lora = KIMI_LINEAR.replace("\"q_lora_rank\": null", "\"q_lora_rank\": 2304");
+    let l = ModelDescription::from_hf_config("k", &with_lora, 16.0).expect("parse");
+    assert_eq!(l.total_params - d.total_params, 7.0 * 2304.0 * 2304.0);
+    // Prefill attention at the config's head dims: 192 + 64 + 192 per head, not 128 + 64 + 128.
+    let wide =
+        V3.replace("\"qk_nope_head_dim\": 128, \"v_head_dim\": 128", "\"qk_nope_head_dim\": 192, \"v_head_dim\": 192");
+    let s = ModelDescription::from_hf_config("w", &wide, 8.0).and_then(|d| d.to_spec()).expect("spec");
+    assert_eq!(s.attention.prefill_flops_per_position_layer, 2.0 * 128.0 * (192.0 + 64.0 + 192.0));
+    let s = ModelDescription::from_hf_config("v3", V3, 8.0).and_then(|d| d.to_spec()).expect("spec");
+    assert_eq!(s.attention.prefill_flops_per_position_layer, 2.0 * 128.0 * (128.0 + 64.0 + 128.0));
+}
