@@ -166,6 +166,8 @@ fn a_bf16_model_computes_at_the_bf16_rate() {
         dense_bits_per_weight: None,
         draft_tokens: 0.0,
         draft_attention_layers: None,
+        mtp_routed_expert_params: None,
+        mtp_dense_params: None,
         draft_acceptance: 0.0,
         attention_heads: None,
         sliding_window: None,

@@ -149,6 +149,14 @@ impl ModelDescription {
             // Each MTP module is a decoder layer with the model's attention and its own KV cache: recorded, so a
             // caller who turns drafting on drafts with them.
             draft_attention_layers: (draft > 0.0).then_some(draft),
+            // An MTP module is one decoder layer of the model's own kind (DeepSeek-V3's layer 61: MLA and an MoE
+            // layer of every routed expert and the shared one) plus `eh_proj`, joining the embedding and the hidden
+            // state (2 x hidden x hidden); its embedding and head are the model's.
+            mtp_routed_expert_params: (draft > 0.0 && experts > 0.0).then_some(experts * expert),
+            mtp_dense_params: (draft > 0.0).then(|| {
+                let mlp = if experts > 0.0 { shared_mlp } else { dense_mlp };
+                attn_params + mlp + 2.0 * hidden * hidden
+            }),
             draft_acceptance: 0.7,
             attention_heads: Some(heads),
             sliding_window: window.filter(|_| window_layers.unwrap_or(0.0) > 0.0),

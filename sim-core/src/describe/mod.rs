@@ -75,6 +75,15 @@ pub struct ModelDescription {
     /// modules: config.json's `num_nextn_predict_layers`); used only with `draft_tokens`. Absent: 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub draft_attention_layers: Option<f64>,
+    /// One MTP module's parameters (config.json's `num_nextn_predict_layers` modules, counted by
+    /// `draft_attention_layers`): its routed experts, and the rest (attention, shared experts or dense MLP, the
+    /// projection joining the embedding to the hidden state) apart from the embedding and LM head it shares
+    /// with the model. Resident and read by each draft pass only when the model drafts. Absent: a draft pass is
+    /// priced as one average layer plus the LM head.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mtp_routed_expert_params: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mtp_dense_params: Option<f64>,
     /// Per-token draft acceptance, 0..1. Default 0.7.
     #[serde(default = "seventy")]
     pub draft_acceptance: f64,
@@ -274,13 +283,11 @@ impl ModelDescription {
         };
         let experts = experts.min(self.total_params);
         let dense_bytes = dense_bits / 8.0;
-        // One draft pass reads about one layer's active weights plus the LM head.
-        let per_layer_active =
-            (self.active_params - 2.0 * self.hidden_size * 150_000.0).max(self.active_params * 0.5) / self.layers;
+        let drafter = self.drafter(bytes, dense_bytes);
         Ok(ModelSpec {
             id: self.id.clone(),
             name: self.name.clone().unwrap_or_else(|| self.id.clone()),
-            weight_bytes: experts * bytes + (self.total_params - experts) * dense_bytes,
+            weight_bytes: experts * bytes + (self.total_params - experts) * dense_bytes + drafter.resident_bytes,
             routed_expert_bytes: experts * bytes,
             active_params: self.active_params,
             prefill_active_share: 1.0,
@@ -303,14 +310,49 @@ impl ModelDescription {
             // The drafter's attention layers (an MTP module's), else one.
             draft_pass_layers: 0.0,
             draft_acceptance: self.draft_acceptance,
-            draft_pass_bytes: if self.draft_tokens > 0.0 {
-                (per_layer_active + self.hidden_size * 150_000.0) * bytes
-            } else {
-                0.0
-            },
-            draft_expert_bytes: 0.0,
+            draft_pass_bytes: drafter.pass_bytes,
+            draft_expert_bytes: drafter.expert_bytes,
             attention,
             host_pin: Default::default(),
         })
+    }
+}
+
+/// What drafting adds to a described model's spec (`ModelDescription::drafter`).
+struct Drafter {
+    /// Weights resident only because the model drafts (the MTP modules).
+    resident_bytes: f64,
+    /// Bytes one draft pass reads besides its routed experts, and the routed-expert bytes of its MoE layer
+    /// (read at the distinct-expert rate of the pass's tokens).
+    pass_bytes: f64,
+    expert_bytes: f64,
+}
+
+impl ModelDescription {
+    /// The drafter's weights when the model drafts. With MTP modules described (`mtp_dense_params`), vLLM loads
+    /// them beside the model only under a speculative config and each draft pass runs one module: its dense
+    /// weights and the LM head it shares with the model (the head's logits are read again each pass; vLLM's
+    /// MTP proposer shares the target's embedding and head, so they are not resident twice), plus its routed
+    /// experts by the distinct-expert formula. Without them, one average layer's active weights and the LM head.
+    fn drafter(&self, bytes: f64, dense_bytes: f64) -> Drafter {
+        if self.draft_tokens <= 0.0 {
+            return Drafter { resident_bytes: 0.0, pass_bytes: 0.0, expert_bytes: 0.0 };
+        }
+        let lm_head = self.hidden_size * self.vocab_size.unwrap_or(150_000.0);
+        match self.mtp_dense_params {
+            Some(dense) => {
+                let routed = self.mtp_routed_expert_params.unwrap_or(0.0).max(0.0);
+                let modules = self.draft_attention_layers.unwrap_or(1.0).max(1.0);
+                Drafter {
+                    resident_bytes: modules * (dense.max(0.0) * dense_bytes + routed * bytes),
+                    pass_bytes: (dense.max(0.0) + lm_head) * dense_bytes,
+                    expert_bytes: routed * bytes,
+                }
+            }
+            None => {
+                let per_layer_active = (self.active_params - 2.0 * lm_head).max(self.active_params * 0.5) / self.layers;
+                Drafter { resident_bytes: 0.0, pass_bytes: (per_layer_active + lm_head) * bytes, expert_bytes: 0.0 }
+            }
+        }
     }
 }

@@ -286,3 +286,25 @@ fn mla_without_a_query_lora_projects_queries_directly_and_prefills_at_its_own_he
     let s = ModelDescription::from_hf_config("v3", V3, 8.0).and_then(|d| d.to_spec()).expect("spec");
     assert_eq!(s.attention.prefill_flops_per_position_layer, 2.0 * 128.0 * (128.0 + 64.0 + 128.0));
 }
+
+#[test]
+fn an_mtp_drafter_on_an_moe_model_reads_its_experts_and_is_resident() {
+    // DeepSeek-V3 at 8 bits drafting one token: its MTP module (MLA, 256 routed experts of 3 x 7,168 x 2,048 and
+    // a shared one, eh_proj) is ~11.6 GB more in HBM; a pass at 64 sequences touches 87% of its experts: ~11 GB
+    // with the 129,280-row LM head, where a dense pass was priced at 1.6 GB.
+    let d = ModelDescription::from_hf_config("v3", V3, 8.0).expect("parse");
+    let plain = d.to_spec().expect("spec");
+    let s = ModelDescription { draft_tokens: 1.0, ..d.clone() }.to_spec().expect("spec");
+    let module = s.weight_bytes - plain.weight_bytes;
+    assert!((module / 1e9 - 11.6).abs() < 0.2, "{module}");
+    assert_eq!(s.draft_expert_bytes, 256.0 * 3.0 * 7168.0 * 2048.0);
+    let touched = 1.0 - (1.0 - 8.0f64 / 256.0).powi(64);
+    let pass = s.draft_pass_bytes + s.draft_expert_bytes * touched;
+    assert!((pass / 1e9 - 11.0).abs() < 0.5, "{pass}");
+    assert!(s.draft_pass_bytes > 129280.0 * 7168.0, "the LM head at the config's vocabulary");
+    // A dense model without MTP layers keeps the average-layer estimate, at its own vocabulary.
+    let l = ModelDescription::from_hf_config("llama", LLAMA_3_8B, 16.0).expect("parse");
+    let ls = ModelDescription { draft_tokens: 2.0, ..l }.to_spec().expect("spec");
+    assert_eq!(ls.draft_expert_bytes, 0.0);
+    assert!(ls.draft_pass_bytes > 128256.0 * 4096.0 * 2.0);
+}
