@@ -1,13 +1,29 @@
 //! Reading a Hugging Face `config.json` into a `ModelDescription`: the transformer layout (attention, dense and
 //! MoE MLPs, embeddings), sliding windows, block-sparse and linear attention, MTP modules and quantisation.
 
+use super::quantization::{quantization_of, refuse_non_decoder};
 use super::ModelDescription;
 use serde_json::Value;
 
 impl ModelDescription {
-    /// Reads the fields the simulator needs from a Hugging Face style `config.json`.
+    /// Reads the fields the simulator needs from a Hugging Face style `config.json`, every weight at
+    /// `bits_per_weight` whatever the config's `quantization_config` says (`--bits`).
     pub fn from_hf_config(id: &str, text: &str, bits_per_weight: f64) -> Result<ModelDescription, String> {
+        Self::from_hf_config_with(id, text, Some(bits_per_weight))
+    }
+
+    /// `from_hf_config` with the weights' bits from the config's `quantization_config` (`Quantization`) unless
+    /// `bits_per_weight` overrides them; a config without one is a 16-bit checkpoint. A config that is not a
+    /// decoder's is refused, naming the field that says so.
+    pub fn from_hf_config_with(id: &str, text: &str, bits_per_weight: Option<f64>) -> Result<ModelDescription, String> {
         let v: Value = serde_json::from_str(text).map_err(|e| format!("config.json is not valid JSON: {e}"))?;
+        refuse_non_decoder(&v)?;
+        let quantization = match bits_per_weight {
+            Some(_) => None,
+            None => quantization_of(&v)?,
+        };
+        let bits_per_weight = bits_per_weight.or(quantization.map(|q| q.bits)).unwrap_or(16.0);
+        let dense_bits_per_weight = quantization.and_then(|q| q.dense_bits);
         // Multimodal configs nest the language model's config.
         let c = v.get("text_config").filter(|t| t.is_object()).unwrap_or(&v);
         let num = |keys: &[&str]| keys.iter().find_map(|k| c.get(*k).and_then(Value::as_f64));
@@ -140,7 +156,7 @@ impl ModelDescription {
             experts_per_token: top_k,
             routed_expert_params: (experts > 0.0).then_some(routed),
             bits_per_weight,
-            dense_bits_per_weight: None,
+            dense_bits_per_weight,
             // MTP layers in a config say the model can draft, not that the engine does: vLLM runs a drafter only
             // when its speculative config names one (`--speculative-config '{"method": "mtp",
             // "num_speculative_tokens": 1}'`, docs.vllm.ai features/speculative_decoding/mtp), so a described

@@ -5,8 +5,11 @@
 //! description derives is labelled as derived from the config in the planner's output.
 
 mod hf_config;
+mod quantization;
 #[cfg(test)]
 mod tests;
+
+pub use quantization::Quantization;
 
 use crate::spec::ModelSpec;
 use serde::{Deserialize, Serialize};

@@ -308,3 +308,73 @@ fn an_mtp_drafter_on_an_moe_model_reads_its_experts_and_is_resident() {
     assert_eq!(ls.draft_expert_bytes, 0.0);
     assert!(ls.draft_pass_bytes > 128256.0 * 4096.0 * 2.0);
 }
+
+/// `config` with `quantization_config` set to `q` (a JSON object).
+fn quantized(config: &str, q: &str) -> String {
+    format!("{{\"quantization_config\": {q}, {}", config.trim_start().trim_start_matches('{'))
+}
+
+#[test]
+fn reads_the_weight_format_a_quantization_config_states() {
+    let bits = |q: &str| {
+        let d = ModelDescription::from_hf_config_with("m", &quantized(V3, q), None).expect("parse");
+        (d.bits_per_weight, d.dense_bits_per_weight)
+    };
+    // DeepSeek-V3's own FP8 block checkpoint.
+    assert_eq!(bits(r#"{"quant_method": "fp8", "fmt": "e4m3", "weight_block_size": [128, 128]}"#), (8.0, None));
+    // compressed-tensors: FP8 per channel, NVFP4 (float 4-bit groups of 16), and W4A16 integer groups of 128.
+    let ct = |w: &str| {
+        format!(
+            r#"{{"quant_method": "compressed-tensors", "config_groups": {{"group_0": {{"targets": ["Linear"], "weights": {w}}}}}, "ignore": ["lm_head"]}}"#
+        )
+    };
+    assert_eq!(bits(&ct(r#"{"num_bits": 8, "type": "float", "strategy": "channel"}"#)), (8.0, None));
+    assert_eq!(bits(&ct(r#"{"num_bits": 4, "type": "float", "group_size": 16}"#)), (4.5, None));
+    assert_eq!(bits(&ct(r#"{"num_bits": 4, "type": "int", "group_size": 128}"#)), (4.125, None));
+    // modelopt NVFP4 with attention excluded: the other layers stay at 16 bits.
+    assert_eq!(
+        bits(
+            r#"{"quant_method": "modelopt", "quant_algo": "NVFP4", "exclude_modules": ["lm_head", "model.layers.*.self_attn*"]}"#
+        ),
+        (4.5, Some(16.0))
+    );
+    // GPT-OSS's MXFP4 experts beside BF16 attention, router, embedding and head.
+    assert_eq!(
+        bits(
+            r#"{"quant_method": "mxfp4", "modules_to_not_convert": ["model.layers.*.self_attn", "model.layers.*.mlp.router", "model.embed_tokens", "lm_head"]}"#
+        ),
+        (4.25, Some(16.0))
+    );
+    assert_eq!(bits(r#"{"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": true}"#), (4.125, None));
+    assert_eq!(bits(r#"{"quant_method": "gptq", "bits": 8, "group_size": -1}"#), (8.0, None));
+    // No quantization_config: a 16-bit checkpoint; --bits overrides whatever the config says.
+    assert_eq!(ModelDescription::from_hf_config_with("m", V3, None).expect("parse").bits_per_weight, 16.0);
+    let typed =
+        ModelDescription::from_hf_config("m", &quantized(V3, r#"{"quant_method": "fp8"}"#), 4.5).expect("parse");
+    assert_eq!((typed.bits_per_weight, typed.dense_bits_per_weight), (4.5, None));
+    // A method it cannot read is refused by name, with the way out.
+    let e = ModelDescription::from_hf_config_with("m", &quantized(V3, r#"{"quant_method": "hqq"}"#), None).unwrap_err();
+    assert!(e.contains("quant_method `hqq`") && e.contains("--bits"), "{e}");
+}
+
+#[test]
+fn refuses_encoder_and_vision_configs_by_the_field_that_says_so() {
+    // bert-base-uncased and google/vit-base-patch16-224 as published (the fields that matter).
+    let bert = r#"{"architectures": ["BertForMaskedLM"], "model_type": "bert", "hidden_size": 768,
+        "num_attention_heads": 12, "num_hidden_layers": 12, "intermediate_size": 3072, "vocab_size": 30522}"#;
+    let e = ModelDescription::from_hf_config("bert", bert, 16.0).unwrap_err();
+    assert!(e.contains("`model_type` is `bert`") && e.contains("decoder"), "{e}");
+    let vit = r#"{"architectures": ["ViTForImageClassification"], "model_type": "vit", "hidden_size": 768,
+        "num_attention_heads": 12, "num_hidden_layers": 12, "image_size": 224, "patch_size": 16}"#;
+    assert!(ModelDescription::from_hf_config("vit", vit, 16.0).unwrap_err().contains("`model_type` is `vit`"));
+    // An unknown model type is judged by its heads; an encoder-decoder by its flag.
+    let heads = bert.replace("\"model_type\": \"bert\"", "\"model_type\": \"my_encoder\"");
+    let e = ModelDescription::from_hf_config("x", &heads, 16.0).unwrap_err();
+    assert!(e.contains("`architectures` names BertForMaskedLM"), "{e}");
+    let t5 = r#"{"architectures": ["T5ForConditionalGeneration"], "is_encoder_decoder": true, "d_model": 512,
+        "num_heads": 8, "num_layers": 6}"#;
+    assert!(ModelDescription::from_hf_config("t5", t5, 16.0).unwrap_err().contains("`is_encoder_decoder`"));
+    // Decoders pass: causal LMs and multimodal configs with a language model inside.
+    assert!(ModelDescription::from_hf_config("llama", LLAMA_3_8B, 16.0).is_ok());
+    assert!(ModelDescription::from_hf_config("gemma-3", GEMMA_3_27B, 16.0).is_ok());
+}
