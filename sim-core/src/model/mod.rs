@@ -58,7 +58,12 @@ pub struct Coefficients {
     pub max_num_seqs: f64,
     /// The KV pool as a share of the memory the weights leave free, when the engine sizes it so (TensorRT-LLM's
     /// `KvCacheConfig.free_gpu_memory_fraction`, 0.9 by default); 0 sizes it as vLLM and SGLang do, a share of all
-    /// memory less the weights (`runtime_reserve_fraction`). Activations are not subtracted under either rule.
+    /// memory less the weights (`runtime_reserve_fraction`). TensorRT-LLM measures the free memory after it has
+    /// loaded the weights and allocated its runtime buffers (the TensorRT engine's activation memory; the PyTorch
+    /// backend's `KvCacheCreator` after a profiling forward pass), so under this rule the pool is the share of
+    /// memory less the weights and `runtime_reserve_fraction` (decided from TensorRT-LLM's docs and sources over
+    /// taking the share of memory less the weights alone, which counted the runtime's buffers as KV: NIM's
+    /// Llama-3.3-70B on H100 held 50 requests, ~47 with them taken first).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub kv_free_memory_fraction: f64,
     /// How the scheduler admits requests against the KV pool (an engine choice: vLLM preempts, TensorRT-LLM by

@@ -153,9 +153,14 @@ pub fn place(model: &ModelSpec, hw: &HardwareSpec, tp: f64, k: &Coefficients) ->
     let expert_spill = overflow.min(rest_experts);
     let dense_spill = overflow - expert_spill;
     let hbm_weights = rest - overflow;
-    // KV gets what the weights leave of the engine's share, or under TensorRT-LLM's rule a fraction of it.
-    let kv_room = engine_memory_share(hw.gpu_memory_bytes, k) - hbm_weights;
-    let kv_room = if k.kv_free_memory_fraction > 0.0 { k.kv_free_memory_fraction * kv_room } else { kv_room };
+    // KV gets what the weights leave of the engine's share, or under TensorRT-LLM's rule a fraction of what the
+    // weights and the runtime's own buffers leave (`kv_free_memory_fraction`).
+    let kv_room = if k.kv_free_memory_fraction > 0.0 {
+        let runtime = hw.gpu_memory_bytes * k.runtime_reserve_fraction.clamp(0.0, 1.0);
+        k.kv_free_memory_fraction * (hw.gpu_memory_bytes - runtime - hbm_weights)
+    } else {
+        engine_memory_share(hw.gpu_memory_bytes, k) - hbm_weights
+    };
     let kv_pool = kv_room.max(0.0);
     let kv_per_token = model.kv_bytes_per_token / model.kv_split(tp);
     // CPU memory of one machine holds the spilled share of every GPU in it plus the pinned tables.

@@ -374,15 +374,18 @@ fn a_byte_pin_frees_hbm_for_the_kv_pool() {
 #[test]
 fn a_share_of_free_memory_sizes_the_pool_from_what_the_weights_leave() {
     // 100 GB of weights on 200 GB: vLLM's rule gives weights and KV 90% of all memory (80 GB of KV);
-    // TensorRT-LLM's gives KV 90% of the 100 GB the weights leave (90 GB).
+    // TensorRT-LLM's gives KV 90% of what the weights and the runtime's 10% leave (72 GB).
     let (m, hw) = case(200.0);
     let vllm = Coefficients { runtime_reserve_fraction: 0.1, ..Coefficients::default() };
     let trt = Coefficients { kv_free_memory_fraction: 0.9, ..vllm.clone() };
     let (a, b) = (place(&m, &hw, 1.0, &vllm), place(&m, &hw, 1.0, &trt));
     assert!(close(a.hbm_weight_bytes(), b.hbm_weight_bytes()));
     assert!(close(a.kv_pool_bytes, 0.9 * 200e9 - a.hbm_weight_bytes()), "{a:?}");
-    assert!(close(b.kv_pool_bytes, 0.9 * (200e9 - b.hbm_weight_bytes())), "{b:?}");
-    assert!(b.kv_pool_bytes > a.kv_pool_bytes);
+    assert!(close(b.kv_pool_bytes, 0.9 * (200e9 - 20e9 - b.hbm_weight_bytes())), "{b:?}");
+    // Without a runtime share the pool is 90% of what the weights leave.
+    let bare = Coefficients { runtime_reserve_fraction: 0.0, ..trt.clone() };
+    assert!(close(place(&m, &hw, 1.0, &bare).kv_pool_bytes, 0.9 * 100e9));
+    assert!(b.kv_pool_bytes < a.kv_pool_bytes);
     // The share is of free memory: above 1 is refused, by name.
     let err = Coefficients::default().set_named("kv_free_memory_fraction", 1.5).unwrap_err();
     assert!(err.contains("kv_free_memory_fraction") && err.contains("from 0 to 1,"), "{err}");
