@@ -51,7 +51,14 @@ pub struct Coefficients {
     /// Tokens one engine step takes at most (vLLM's `--max-num-batched-tokens`); 0: the engine's own default for
     /// the GPU it runs on (`Coefficients::batch_limits`).
     pub prefill_chunk_tokens: f64,
-    /// Tokens per KV cache block (vLLM's default `--block-size` 16, reported elsewhere: DOMAIN.md 3c).
+    /// Tokens per KV cache block (vLLM's default `--block-size` 16, reported elsewhere: DOMAIN.md 3c), one value
+    /// per engine build whatever the model. vLLM picks larger pages for some backends: FlashMLA's kernels take
+    /// 64-token blocks (vllm/v1/attention/backends/mla/flashmla.py), and a hybrid model's attention pages grow
+    /// until one holds a linear layer's whole state (`HybridAttentionMambaModelConfig` in
+    /// vllm/model_executor/models/config.py). Kept at the engine's one value by choice: a block rounds a
+    /// sequence's KV up by less than one block, under 1% of a 9k-token MLA sequence at 64; the open case is a
+    /// hybrid model at short contexts (GLM-5.3-Flash's state-sized pages), where the rounding can exceed the
+    /// sequence's own attention KV but stays small beside its linear state.
     pub kv_block_tokens: f64,
     /// Most requests running at once (vLLM's `--max-num-seqs`); 0: the engine's own default for the GPU it runs
     /// on (`Coefficients::batch_limits`).
