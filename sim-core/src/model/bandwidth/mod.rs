@@ -125,7 +125,7 @@ pub fn engine_memory_share(gpu_memory_bytes: f64, k: &Coefficients) -> f64 {
 /// deployment offloads only when the weights do not fit the engine's share of memory (`gpu_memory_utilization`,
 /// or all of it where the KV pool is a share of what the weights leave free), and then enough to leave
 /// `hbm_reserve_fraction` of memory free of weights, counting what it pins (the GB300 report's one-station
-/// GLM-5.2: 215 of 433 GB offloaded, 51 of 269 GB left). Weights that fit run from HBM with whatever KV pool
+/// GLM-5.2: 215 of 433 GB offloaded, 34 of 252 GB left). Weights that fit run from HBM with whatever KV pool
 /// they leave, as published runs do (GPT-OSS-120B on one H100 80GB, GPUStack). Whether a deployment must
 /// offload is the whole model's question, not the rest after a pin's: so a larger pin never shrinks the pool.
 pub fn offloaded_bytes(weights: f64, pinned: f64, gpu_memory_bytes: f64, k: &Coefficients) -> f64 {

@@ -323,8 +323,8 @@ fn weights_in_cpu_memory_keep_their_multiplies_off_the_hbm_roofline() {
 
 #[test]
 fn weights_that_fit_the_memory_share_are_never_offloaded() {
-    // 100 GB of weights; the report's profile keeps 8/252 for the runtime and, when it must offload, 19.0% of
-    // memory free of weights. On 105 GB the weights fit the share (101.7 GB): nothing is offloaded and the pool
+    // 100 GB of weights; the report's profile keeps 8/252 for the runtime and, when it must offload, 34/252
+    // free of weights. On 105 GB the weights fit the share (101.7 GB): nothing is offloaded and the pool
     // is what they leave, though that is less than an offloading deployment would keep.
     let k = Coefficients::default();
     let (m, hw) = case(105.0);
@@ -332,19 +332,18 @@ fn weights_that_fit_the_memory_share_are_never_offloaded() {
     assert_eq!(p.spilled_bytes(), 0.0, "{p:?}");
     assert!(close(p.kv_pool_bytes, 105e9 * (1.0 - 8.0 / 252.0) - 100e9), "{p:?}");
     assert!(p.fits);
-    // On 100 GB they do not fit the share (96.8 GB): the deployment offloads down to 81.0% of memory.
-    let kept = 1.0 - Coefficients::default().hbm_reserve_fraction;
+    // On 100 GB they do not fit the share (96.8 GB): the deployment offloads down to 218/252 of memory.
     let (m, hw) = case(100.0);
     let p = place(&m, &hw, 1.0, &k);
-    assert!(close(p.spilled_bytes(), 100e9 - 100e9 * kept), "{p:?}");
-    assert!(close(p.kv_pool_bytes, 100e9 * (1.0 - 8.0 / 252.0 - kept)), "{p:?}");
+    assert!(close(p.spilled_bytes(), 100e9 - 100e9 * 218.0 / 252.0), "{p:?}");
+    assert!(close(p.kv_pool_bytes, 100e9 * 26.0 / 252.0), "{p:?}");
     // A profile that reserves less than its runtime takes still offloads at least what the share forces out.
     let lean = Coefficients { hbm_reserve_fraction: 0.01, runtime_reserve_fraction: 0.1, ..Coefficients::default() };
     assert!(close(offloaded_bytes(100e9, 0.0, 100e9, &lean), 10e9));
     // A deployment that must offload counts its pin: a pin below the reserve's need changes nothing, a
     // larger one offloads only itself.
     let k0 = Coefficients::default();
-    let need = 100e9 - 100e9 * kept;
+    let need = 100e9 - 100e9 * 218.0 / 252.0;
     assert!(close(offloaded_bytes(100e9, 5e9, 100e9, &k0) + 5e9, need));
     assert_eq!(offloaded_bytes(100e9, need + 1e9, 100e9, &k0), 0.0);
     // Where the pool is a share of what the weights leave (TensorRT-LLM), every byte of memory is the share.
