@@ -82,7 +82,6 @@ pub fn model_spec(m: &ModelFile) -> ModelSpec {
         },
         layers: si(&a.layers),
         hidden_size: si(&a.hidden_size),
-        lm_head_params: a.vocab_size.as_ref().map_or(0.0, |v| si(v) * si(&a.hidden_size)).max(0.0),
         routed_experts: si(&a.routed_experts),
         experts_per_token: si(&a.experts_per_token),
         compute_bits: si(&a.compute_bits),
