@@ -320,47 +320,111 @@ pub fn fabric_rows(ds: &Dataset) -> Vec<FabricRow> {
         .collect()
 }
 
-/// The model check `validate` runs: accuracy targets stored with the data, against the reports of the fit on
-/// all points and of the fit on single-station points (`explore::Workspace::model_check` passes both).
+/// One accuracy target of `data/accuracy.json` that `validate` enforces (a miss is an error), and the error the
+/// model gives against it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EnforcedTarget {
+    /// The threshold's pointer in `accuracy.json`.
+    pub pointer: String,
+    /// What is measured, in words (`fitted median`, `fabric all_reduce peak`).
+    pub what: String,
+    /// The model's absolute percentage error (`None`: no points to compute it on, which fails the target).
+    pub error_pct: Option<f64>,
+    pub max_pct: f64,
+}
+
+impl EnforcedTarget {
+    pub fn met(&self) -> bool {
+        self.error_pct.is_some_and(|e| e.partial_cmp(&self.max_pct) != Some(std::cmp::Ordering::Greater))
+    }
+}
+
+/// The targets `validate` enforces, against the reports of the fit on all points and of the fit on
+/// single-station points: the fitted median and 90th percentile, the predictive median, and every fabric
+/// peak the efficiency was not fitted on. (The accuracy protocol's targets are reported, not enforced.)
+pub fn enforced_targets(ds: &Dataset, all: &Report, single: &Report) -> Vec<EnforcedTarget> {
+    let Some(acc) = &ds.accuracy else { return Vec::new() };
+    let target = |pointer: &str, what: &str, error_pct: Option<f64>, max_pct: f64| EnforcedTarget {
+        pointer: pointer.into(),
+        what: what.into(),
+        error_pct,
+        max_pct,
+    };
+    let mut out = vec![
+        target(
+            "/fitted_median_ape_max",
+            "fitted median",
+            all.overall.fitted.map(|s| s.median_ape),
+            acc.fitted_median_ape_max,
+        ),
+        target(
+            "/fitted_p90_ape_max",
+            "fitted 90th percentile",
+            all.overall.fitted.map(|s| s.p90_ape),
+            acc.fitted_p90_ape_max,
+        ),
+        target(
+            "/predictive_median_ape_max",
+            "predictive (fit on one station, predict the pair) median",
+            single.overall.predicted.map(|s| s.median_ape),
+            acc.predictive_median_ape_max,
+        ),
+    ];
+    // Only rows the efficiency was not fitted on are predictions; a fitted row matches by construction.
+    for r in fabric_rows(ds).iter().filter(|r| !r.fitted) {
+        out.push(target(
+            "/fabric_peak_ape_max",
+            &format!("fabric {} peak", r.collective.name()),
+            Some(ape(r.predicted_busbw_gbps, r.measured_busbw_gbps)),
+            acc.fabric_peak_ape_max,
+        ));
+    }
+    out
+}
+
+/// How the model stands against `data/accuracy.json`: the targets `validate` enforces, and the accuracy
+/// protocol's targets (`sim-core report` shows those rows; a miss there is reported, not an error).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct AccuracySummary {
+    pub enforced: usize,
+    pub enforced_missed: usize,
+    /// Protocol rows with a target.
+    pub protocol_targets: usize,
+    pub protocol_missed: usize,
+    /// Protocol rows with a target but no error to judge (no points for the question).
+    pub protocol_unjudged: usize,
+}
+
+impl AccuracySummary {
+    /// From the enforced targets and the protocol's rows (rows without a target are not counted).
+    pub fn of(enforced: &[EnforcedTarget], protocol: &[crate::explore::ProtocolRow]) -> Self {
+        let targeted = || protocol.iter().filter(|r| r.target.is_some());
+        AccuracySummary {
+            enforced: enforced.len(),
+            enforced_missed: enforced.iter().filter(|t| !t.met()).count(),
+            protocol_targets: targeted().count(),
+            protocol_missed: targeted().filter(|r| r.met == Some(false)).count(),
+            protocol_unjudged: targeted().filter(|r| r.met.is_none()).count(),
+        }
+    }
+}
+
+/// The model check `validate` runs: each enforced target (`enforced_targets`) the model misses is an error,
+/// and the accuracy file's own values are checked.
 pub fn model_check_with(ds: &Dataset, all: &Report, single: &Report) -> Vec<Diagnostic> {
     let Some(acc) = &ds.accuracy else { return Vec::new() };
     let file = "accuracy.json";
     let mut out = Vec::new();
-    check_threshold(
-        &mut out,
-        file,
-        "/fitted_median_ape_max",
-        "fitted median",
-        all.overall.fitted.map(|s| s.median_ape),
-        acc.fitted_median_ape_max,
-    );
-    check_threshold(
-        &mut out,
-        file,
-        "/fitted_p90_ape_max",
-        "fitted 90th percentile",
-        all.overall.fitted.map(|s| s.p90_ape),
-        acc.fitted_p90_ape_max,
-    );
-    check_threshold(
-        &mut out,
-        file,
-        "/predictive_median_ape_max",
-        "predictive (fit on one station, predict the pair) median",
-        single.overall.predicted.map(|s| s.median_ape),
-        acc.predictive_median_ape_max,
-    );
-    // Only rows the efficiency was not fitted on are predictions; a fitted row matches by construction.
-    for r in fabric_rows(ds).iter().filter(|r| !r.fitted) {
-        let ape = ape(r.predicted_busbw_gbps, r.measured_busbw_gbps);
-        check_threshold(
-            &mut out,
-            file,
-            "/fabric_peak_ape_max",
-            &format!("fabric {} peak", r.collective.name()),
-            Some(ape),
-            acc.fabric_peak_ape_max,
-        );
+    for t in enforced_targets(ds, all, single).iter().filter(|t| !t.met()) {
+        let message = match t.error_pct {
+            Some(e) => format!("model check: {} absolute percentage error {e:.1}% exceeds {}%", t.what, t.max_pct),
+            None => format!("model check: no points to compute the {} error", t.what),
+        };
+        let d = Diagnostic::error(file, t.pointer.clone(), message);
+        out.push(match t.error_pct {
+            Some(_) => d.with_hint("run `sim-core report data/` to see which points the model misses"),
+            None => d,
+        });
     }
     out.extend(accuracy_sanity(acc, file));
     for (i, t) in acc.protocol.iter().enumerate() {
@@ -388,22 +452,5 @@ fn accuracy_sanity(acc: &AccuracyFile, file: &str) -> Vec<Diagnostic> {
         Vec::new()
     } else {
         vec![Diagnostic::error(file, "", "accuracy thresholds must be positive finite percentages")]
-    }
-}
-
-fn check_threshold(out: &mut Vec<Diagnostic>, file: &str, pointer: &str, what: &str, got: Option<f64>, max: f64) {
-    match got {
-        Some(g) if g > max => out.push(
-            Diagnostic::error(
-                file,
-                pointer,
-                format!("model check: {what} absolute percentage error {g:.1}% exceeds {max}%"),
-            )
-            .with_hint("run `sim-core report data/` to see which points the model misses"),
-        ),
-        None => {
-            out.push(Diagnostic::error(file, pointer, format!("model check: no points to compute the {what} error")))
-        }
-        _ => {}
     }
 }

@@ -136,6 +136,16 @@ impl Workspace {
 
     /// Every dataset through the three questions of the protocol.
     pub fn protocol(&self) -> Vec<ProtocolRow> {
+        self.protocol_rows(false)
+    }
+
+    /// The rows of `protocol` that have a target in `data/accuracy.json`, computed alone (each row is a fit):
+    /// what `validate` counts.
+    pub fn protocol_targets(&self) -> Vec<ProtocolRow> {
+        self.protocol_rows(true)
+    }
+
+    fn protocol_rows(&self, targeted_only: bool) -> Vec<ProtocolRow> {
         let points = self.points();
         let base = Coefficients::default();
         let settings = self.scenario_engine_settings();
@@ -143,12 +153,15 @@ impl Workspace {
         let targets = self.dataset.accuracy.as_ref().map(|a| a.protocol.clone()).unwrap_or_default();
         for d in self.datasets() {
             for q in Question::ALL {
-                let mut row = protocol_row(&self.scenarios, &settings, points, &base, &d, q);
                 // A dataset's own target wins over one for every dataset (`*`).
                 let t = targets
                     .iter()
                     .filter(|t| t.question == q.name() && (t.dataset == d || t.dataset == "*"))
                     .max_by_key(|t| t.dataset == d);
+                if targeted_only && t.is_none() {
+                    continue;
+                }
+                let mut row = protocol_row(&self.scenarios, &settings, points, &base, &d, q);
                 if let Some(t) = t {
                     row.met = row.error.map(|e| {
                         t.median_ape_max.is_none_or(|m| e.median_ape <= m)

@@ -3,10 +3,11 @@
 
 use crate::out::Table;
 use sim_core::dataset::MeasuredPoint;
-use sim_core::explore::{FabricAnswer, ProtocolRow, SensitivityRow, StatedRow};
+use sim_core::diagnostic::{Diagnostic, Severity};
+use sim_core::explore::{ClaimCheck, FabricAnswer, ProtocolRow, SensitivityRow, StatedRow, Workspace};
 use sim_core::model::Prediction;
 use sim_core::plan::{MeasuredMode, Plan, PublishedVerdict};
-use sim_core::report::{self, PointRole, Report};
+use sim_core::report::{self, AccuracySummary, PointRole, Report};
 use sim_core::stats::{ape, ErrorStats};
 use sim_core::Mode;
 
@@ -31,6 +32,107 @@ pub fn fmt3(x: f64) -> String {
     } else {
         "inf".into()
     }
+}
+
+/// Diagnostics one a row, as `validate --format csv` prints them.
+pub fn diagnostics(diags: &[Diagnostic]) -> Table {
+    let mut t = Table::new(&["file", "pointer", "line", "column", "severity", "message", "hint"]);
+    let number = |n: Option<usize>| n.map_or(String::new(), |n| n.to_string());
+    for d in diags {
+        let severity = match d.severity {
+            Severity::Error => "error",
+            Severity::Note => "note",
+        };
+        t.row(vec![
+            d.file.clone(),
+            d.pointer.clone(),
+            number(d.line),
+            number(d.column),
+            severity.into(),
+            d.message.clone(),
+            d.hint.clone().unwrap_or_default(),
+        ]);
+    }
+    t
+}
+
+/// `validate`'s closing line: what was checked, and how the model stands against `data/accuracy.json` when
+/// the model check ran (`model`): the targets it enforces, and the protocol's targets `report` lists.
+pub fn validate_summary(
+    dir: &std::path::Path,
+    ws: &Workspace,
+    errors: usize,
+    seeds: bool,
+    model: Option<&AccuracySummary>,
+) -> String {
+    let mut line = if errors == 0 {
+        format!(
+            "ok: {} files, {} points, {} claims valid{}",
+            ws.dataset.raw.len(),
+            ws.points().len(),
+            ws.dataset.claims.len(),
+            if seeds { ", quotes verbatim in the seeds" } else { "" }
+        )
+    } else {
+        format!("{errors} error(s) in {}", dir.display())
+    };
+    if let Some(m) = model {
+        let enforced = if m.enforced_missed == 0 {
+            format!("{} enforced targets met", m.enforced)
+        } else {
+            format!("{} of {} enforced targets missed", m.enforced_missed, m.enforced)
+        };
+        let unjudged =
+            if m.protocol_unjudged > 0 { format!(", {} without points", m.protocol_unjudged) } else { String::new() };
+        line.push_str(&format!(
+            "; model check: {enforced}; accuracy protocol (reported, not enforced): {} of {} targets missed{unjudged} \
+             (`sim-core report {}` lists them)",
+            m.protocol_missed,
+            m.protocol_targets,
+            dir.display()
+        ));
+    }
+    line
+}
+
+/// Every claim recomputed: what it states, what its operands hold and give, and whether that reproduces it.
+pub fn claims(checks: &[ClaimCheck]) -> Table {
+    let mut t = Table::new(&[
+        "claim",
+        "stated",
+        "computed",
+        "tolerance",
+        "reproduced",
+        "numerator",
+        "numerator_value",
+        "denominator",
+        "denominator_value",
+        "source",
+        "unverifiable",
+    ]);
+    let value = |v: Option<f64>| v.map_or("-".to_string(), fmt_num);
+    for c in checks {
+        let operand = |o: &Option<sim_core::explore::OperandValue>| match o {
+            Some(o) => (o.names.clone(), value(o.value)),
+            None => ("-".to_string(), "-".to_string()),
+        };
+        let (n, nv) = operand(&c.numerator);
+        let (d, dv) = operand(&c.denominator);
+        t.row(vec![
+            c.id.clone(),
+            c.stated.clone(),
+            c.computed.map_or("-".to_string(), |x| format!("{x:.3}")),
+            format!("{:.3}", c.tolerance),
+            c.verdict.name().to_string(),
+            n,
+            nv,
+            d,
+            dv,
+            c.source.clone(),
+            c.unverifiable.clone().unwrap_or_default(),
+        ]);
+    }
+    t
 }
 
 pub fn points(points: &[MeasuredPoint]) -> Table {
