@@ -1511,7 +1511,7 @@ pub fn claim_tolerance(c: &Claim) -> f64 {
 
 /// Whether `got`, the value the claim's operands give, reproduces what it states (`claim_tolerance`).
 pub fn claim_reproduced(c: &Claim, got: f64) -> bool {
-    (got - c.stated).abs() <= claim_tolerance(c)
+    (got - c.stated).abs().partial_cmp(&claim_tolerance(c)) != Some(std::cmp::Ordering::Greater)
 }
 
 fn is_iso_date(d: &str) -> bool {

@@ -241,7 +241,8 @@ pub fn check_claims(ds: &Dataset, points: &[MeasuredPoint]) -> Vec<ClaimCheck> {
             };
             let (numerator, denominator) = (operand(&c.numerator), operand(&c.denominator));
             let values = numerator.as_ref().and_then(|n| n.value).zip(denominator.as_ref().and_then(|d| d.value));
-            let computed = values.map(|(n, d)| c.kind.value(n, d));
+            // 0 / 0 gives no number to compare: no data, as for a missing operand.
+            let computed = values.map(|(n, d)| c.kind.value(n, d)).filter(|x| !x.is_nan());
             let verdict = match computed {
                 _ if c.unverifiable.is_some() => ClaimVerdict::Unverifiable,
                 Some(got) if crate::dataset::validate::claim_reproduced(c, got) => ClaimVerdict::Reproduced,

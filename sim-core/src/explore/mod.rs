@@ -465,7 +465,8 @@ impl Workspace {
         }
         file.description = Some(
             format!(
-                "{before} Calibrated on {} single-machine points from {from}: median error {:.1}%, 90th percentile {:.1}%.{acceptance}",
+                "{before} Calibrated on {} single-machine points from {from}: median error {:.1}%, 90th \
+                 percentile {:.1}%.{acceptance}",
                 calibration.points.len(),
                 stats.median_ape,
                 stats.p90_ape

@@ -184,7 +184,16 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // `--help` and `--version` (status 0) and usage errors (2), printed here so that a failed write of the
+        // help is an IO error too.
+        Err(e) => {
+            let printed = e.print();
+            let failed = printed.is_err_and(|p| p.kind() != std::io::ErrorKind::BrokenPipe);
+            return ExitCode::from(if failed { USAGE } else { e.exit_code().clamp(0, 255) as u8 });
+        }
+    };
     let mut out = Out::stdout();
     let result = run(cli.command, &mut out);
     let written = out.finish();
@@ -390,7 +399,8 @@ fn run(cmd: Command, out: &mut Out) -> Result<u8, CliError> {
             let ws = open_workspace(&dir, None)?;
             if !ws.is_valid() {
                 warn(&format!(
-                    "note: {} has {} error(s) (`sim-core validate {}` lists them); claims are recomputed from what loaded",
+                    "note: {} has {} error(s) (`sim-core validate {}` lists them); claims are recomputed from what \
+                     loaded",
                     dir.display(),
                     ws.errors().len(),
                     dir.display()
