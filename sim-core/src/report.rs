@@ -382,33 +382,6 @@ pub fn enforced_targets(ds: &Dataset, all: &Report, single: &Report) -> Vec<Enfo
     out
 }
 
-/// How the model stands against `data/accuracy.json`: the targets `validate` enforces, and the accuracy
-/// protocol's targets (`sim-core report` shows those rows; a miss there is reported, not an error).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct AccuracySummary {
-    pub enforced: usize,
-    pub enforced_missed: usize,
-    /// Protocol rows with a target.
-    pub protocol_targets: usize,
-    pub protocol_missed: usize,
-    /// Protocol rows with a target but no error to judge (no points for the question).
-    pub protocol_unjudged: usize,
-}
-
-impl AccuracySummary {
-    /// From the enforced targets and the protocol's rows (rows without a target are not counted).
-    pub fn of(enforced: &[EnforcedTarget], protocol: &[crate::explore::ProtocolRow]) -> Self {
-        let targeted = || protocol.iter().filter(|r| r.target.is_some());
-        AccuracySummary {
-            enforced: enforced.len(),
-            enforced_missed: enforced.iter().filter(|t| !t.met()).count(),
-            protocol_targets: targeted().count(),
-            protocol_missed: targeted().filter(|r| r.met == Some(false)).count(),
-            protocol_unjudged: targeted().filter(|r| r.met.is_none()).count(),
-        }
-    }
-}
-
 /// The model check `validate` runs: each enforced target (`enforced_targets`) the model misses is an error,
 /// and the accuracy file's own values are checked.
 pub fn model_check_with(ds: &Dataset, all: &Report, single: &Report) -> Vec<Diagnostic> {

@@ -22,7 +22,7 @@ pub use claims::{ClaimCheck, ClaimMarker, ClaimRow, ClaimVerdict, OperandValue};
 pub use engine::{AboveMeasured, EngineProfile};
 pub use fabric::FabricAnswer;
 pub use frontier::{FrontierAnswer, FrontierCurve, FrontierPoint, Headline, PointLatencies, XAxis};
-pub use protocol::{ProtocolRow, Question, SensitivityRow};
+pub use protocol::{AccuracySummary, ProtocolRow, Question, SensitivityRow};
 pub use settings::{Knob, Setting};
 pub use sweep::{Curve, ErrorBand, GainAnswer, PointRow, StatedKind, StatedRow, SweepAnswer, SweepQuery};
 
@@ -308,9 +308,9 @@ impl Workspace {
 
     /// How the model stands against `data/accuracy.json` (`validate`'s closing line): the targets `model_check`
     /// enforces and the protocol's targets, the rows `report` marks met or MISSED.
-    pub fn accuracy_summary(&self) -> report::AccuracySummary {
+    pub fn accuracy_summary(&self) -> AccuracySummary {
         let (all, single) = (self.accuracy(FitSet::All), self.accuracy(FitSet::Single));
-        report::AccuracySummary::of(&report::enforced_targets(&self.dataset, all, single), &self.protocol_targets())
+        AccuracySummary::of(&report::enforced_targets(&self.dataset, all, single), &self.protocol_targets())
     }
 
     /// The coefficients a scenario predicts with and, in words, where they come from: its engine profile, or

@@ -18,7 +18,7 @@ use crate::dataset::schema::{ModelFile, Quantity, DEFAULT_ENGINE, REPORT_DATASET
 use crate::dataset::{Dataset, MeasuredPoint};
 use crate::fit::fit_across_engines;
 use crate::model::{Coefficients, EngineSettings};
-use crate::report::{build_for, PointRole};
+use crate::report::{build_for, EnforcedTarget, PointRole};
 use crate::scenario::{apply_override, Scenario};
 use crate::stats::ErrorStats;
 use serde::Serialize;
@@ -76,6 +76,33 @@ pub struct Target {
     pub median_ape_max: Option<f64>,
     pub p90_ape_max: Option<f64>,
     pub source: String,
+}
+
+/// How the model stands against `data/accuracy.json`: the targets `validate` enforces, and the accuracy
+/// protocol's targets (`sim-core report` shows those rows; a miss there is reported, not an error).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct AccuracySummary {
+    pub enforced: usize,
+    pub enforced_missed: usize,
+    /// Protocol rows with a target.
+    pub protocol_targets: usize,
+    pub protocol_missed: usize,
+    /// Protocol rows with a target but no error to judge (no points for the question).
+    pub protocol_unjudged: usize,
+}
+
+impl AccuracySummary {
+    /// From the enforced targets and the protocol's rows (rows without a target are not counted).
+    pub fn of(enforced: &[EnforcedTarget], protocol: &[ProtocolRow]) -> Self {
+        let targeted = || protocol.iter().filter(|r| r.target.is_some());
+        AccuracySummary {
+            enforced: enforced.len(),
+            enforced_missed: enforced.iter().filter(|t| !t.met()).count(),
+            protocol_targets: targeted().count(),
+            protocol_missed: targeted().filter(|r| r.met == Some(false)).count(),
+            protocol_unjudged: targeted().filter(|r| r.met.is_none()).count(),
+        }
+    }
 }
 
 /// How the headline errors move when one assumed value is scaled.

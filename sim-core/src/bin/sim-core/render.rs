@@ -4,10 +4,10 @@
 use crate::out::Table;
 use sim_core::dataset::MeasuredPoint;
 use sim_core::diagnostic::{Diagnostic, Severity};
-use sim_core::explore::{ClaimCheck, FabricAnswer, ProtocolRow, SensitivityRow, StatedRow, Workspace};
+use sim_core::explore::{AccuracySummary, ClaimCheck, FabricAnswer, ProtocolRow, SensitivityRow, StatedRow, Workspace};
 use sim_core::model::Prediction;
 use sim_core::plan::{MeasuredMode, Plan, PublishedVerdict};
-use sim_core::report::{self, AccuracySummary, PointRole, Report};
+use sim_core::report::{self, PointRole, Report};
 use sim_core::stats::{ape, ErrorStats};
 use sim_core::Mode;
 
