@@ -1,5 +1,6 @@
 //! The invariants of ARCHITECTURE.md, checked on the source text: sim-core's library does no IO, modules
-//! import each other without cycles (sim-core and app), and the app does no model arithmetic of its own.
+//! import each other without cycles (sim-core and app), the app does no model arithmetic of its own, every
+//! source file keeps to one concern's size, and the documents and data speak of the project only.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -228,4 +229,106 @@ fn modules_import_each_other_without_cycles() {
         ("b".to_string(), BTreeSet::from(["a".to_string()])),
     ]);
     assert_eq!(find_cycle(&planted), Some(vec!["a".to_string(), "b".to_string(), "a".to_string()]));
+}
+
+/// A source file past this many lines holds more than one concern: split it by concern.
+const MAX_SOURCE_LINES: usize = 800;
+
+#[test]
+fn no_source_file_holds_more_than_one_concerns_worth_of_lines() {
+    let mut files = rust_files(&root().join("sim-core/src"), &[]);
+    files.extend(rust_files(&root().join("app/src"), &[]));
+    assert!(files.len() > 40, "found only {} source files", files.len());
+    let long: Vec<String> = files
+        .iter()
+        .filter_map(|f| {
+            let n = std::fs::read_to_string(f).expect("source").lines().count();
+            (n > MAX_SOURCE_LINES).then(|| format!("{}: {n} lines", f.display()))
+        })
+        .collect();
+    assert!(long.is_empty(), "over {MAX_SOURCE_LINES} lines (split by concern):\n{}", long.join("\n"));
+}
+
+/// The manual and the map stay short enough to read in one sitting.
+#[test]
+fn the_readme_and_the_architecture_stay_short() {
+    for (file, max) in [("README.md", 250), ("ARCHITECTURE.md", 300)] {
+        let n = std::fs::read_to_string(root().join(file)).expect(file).lines().count();
+        assert!(n <= max, "{file} has {n} lines, over its {max}: move detail to docs/, history to CHANGELOG.md");
+    }
+}
+
+/// Every tracked document and data file a reader of a clone sees: the documents at the top, under `docs/` and
+/// `tests/golden/`, and every file under `data/`.
+fn reader_facing_files() -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = ["README.md", "ARCHITECTURE.md", "CHANGELOG.md", "tests/golden/README.md"]
+        .iter()
+        .map(|f| root().join(f))
+        .collect();
+    let mut stack = vec![root().join("data"), root().join("docs")];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else { continue };
+        for e in entries {
+            let p = e.expect("entry").path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "md" || x == "json") {
+                out.push(p);
+            }
+        }
+    }
+    out.retain(|p| p.is_file());
+    out.sort();
+    out
+}
+
+/// Words that speak of how the project was made rather than of what it is: a work session, this project's own
+/// issue numbers (a public tracker's `owner/repo#N` or `repo issue #N` stays allowed), local branches, and
+/// notes that live outside the repository.
+fn self_reference(line: &str) -> Option<&'static str> {
+    let lower = line.to_lowercase();
+    if lower.contains("session") {
+        return Some("a work session");
+    }
+    if line.contains("DOMAIN.md") {
+        return Some("DOMAIN.md, which is not in the repository (docs/domain.md is)");
+    }
+    if lower.contains("branch `") || lower.contains("local branch") {
+        return Some("a local branch");
+    }
+    for (i, _) in lower.match_indices("issue ") {
+        let after = &lower[i + "issue ".len()..];
+        let public =
+            lower[..i].trim_end().ends_with("vllm") || lower[..i].contains("github.com") || lower[..i].contains('/');
+        if after.starts_with(|c: char| c.is_ascii_digit()) && !public {
+            return Some("an issue number of this project");
+        }
+    }
+    None
+}
+
+#[test]
+fn documents_and_data_speak_of_the_project_only() {
+    let files = reader_facing_files();
+    assert!(files.len() > 40, "found only {} documents and data files", files.len());
+    let mut found = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).expect("document");
+        for (n, line) in text.lines().enumerate() {
+            if let Some(what) = self_reference(line) {
+                found.push(format!(
+                    "{}:{}: {what}: {}",
+                    f.display(),
+                    n + 1,
+                    line.trim().chars().take(100).collect::<String>()
+                ));
+            }
+        }
+    }
+    assert!(found.is_empty(), "documents that speak of how the project was made:\n{}", found.join("\n"));
+    // The checker itself sees what it looks for, and lets a public tracker's issue through.
+    assert!(self_reference("fixed in the fourth session").is_some());
+    assert!(self_reference("the targets of issue 3").is_some());
+    assert!(self_reference("see vllm-project/vllm issue #27508").is_none());
+    assert!(self_reference("the model's issue with 8 GPUs").is_none());
 }

@@ -22,7 +22,7 @@ pub use claims::{ClaimCheck, ClaimMarker, ClaimRow, ClaimVerdict, OperandValue};
 pub use engine::{AboveMeasured, EngineProfile};
 pub use fabric::FabricAnswer;
 pub use frontier::{FrontierAnswer, FrontierCurve, FrontierPoint, Headline, PointLatencies, XAxis};
-pub use protocol::{AccuracySummary, ProtocolRow, Question, SensitivityRow};
+pub use protocol::{ProtocolRow, Question, SensitivityRow};
 pub use settings::{Knob, Setting};
 pub use sweep::{Curve, ErrorBand, GainAnswer, PointRow, StatedKind, StatedRow, SweepAnswer, SweepQuery};
 
@@ -126,7 +126,10 @@ impl Workspace {
         let (dataset, mut diagnostics) = dataset::load(files);
         // Texts checked when the binary was built need no second check (and the page carries no checker).
         #[cfg(not(feature = "prechecked"))]
-        diagnostics.extend(crate::dataset::validate::check(&dataset, seeds));
+        {
+            diagnostics.extend(crate::dataset::validate::check(&dataset, seeds));
+            diagnostics.extend(crate::model::plausibility::check(&dataset));
+        }
         #[cfg(feature = "prechecked")]
         let _ = seeds;
         let (scenarios, errs) = report::sweep_scenarios(&dataset);
@@ -304,13 +307,6 @@ impl Workspace {
             return Vec::new();
         }
         report::model_check_with(&self.dataset, self.accuracy(FitSet::All), self.accuracy(FitSet::Single))
-    }
-
-    /// How the model stands against `data/accuracy.json` (`validate`'s closing line): the targets `model_check`
-    /// enforces and the protocol's targets, the rows `report` marks met or MISSED.
-    pub fn accuracy_summary(&self) -> AccuracySummary {
-        let (all, single) = (self.accuracy(FitSet::All), self.accuracy(FitSet::Single));
-        AccuracySummary::of(&report::enforced_targets(&self.dataset, all, single), &self.protocol_targets())
     }
 
     /// The coefficients a scenario predicts with and, in words, where they come from: its engine profile, or

@@ -17,8 +17,9 @@ use super::Workspace;
 use crate::dataset::schema::{ModelFile, Quantity, DEFAULT_ENGINE, REPORT_DATASET};
 use crate::dataset::{Dataset, MeasuredPoint};
 use crate::fit::fit_across_engines;
+use crate::fit::FitSet;
 use crate::model::{Coefficients, EngineSettings};
-use crate::report::{build_for, EnforcedTarget, PointRole};
+use crate::report::{build_for, enforced_targets, AccuracySummary, PointRole};
 use crate::scenario::{apply_override, Scenario};
 use crate::stats::ErrorStats;
 use serde::Serialize;
@@ -76,33 +77,6 @@ pub struct Target {
     pub median_ape_max: Option<f64>,
     pub p90_ape_max: Option<f64>,
     pub source: String,
-}
-
-/// How the model stands against `data/accuracy.json`: the targets `validate` enforces, and the accuracy
-/// protocol's targets (`sim-core report` shows those rows; a miss there is reported, not an error).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct AccuracySummary {
-    pub enforced: usize,
-    pub enforced_missed: usize,
-    /// Protocol rows with a target.
-    pub protocol_targets: usize,
-    pub protocol_missed: usize,
-    /// Protocol rows with a target but no error to judge (no points for the question).
-    pub protocol_unjudged: usize,
-}
-
-impl AccuracySummary {
-    /// From the enforced targets and the protocol's rows (rows without a target are not counted).
-    pub fn of(enforced: &[EnforcedTarget], protocol: &[ProtocolRow]) -> Self {
-        let targeted = || protocol.iter().filter(|r| r.target.is_some());
-        AccuracySummary {
-            enforced: enforced.len(),
-            enforced_missed: enforced.iter().filter(|t| !t.met()).count(),
-            protocol_targets: targeted().count(),
-            protocol_missed: targeted().filter(|r| r.met == Some(false)).count(),
-            protocol_unjudged: targeted().filter(|r| r.met.is_none()).count(),
-        }
-    }
 }
 
 /// How the headline errors move when one assumed value is scaled.
@@ -163,16 +137,6 @@ impl Workspace {
 
     /// Every dataset through the three questions of the protocol.
     pub fn protocol(&self) -> Vec<ProtocolRow> {
-        self.protocol_rows(false)
-    }
-
-    /// The rows of `protocol` that have a target in `data/accuracy.json`, computed alone (each row is a fit):
-    /// what `validate` counts.
-    pub fn protocol_targets(&self) -> Vec<ProtocolRow> {
-        self.protocol_rows(true)
-    }
-
-    fn protocol_rows(&self, targeted_only: bool) -> Vec<ProtocolRow> {
         let points = self.points();
         let base = Coefficients::default();
         let settings = self.scenario_engine_settings();
@@ -180,15 +144,12 @@ impl Workspace {
         let targets = self.dataset.accuracy.as_ref().map(|a| a.protocol.clone()).unwrap_or_default();
         for d in self.datasets() {
             for q in Question::ALL {
+                let mut row = protocol_row(&self.scenarios, &settings, points, &base, &d, q);
                 // A dataset's own target wins over one for every dataset (`*`).
                 let t = targets
                     .iter()
                     .filter(|t| t.question == q.name() && (t.dataset == d || t.dataset == "*"))
                     .max_by_key(|t| t.dataset == d);
-                if targeted_only && t.is_none() {
-                    continue;
-                }
-                let mut row = protocol_row(&self.scenarios, &settings, points, &base, &d, q);
                 if let Some(t) = t {
                     row.met = row.error.map(|e| {
                         t.median_ape_max.is_none_or(|m| e.median_ape <= m)
@@ -204,6 +165,23 @@ impl Workspace {
             }
         }
         rows
+    }
+
+    /// What `validate`'s model check enforces, each target with its result, and how many of the protocol's
+    /// targets the model misses (`sim-core report` prints them; `validate` does not enforce them). `None` without
+    /// `accuracy.json` or with errors in the data.
+    pub fn accuracy_summary(&self) -> Option<AccuracySummary> {
+        if !self.is_valid() || self.dataset.accuracy.is_none() {
+            return None;
+        }
+        let enforced = enforced_targets(&self.dataset, self.accuracy(FitSet::All), self.accuracy(FitSet::Single));
+        let rows: Vec<ProtocolRow> = self.protocol().into_iter().filter(|r| r.target.is_some()).collect();
+        let protocol_missed = rows
+            .iter()
+            .filter(|r| r.met == Some(false))
+            .map(|r| format!("{} {}", r.dataset, r.question.name()))
+            .collect();
+        Some(AccuracySummary { enforced, protocol_targets: rows.len(), protocol_missed })
     }
 
     /// Each scenario's engine settings, by scenario id.

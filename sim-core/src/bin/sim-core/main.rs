@@ -376,8 +376,10 @@ fn run(cmd: Command, out: &mut Out) -> Result<u8, CliError> {
         Command::Validate { dir, seeds, no_model_check, format } => {
             let ws = open_workspace(&dir, seeds.as_deref())?;
             let mut diags = ws.diagnostics.clone();
-            let check_model = ws.is_valid() && !no_model_check;
-            if check_model {
+            if let Some(schemas) = fsio::read_schemas(&dir).map_err(CliError::Usage)? {
+                diags.extend(dataset::validate::check_schema_files(&schemas));
+            }
+            if ws.is_valid() && !no_model_check {
                 diags.extend(ws.model_check());
             }
             diagnostic::sort(&mut diags);
@@ -389,8 +391,21 @@ fn run(cmd: Command, out: &mut Out) -> Result<u8, CliError> {
                     for d in &diags {
                         out.line(&d.to_string());
                     }
-                    let model = check_model.then(|| ws.accuracy_summary());
-                    out.line(&render::validate_summary(&dir, &ws, errors, seeds.is_some(), model.as_ref()));
+                    if errors == 0 {
+                        out.line(&format!(
+                            "ok: {} files, {} points, {} claims valid{}{}",
+                            ws.dataset.raw.len(),
+                            ws.points().len(),
+                            ws.dataset.claims.len(),
+                            if seeds.is_some() { ", quotes verbatim in the seeds" } else { "" },
+                            if no_model_check { "" } else { ", model within the enforced accuracy targets" }
+                        ));
+                        if let Some(summary) = (!no_model_check).then(|| ws.accuracy_summary()).flatten() {
+                            out.line(&summary.to_string());
+                        }
+                    } else {
+                        out.line(&format!("{errors} error(s) in {}", dir.display()));
+                    }
                 }
             }
             Ok(if errors == 0 { 0 } else { FINDING })

@@ -4,7 +4,7 @@
 use crate::out::Table;
 use sim_core::dataset::MeasuredPoint;
 use sim_core::diagnostic::{Diagnostic, Severity};
-use sim_core::explore::{AccuracySummary, ClaimCheck, FabricAnswer, ProtocolRow, SensitivityRow, StatedRow, Workspace};
+use sim_core::explore::{ClaimCheck, FabricAnswer, ProtocolRow, SensitivityRow, StatedRow};
 use sim_core::model::Prediction;
 use sim_core::plan::{MeasuredMode, Plan, PublishedVerdict};
 use sim_core::report::{self, PointRole, Report};
@@ -54,45 +54,6 @@ pub fn diagnostics(diags: &[Diagnostic]) -> Table {
         ]);
     }
     t
-}
-
-/// `validate`'s closing line: what was checked, and how the model stands against `data/accuracy.json` when
-/// the model check ran (`model`): the targets it enforces, and the protocol's targets `report` lists.
-pub fn validate_summary(
-    dir: &std::path::Path,
-    ws: &Workspace,
-    errors: usize,
-    seeds: bool,
-    model: Option<&AccuracySummary>,
-) -> String {
-    let mut line = if errors == 0 {
-        format!(
-            "ok: {} files, {} points, {} claims valid{}",
-            ws.dataset.raw.len(),
-            ws.points().len(),
-            ws.dataset.claims.len(),
-            if seeds { ", quotes verbatim in the seeds" } else { "" }
-        )
-    } else {
-        format!("{errors} error(s) in {}", dir.display())
-    };
-    if let Some(m) = model {
-        let enforced = if m.enforced_missed == 0 {
-            format!("{} enforced targets met", m.enforced)
-        } else {
-            format!("{} of {} enforced targets missed", m.enforced_missed, m.enforced)
-        };
-        let unjudged =
-            if m.protocol_unjudged > 0 { format!(", {} without points", m.protocol_unjudged) } else { String::new() };
-        line.push_str(&format!(
-            "; model check: {enforced}; accuracy protocol (reported, not enforced): {} of {} targets missed{unjudged} \
-             (`sim-core report {}` lists them)",
-            m.protocol_missed,
-            m.protocol_targets,
-            dir.display()
-        ));
-    }
-    line
 }
 
 /// Every claim recomputed: what it states, what its operands hold and give, and whether that reproduces it.
