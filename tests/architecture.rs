@@ -261,8 +261,10 @@ fn the_readme_and_the_architecture_stay_short() {
 /// Every tracked document and data file a reader of a clone sees: the documents at the top, under `docs/` and
 /// `tests/golden/`, and every file under `data/`.
 fn reader_facing_files() -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> =
-        ["README.md", "ARCHITECTURE.md", "CHANGELOG.md", "tests/golden/README.md"].iter().map(|f| root().join(f)).collect();
+    let mut out: Vec<PathBuf> = ["README.md", "ARCHITECTURE.md", "CHANGELOG.md", "tests/golden/README.md"]
+        .iter()
+        .map(|f| root().join(f))
+        .collect();
     let mut stack = vec![root().join("data"), root().join("docs")];
     while let Some(d) = stack.pop() {
         let Ok(entries) = std::fs::read_dir(&d) else { continue };
@@ -296,7 +298,8 @@ fn self_reference(line: &str) -> Option<&'static str> {
     }
     for (i, _) in lower.match_indices("issue ") {
         let after = &lower[i + "issue ".len()..];
-        let public = lower[..i].trim_end().ends_with("vllm") || lower[..i].contains("github.com") || lower[..i].contains('/');
+        let public =
+            lower[..i].trim_end().ends_with("vllm") || lower[..i].contains("github.com") || lower[..i].contains('/');
         if after.starts_with(|c: char| c.is_ascii_digit()) && !public {
             return Some("an issue number of this project");
         }
@@ -313,7 +316,12 @@ fn documents_and_data_speak_of_the_project_only() {
         let text = std::fs::read_to_string(f).expect("document");
         for (n, line) in text.lines().enumerate() {
             if let Some(what) = self_reference(line) {
-                found.push(format!("{}:{}: {what}: {}", f.display(), n + 1, line.trim().chars().take(100).collect::<String>()));
+                found.push(format!(
+                    "{}:{}: {what}: {}",
+                    f.display(),
+                    n + 1,
+                    line.trim().chars().take(100).collect::<String>()
+                ));
             }
         }
     }
