@@ -522,7 +522,7 @@ pub fn verdict(modes: &[ModeGoodput]) -> GoodputVerdict {
             b.tok_s()
         ),
         (Some(b), n) => format!(
-            "{} serves {} users within the target against one machine's {n} ({:.1}x the users, {:.2}x the tok/s){}",
+            "{} serves {} users within the target against one machine's {n} ({:.1}x the users, {:.1}x the tok/s){}",
             b.mode.name(),
             b.users(),
             users_gain.unwrap_or(f64::NAN),
