@@ -20,6 +20,7 @@ pub mod protocol;
 pub mod settings;
 pub mod sweep;
 pub mod target;
+pub mod verdict;
 
 pub use claims::{ClaimMarker, ClaimRow};
 pub use engine::{AboveMeasured, EngineProfile};
