@@ -290,8 +290,8 @@ fn self_reference(line: &str) -> Option<&'static str> {
     if lower.contains("session") {
         return Some("a work session");
     }
-    if lower.contains("domain.md") {
-        return Some("DOMAIN.md, which is not in the repository");
+    if line.contains("DOMAIN.md") {
+        return Some("DOMAIN.md, which is not in the repository (docs/domain.md is)");
     }
     if lower.contains("branch `") || lower.contains("local branch") {
         return Some("a local branch");

@@ -9,4 +9,5 @@ fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data).into_owned();
     let (ds, _) = load(&[SourceText { path: "sweeps/fuzz.json".into(), text }]);
     let _ = validate::check(&ds, None);
+    let _ = sim_core::model::plausibility::check(&ds);
 });

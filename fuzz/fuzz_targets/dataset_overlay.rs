@@ -24,4 +24,5 @@ fuzz_target!(|data: &[u8]| {
     files[n].text = String::from_utf8_lossy(rest).into_owned();
     let (ds, _) = load(&files);
     let _ = validate::check(&ds, None);
+    let _ = sim_core::model::plausibility::check(&ds);
 });

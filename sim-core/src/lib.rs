@@ -1,8 +1,9 @@
 //! sim-core: the twotower datasets and a physical model of LLM inference on one or two GPU machines.
 //!
-//! Pipeline: `dataset::load` (text in, typed files + diagnostics out) -> `dataset::validate::check` ->
-//! `scenario::resolve` (ids and overrides to plain SI specs) -> `model` (bandwidth cliff, fabric, batching,
-//! modes) -> `fit` (calibrates the few free coefficients) -> `report` (measured vs predicted, error statistics).
+//! Pipeline: `dataset::load` (text in, typed files + diagnostics out) -> `dataset::validate::check` and
+//! `model::plausibility::check` -> `scenario::resolve` (ids and overrides to plain SI specs) -> `model`
+//! (bandwidth cliff, fabric, batching, modes) -> `fit` (calibrates the few free coefficients) -> `report`
+//! (measured vs predicted, error statistics).
 //! The library does no IO and keeps no global state, so it runs unchanged in the browser (wasm32).
 
 pub mod dataset;

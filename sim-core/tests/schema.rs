@@ -179,10 +179,12 @@ fn same(a: &Value, b: &Value) -> bool {
     }
 }
 
-/// Every error `load` and `validate::check` report for the shipped data with `path` replaced by `text`.
+/// Every error `load`, `validate::check` and `model::plausibility::check` report for the shipped data with
+/// `path` replaced by `text` (what `Workspace::load` runs).
 fn load_errors(files: &[SourceText]) -> Vec<Diagnostic> {
     let (ds, mut diags) = load(files);
     diags.extend(validate::check(&ds, None));
+    diags.extend(sim_core::model::plausibility::check(&ds));
     diags.into_iter().filter(Diagnostic::is_error).collect()
 }
 

@@ -429,31 +429,12 @@ fn path_to_pointer(path: &serde_path_to_error::Path) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::schema::{per_token_acceptance, SpecDecode};
+    use super::schema::SpecDecode;
     use super::{measured_acceptance, MeasuredPoint};
 
     /// Tokens per step with k drafts at per-token acceptance p: 1 + p + ... + p^k (what `model::batching` uses).
     fn length(p: f64, k: i32) -> f64 {
         (0..=k).map(|i| p.powi(i)).sum()
-    }
-
-    #[test]
-    fn acceptance_length_converts_to_the_per_token_probability() {
-        for k in [1, 3, 5] {
-            for p in [0.0, 0.3, 0.6, 0.9, 0.99] {
-                let got = per_token_acceptance(length(p, k), f64::from(k)).expect("in range");
-                assert!((got - p).abs() < 1e-6, "k {k}, p {p}: {got}");
-            }
-        }
-        // vLLM's acceptance rate is not p: 2 of 3 drafts accepted on average is a length of 3, p = 0.81.
-        let p = per_token_acceptance(3.0, 3.0).expect("in range");
-        assert!((length(p, 3) - 3.0).abs() < 1e-9 && (p - 0.8105).abs() < 1e-3, "{p}");
-        // What the geometric model cannot produce, and nonsense, give nothing.
-        assert_eq!(per_token_acceptance(0.9, 3.0), None);
-        assert_eq!(per_token_acceptance(4.5, 3.0), None);
-        assert_eq!(per_token_acceptance(2.0, 0.0), None);
-        assert_eq!(per_token_acceptance(f64::NAN, 3.0), None);
-        assert_eq!(per_token_acceptance(2.0, f64::INFINITY), None);
     }
 
     fn point(sd: Option<SpecDecode>) -> MeasuredPoint {

@@ -128,7 +128,10 @@ impl Workspace {
         let (dataset, mut diagnostics) = dataset::load(files);
         // Texts checked when the binary was built need no second check (and the page carries no checker).
         #[cfg(not(feature = "prechecked"))]
-        diagnostics.extend(crate::dataset::validate::check(&dataset, seeds));
+        {
+            diagnostics.extend(crate::dataset::validate::check(&dataset, seeds));
+            diagnostics.extend(crate::model::plausibility::check(&dataset));
+        }
         #[cfg(feature = "prechecked")]
         let _ = seeds;
         let (scenarios, errs) = report::sweep_scenarios(&dataset);

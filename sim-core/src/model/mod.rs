@@ -7,6 +7,7 @@ pub mod bandwidth;
 pub mod batching;
 pub mod fabric;
 pub mod modes;
+pub mod plausibility;
 pub mod serving;
 pub mod steady;
 
