@@ -12,12 +12,6 @@ if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
   rustup target add wasm32-unknown-unknown
 fi
 
-# The standard library's sources: the explorer's bundle rebuilds std for size (scripts/build-app.sh).
-if ! rustup component list --installed | grep -q '^rust-src'; then
-  step "rustup component add rust-src"
-  rustup component add rust-src
-fi
-
 if ! command -v trunk >/dev/null || ! trunk --version | grep -q '0.21.14'; then
   step "cargo install trunk 0.21.14 (about 12 minutes on 2 cores)"
   cargo install --locked trunk --version 0.21.14

@@ -151,7 +151,8 @@ fn bundle_within_size_budget() {
 }
 
 /// First load: it draws with ink on the canvas, lists the points, captions the error band with its size per
-/// mode, logs no error, and reports the time from navigation to the first draw.
+/// mode, logs no error, and reports the time from navigation to the first draw. With TWOTOWER_SCREENSHOT=1 it
+/// saves that view as docs/explorer.png, the README's picture.
 #[test]
 fn first_load_draws_chart_table_and_band() {
     browser_test("first_load_draws_chart_table_and_band", |p| async move {
@@ -172,6 +173,7 @@ fn first_load_draws_chart_table_and_band() {
         );
         println!("band caption: {band}");
         assert_no_errors(c, "first load").await;
+        screenshot_if_asked(c, "explorer.png").await;
     });
 }
 

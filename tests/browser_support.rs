@@ -240,6 +240,20 @@ fn respond(mut stream: TcpStream, root: &Path) -> std::io::Result<()> {
     stream.flush()
 }
 
+/// With TWOTOWER_SCREENSHOT=1, saves what the browser shows as `docs/<name>` (PNG): the README's picture of the
+/// explorer is made by the browser test, so it shows the page as built.
+pub async fn screenshot_if_asked(c: &Client, name: &str) {
+    if std::env::var("TWOTOWER_SCREENSHOT").as_deref() != Ok("1") {
+        return;
+    }
+    let png = c.screenshot().await.unwrap_or_else(|e| panic!("screenshot {name}: {e}"));
+    assert!(png.starts_with(b"\x89PNG"), "screenshot {name}: not a PNG");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs").join(name);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, &png).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
+    loud(&format!("wrote {} ({} bytes)", path.display(), png.len()));
+}
+
 /// Everything in `dir`, each file gzipped on its own (what a static host serving gzip would send).
 pub fn gzipped_size(dir: &Path) -> u64 {
     let mut total = 0;

@@ -17,6 +17,7 @@ use sim_core::model::fabric::FabricColumn;
 use sim_core::report::{self, PointRole};
 use sim_core::Mode;
 use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// The repository's root (this package sits in its `tests/` folder).
@@ -55,17 +56,34 @@ fn accuracy(ds: &Dataset) -> &AccuracyFile {
     ds.accuracy.as_ref().expect("data/accuracy.json is loaded")
 }
 
-/// The seeds sit beside the repository (`<repo>/../shared/seeds`) on developer machines and in CI; without
-/// them no quote is checked, so their absence is a failure, not a skip.
+/// The seed texts, which sit beside the repository (`<repo>/../shared/seeds`) on developer machines and in CI.
+/// A clone without them still runs every other test: a quote check then skips with a banner on stderr naming
+/// it (past libtest's capture, since a skipped test reports "ok"). Under CI=true their absence is a failure.
+fn seeds_dir_or_skip(test: &str, checks: &str) -> Option<PathBuf> {
+    let seeds_dir = root().parent().expect("the repository has a parent").join("shared/seeds");
+    if seeds_dir.is_dir() {
+        return Some(seeds_dir);
+    }
+    let missing = format!("the seed texts are not in {} (<repo>/../shared/seeds)", seeds_dir.display());
+    if std::env::var("CI").as_deref() == Ok("true") {
+        panic!("{missing}; CI=true runs every quote check: check out the shared folder beside the repository");
+    }
+    let rule = "=".repeat(100);
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "\n{rule}\nSKIPPED quote check `{test}` ({checks}): {missing}.\n\
+         Check out the shared folder beside the repository to run it; under CI=true it fails instead.\n{rule}"
+    );
+    None
+}
+
 #[test]
 fn every_quote_is_verbatim_in_its_seed() {
-    let seeds_dir = root().parent().expect("the repository has a parent").join("shared/seeds");
-    assert!(
-        seeds_dir.is_dir(),
-        "the seed texts were looked for in {} (<repo>/../shared/seeds) and are not there; \
-         check out the shared folder beside the repository",
-        seeds_dir.display()
-    );
+    let Some(seeds_dir) =
+        seeds_dir_or_skip("every_quote_is_verbatim_in_its_seed", "every quote verbatim in its seed text")
+    else {
+        return;
+    };
     let seeds = seeds_with_external_texts(&seeds_dir);
     let (ds, _) = load(&shipped());
     let d = validate::check(&ds, Some(&seeds));
@@ -97,7 +115,12 @@ fn seeds_with_external_texts(seeds_dir: &Path) -> validate::Seeds {
 /// text catches it.
 #[test]
 fn a_mistyped_external_row_fails_against_its_text() {
-    let seeds_dir = root().parent().expect("the repository has a parent").join("shared/seeds");
+    let Some(seeds_dir) = seeds_dir_or_skip(
+        "a_mistyped_external_row_fails_against_its_text",
+        "a mistyped row caught by its publication's text",
+    ) else {
+        return;
+    };
     let seeds = seeds_with_external_texts(&seeds_dir);
     let mut files = shipped();
     let f = files.iter_mut().find(|f| f.path == "sweeps/kubis-gpt-oss-120b-dgx-spark.json").expect("S1a sweep");
@@ -375,7 +398,7 @@ fn external_datasets_are_predicted_never_fitted() {
         points.iter().filter(|p| p.dataset != REPORT_DATASET).map(|p| p.dataset.clone()).collect();
     assert_eq!(
         external.iter().map(String::as_str).collect::<Vec<_>>(),
-        ["gpustack-h100", "kubis-dgx-spark", "nvidia-nim-h100"],
+        ["djangodevreng-dgx-spark", "gpustack-h100", "kubis-dgx-spark", "nvidia-nim-h100"],
         "datasets with throughput points besides the report"
     );
     let report = ws.accuracy(FitSet::All);
@@ -460,7 +483,8 @@ fn external_datasets_are_predicted_never_fitted() {
 /// The report puts every latency a source states beside the model's and counts its error apart from the
 /// throughput's: the NIM sweep states a mean TTFT and ITL (= TPOT by NIM's definition) at each of its eight
 /// points, GPUStack's runs a mean TTFT and TPOT at each of their three; the GB300 report and the Spark sweeps state
-/// none, so they have no latency statistics.
+/// none, so they have no latency statistics. The one-Spark rate sweep states latencies at rate-limited points only,
+/// which are shown but never compared.
 #[test]
 fn stated_latencies_are_compared_beside_throughput() {
     let ws = workspace();
@@ -478,7 +502,11 @@ fn stated_latencies_are_compared_beside_throughput() {
     let near = |v: Option<f64>, want: f64| v.is_some_and(|v| (v - want).abs() < 1e-12);
     assert!(near(first.measured_ttft_s, 0.40677) && near(first.measured_tpot_s, 0.01858), "{first:?}");
     let stating = ["gpustack-h100", "nvidia-nim-h100"];
-    assert!(report.rows.iter().filter(|r| !stating.contains(&r.dataset.as_str())).all(|r| r.measured_ttft_s.is_none()));
+    assert!(report
+        .rows
+        .iter()
+        .filter(|r| !stating.contains(&r.dataset.as_str()) && r.role != PointRole::Flagged)
+        .all(|r| r.measured_ttft_s.is_none()));
     for groups in [&report.ttft_by_dataset, &report.tpot_by_dataset] {
         let names: Vec<&str> = groups.iter().map(|g| g.group.as_str()).collect();
         assert_eq!(names, stating, "only datasets that state latencies");

@@ -395,3 +395,72 @@ fn a_fit_above_a_machines_microbenchmark_is_listed() {
         gb300.iter().map(|(name, side, low, high)| format!("{name} ({side} {low}-{high})")).collect();
     assert!(row.ends_with(&listed.join(", ")), "{row} against {listed:?}");
 }
+
+/// A copy of data/ with `from` replaced by `to` on line `line` (1-based) of `file`, which must hold it.
+fn data_with_typo(tag: &str, file: &str, line: usize, from: &str, to: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("twotower-cli-{tag}-{}", std::process::id()));
+    copy_dir(&data(), &dir);
+    let path = dir.join(file);
+    let text = std::fs::read_to_string(&path).expect("data file");
+    let mut lines: Vec<String> = text.split('\n').map(str::to_string).collect();
+    assert!(lines[line - 1].contains(from), "{file}:{line} no longer holds {from}: {}", lines[line - 1]);
+    lines[line - 1] = lines[line - 1].replacen(from, to, 1);
+    std::fs::write(&path, lines.join("\n")).expect("write");
+    dir
+}
+
+/// A point's concurrency or a series' input length mistyped against what its quote or the sweep's conditions
+/// state ("1,801 bij 256"; "prompt 1024 tokens") fails with the file, line and column, pointer and a hint.
+#[test]
+fn a_setup_value_its_quote_contradicts_is_an_error() {
+    let cases = [
+        (
+            "concurrency",
+            "sweeps/minimax-m3.json",
+            184,
+            "\"concurrency\": 256",
+            "\"concurrency\": 265",
+            "sweeps/minimax-m3.json:184:26 at /series/3/points/7/concurrency",
+            "the quote states concurrency 256, not 265",
+        ),
+        (
+            "isl",
+            "sweeps/kubis-gemma-4-26b-a4b-dgx-spark.json",
+            55,
+            "\"isl\": 1024",
+            "\"isl\": 1042",
+            "sweeps/kubis-gemma-4-26b-a4b-dgx-spark.json:55:14 at /series/0/isl",
+            "the quotes state input length 1024, not 1042",
+        ),
+    ];
+    for (tag, file, line, from, to, at, message) in cases {
+        let dir = data_with_typo(tag, file, line, from, to);
+        let out = bin().args(["validate", "--no-model-check"]).arg(&dir).output().expect("run");
+        let _ = std::fs::remove_dir_all(&dir);
+        let said = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert_eq!(out.status.code(), Some(1), "{tag}: the typo passed:\n{said}");
+        let error = said
+            .split("error: ")
+            .find(|e| e.contains(at))
+            .unwrap_or_else(|| panic!("{tag}: no error at {at}:\n{said}"));
+        assert!(error.starts_with(message), "{tag}: {error}");
+        assert!(error.contains("= hint: "), "{tag}: no hint: {error}");
+    }
+}
+
+/// A JSON Schema in the dataset's `schema/` folder that is not what the types generate (edited, or stale after
+/// a change of the types) fails validation, naming the file and how to regenerate it.
+#[test]
+fn a_corrupted_schema_file_fails_validation() {
+    let dir = std::env::temp_dir().join(format!("twotower-cli-schema-{}", std::process::id()));
+    copy_dir(&data(), &dir);
+    let path = dir.join("schema/sweep.json");
+    let text = std::fs::read_to_string(&path).expect("sweep schema");
+    std::fs::write(&path, text.replacen("\"type\": \"object\"", "\"type\": \"array\"", 1)).expect("write");
+    let out = bin().args(["validate", "--no-model-check"]).arg(&dir).output().expect("run");
+    let _ = std::fs::remove_dir_all(&dir);
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(1), "the corrupted schema passed:\n{said}");
+    let error = said.split("error: ").find(|e| e.contains("schema/sweep.json")).expect("the schema file is named");
+    assert!(error.contains("sim-core schema data/schema"), "{error}");
+}

@@ -128,6 +128,28 @@ fn every_assumed_card_field_of_the_report_has_a_sensitivity_row() {
     assert!(f.iter().all(|x| x.is_finite()) && (f[0] != f[1] || f[2] != f[1]), "{f:?}");
 }
 
+/// What `validate` says it enforces: every threshold of `accuracy.json` with its result (all met on the shipped
+/// data), and the protocol's targets counted with the ones the model misses, as `report` marks them MISSED.
+#[test]
+fn the_accuracy_summary_lists_enforced_targets_and_missed_protocol_ones() {
+    let ws = workspace();
+    let s = ws.accuracy_summary().expect("accuracy.json is shipped");
+    let mut pointers: Vec<&str> = s.enforced.iter().map(|t| t.pointer.as_str()).collect();
+    pointers.dedup();
+    assert_eq!(
+        pointers,
+        ["/fitted_median_ape_max", "/fitted_p90_ape_max", "/predictive_median_ape_max", "/fabric_peak_ape_max"]
+    );
+    assert!(s.enforced.iter().all(|t| t.met()), "{s}");
+    let rows = ws.protocol();
+    let missed: Vec<String> =
+        rows.iter().filter(|r| r.met == Some(false)).map(|r| format!("{} {}", r.dataset, r.question.name())).collect();
+    assert_eq!(s.protocol_missed, missed);
+    assert_eq!(s.protocol_targets, rows.iter().filter(|r| r.target.is_some()).count());
+    let line = s.to_string();
+    assert!(line.contains(&format!("{} of {} missed", missed.len(), s.protocol_targets)), "{line}");
+}
+
 /// A goodput answer's bands are the protocol's own numbers for the case closest to the scenario: glm-5.2 runs the
 /// profile fitted on the GB300 report's stations, so one machine takes that dataset's fitted error and a pair its
 /// pair-from-one error; a machine no profile was fitted on takes leave-one-out.

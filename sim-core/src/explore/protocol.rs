@@ -17,8 +17,9 @@ use super::Workspace;
 use crate::dataset::schema::{ModelFile, Quantity, DEFAULT_ENGINE, REPORT_DATASET};
 use crate::dataset::{Dataset, MeasuredPoint};
 use crate::fit::fit_across_engines;
+use crate::fit::FitSet;
 use crate::model::{Coefficients, EngineSettings};
-use crate::report::{build_for, PointRole};
+use crate::report::{build_for, enforced_targets, AccuracySummary, PointRole};
 use crate::scenario::{apply_override, Scenario};
 use crate::stats::ErrorStats;
 use serde::Serialize;
@@ -170,6 +171,23 @@ impl Workspace {
             }
         }
         rows
+    }
+
+    /// What `validate`'s model check enforces, each target with its result, and how many of the protocol's
+    /// targets the model misses (`sim-core report` prints them; `validate` does not enforce them). `None` without
+    /// `accuracy.json` or with errors in the data.
+    pub fn accuracy_summary(&self) -> Option<AccuracySummary> {
+        if !self.is_valid() || self.dataset.accuracy.is_none() {
+            return None;
+        }
+        let enforced = enforced_targets(&self.dataset, self.accuracy(FitSet::All), self.accuracy(FitSet::Single));
+        let rows: Vec<ProtocolRow> = self.protocol().into_iter().filter(|r| r.target.is_some()).collect();
+        let protocol_missed = rows
+            .iter()
+            .filter(|r| r.met == Some(false))
+            .map(|r| format!("{} {}", r.dataset, r.question.name()))
+            .collect();
+        Some(AccuracySummary { enforced, protocol_targets: rows.len(), protocol_missed })
     }
 
     /// Each scenario's engine settings, by scenario id.

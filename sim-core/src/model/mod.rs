@@ -45,6 +45,8 @@ pub struct Coefficients {
     /// Share of GPU memory a deployment that must offload weights keeps free of them for KV cache, activations
     /// and runtime (derived: (252 GB - (433 GB - 215 GB)) / 252 GB = 34/252, from GLM-5.2's published checkpoint
     /// and offload on one station). Weights that fit the memory share are not offloaded (`bandwidth::offloaded_bytes`).
+    /// The 252 GB is the seeds' figure, kept though the driver reports 269.17 GB on such a station: the open
+    /// question is recorded in data/hardware/gb300-station.json.
     pub hbm_reserve_fraction: f64,
     /// Of GPU memory, the share activations, CUDA graphs and the runtime take (assumed 8 GB of 252; the rest of
     /// the reserve is KV cache).
@@ -52,14 +54,26 @@ pub struct Coefficients {
     /// Tokens one engine step takes at most (vLLM's `--max-num-batched-tokens`); 0: the engine's own default for
     /// the GPU it runs on (`Coefficients::batch_limits`).
     pub prefill_chunk_tokens: f64,
-    /// Tokens per KV cache block (vLLM's default `--block-size` 16, reported elsewhere: DOMAIN.md 3c).
+    /// Tokens per KV cache block (vLLM's default `--block-size` 16, reported elsewhere: DOMAIN.md 3c), one value
+    /// per engine build whatever the model. vLLM picks larger pages for some backends: FlashMLA's kernels take
+    /// 64-token blocks (vllm/v1/attention/backends/mla/flashmla.py), and a hybrid model's attention pages grow
+    /// until one holds a linear layer's whole state (`HybridAttentionMambaModelConfig` in
+    /// vllm/model_executor/models/config.py). Kept at the engine's one value by choice: a block rounds a
+    /// sequence's KV up by less than one block, under 1% of a 9k-token MLA sequence at 64; the open case is a
+    /// hybrid model at short contexts (GLM-5.3-Flash's state-sized pages), where the rounding can exceed the
+    /// sequence's own attention KV but stays small beside its linear state.
     pub kv_block_tokens: f64,
     /// Most requests running at once (vLLM's `--max-num-seqs`); 0: the engine's own default for the GPU it runs
     /// on (`Coefficients::batch_limits`).
     pub max_num_seqs: f64,
     /// The KV pool as a share of the memory the weights leave free, when the engine sizes it so (TensorRT-LLM's
     /// `KvCacheConfig.free_gpu_memory_fraction`, 0.9 by default); 0 sizes it as vLLM and SGLang do, a share of all
-    /// memory less the weights (`runtime_reserve_fraction`). Activations are not subtracted under either rule.
+    /// memory less the weights (`runtime_reserve_fraction`). TensorRT-LLM measures the free memory after it has
+    /// loaded the weights and allocated its runtime buffers (the TensorRT engine's activation memory; the PyTorch
+    /// backend's `KvCacheCreator` after a profiling forward pass), so under this rule the pool is the share of
+    /// memory less the weights and `runtime_reserve_fraction` (decided from TensorRT-LLM's docs and sources over
+    /// taking the share of memory less the weights alone, which counted the runtime's buffers as KV: NIM's
+    /// Llama-3.3-70B on H100 held 50 requests, ~47 with them taken first).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub kv_free_memory_fraction: f64,
     /// How the scheduler admits requests against the KV pool (an engine choice: vLLM preempts, TensorRT-LLM by

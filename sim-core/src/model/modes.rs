@@ -20,9 +20,7 @@ use crate::dataset::schema::{DpRouter, ScenarioLoad};
 use crate::scenario::Scenario;
 use crate::Mode;
 
-/// Measured share of the link's payload limit that a two-way all-reduce reaches (derived: 92.242 GB/s
-/// peak busbw over 98.04 GB/s on the GB300 pair); used for any link, as the pattern's efficiency.
-pub const ALLREDUCE_LINK_EFFICIENCY: f64 = 92.242 / 98.04;
+pub use super::fabric::ALLREDUCE_LINK_EFFICIENCY;
 
 /// Builds the engine a mode runs on one machine (or, for TP2, spanning both).
 pub fn engine<'a>(s: &'a Scenario, k: &'a Coefficients, span_machines: f64) -> Engine<'a> {
@@ -31,15 +29,7 @@ pub fn engine<'a>(s: &'a Scenario, k: &'a Coefficients, span_machines: f64) -> E
     let tp = gpus * span_machines;
     let placement = place(&s.model, hw, tp, k);
     let attention_padding = s.model.attention_head_padding(hw.sparse_attention_head_tile, placement.tp);
-    let (bw, lat, measured) = if span_machines > 1.0 {
-        // The slowest hop decides: the link between machines, as measured where a sweep is published.
-        let measured = (!hw.link.all_reduce.is_empty()).then_some(&hw.link.all_reduce);
-        (hw.link.payload_bytes_per_sec() * ALLREDUCE_LINK_EFFICIENCY, hw.link.call_latency_s, measured)
-    } else if gpus > 1.0 {
-        (hw.intra_bytes_per_sec, hw.intra_call_latency_s, None)
-    } else {
-        (f64::INFINITY, 0.0, None)
-    };
+    let (bw, lat, measured) = super::fabric::tp_all_reduce(hw, span_machines);
     Engine {
         model: &s.model,
         hw,

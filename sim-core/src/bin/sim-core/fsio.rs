@@ -58,6 +58,26 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<SourceText>) -> Result<(), String
     Ok(())
 }
 
+/// The JSON Schemas of a dataset directory (`<dir>/schema/*.json`) with paths relative to `dir`
+/// (`schema/sweep.json`), sorted; `None` when the dataset has no schema folder.
+pub fn read_schemas(dir: &Path) -> Result<Option<Vec<SourceText>>, String> {
+    let folder = dir.join(SCHEMA_DIR);
+    if !folder.is_dir() {
+        return Ok(None);
+    }
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(&folder).map_err(|e| format!("{}: {e}", folder.display()))? {
+        let path = entry.map_err(|e| format!("{}: {e}", folder.display()))?.path();
+        if path.is_file() && path.extension().is_some_and(|x| x == "json") {
+            let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            let name = path.file_name().unwrap_or_default().to_string_lossy();
+            out.push(SourceText { path: format!("{SCHEMA_DIR}/{name}"), text });
+        }
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(Some(out))
+}
+
 /// Reads the seed texts of a directory, keyed by file name, and the texts beside that directory keyed
 /// `../<name>`: other publications' tables (`../shared/external-sweeps.md` beside `../shared/seeds`), which
 /// external sources name relative to the seeds.

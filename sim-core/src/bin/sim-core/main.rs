@@ -256,6 +256,9 @@ fn run(cmd: Command, out: &mut Out) -> Result<ExitCode, CliError> {
         Command::Validate { dir, seeds, no_model_check, format } => {
             let ws = open_workspace(&dir, seeds.as_deref())?;
             let mut diags = ws.diagnostics.clone();
+            if let Some(schemas) = fsio::read_schemas(&dir).map_err(CliError::Usage)? {
+                diags.extend(dataset::validate::check_schema_files(&schemas));
+            }
             if ws.is_valid() && !no_model_check {
                 diags.extend(ws.model_check());
             }
@@ -274,8 +277,11 @@ fn run(cmd: Command, out: &mut Out) -> Result<ExitCode, CliError> {
                         ws.points().len(),
                         ws.dataset.claims.len(),
                         if seeds.is_some() { ", quotes verbatim in the seeds" } else { "" },
-                        if no_model_check { "" } else { ", model within the accuracy targets" }
+                        if no_model_check { "" } else { ", model within the enforced accuracy targets" }
                     ));
+                    if let Some(summary) = (!no_model_check).then(|| ws.accuracy_summary()).flatten() {
+                        out.line(&summary.to_string());
+                    }
                 } else {
                     out.line(&format!("{errors} error(s) in {}", dir.display()));
                 }

@@ -55,6 +55,15 @@ pub struct Architecture {
     pub kv_bytes_per_token: Quantity,
     /// `mla` (KV replicated under tensor parallel) or `gqa` (KV split across ranks).
     pub attention: String,
+    /// Vocabulary size (config.json `vocab_size`): the LM head is vocabulary x hidden parameters of
+    /// `active_params`, multiplied only at the positions the engine samples. Absent: at every token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vocab_size: Option<Quantity>,
+    /// KV heads of the layers `kv_bytes_per_token` counts (config.json `num_key_value_heads`): under `gqa` a
+    /// tensor-parallel rank holds `1 / min(tp, kv_heads)` of the KV (vLLM replicates a head once ranks outnumber
+    /// them). Absent: split over every rank.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kv_heads: Option<Quantity>,
     /// Query heads (config.json `num_attention_heads`); with `kv_lora_rank` and `rope_head_dim` (MLA's latent)
     /// or else `head_dim` it gives attention FLOPs per cached position. Absent: `4 x hidden` per layer.
     #[serde(default)]

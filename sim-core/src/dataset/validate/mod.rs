@@ -1,7 +1,9 @@
 //! Meaning checks over a loaded dataset: numbers, units, provenance, references, duplicates, claims, totals.
 //!
 //! One file per kind of data file (`hardware`, `fabrics`, `models`, `sweeps`, `claims`, `scenarios`, `engines`),
-//! plus the checks every kind shares: `quantities` (units and bases) and `quotes` (sources and verbatim quotes).
+//! plus the checks every kind shares: `quantities` (units and bases), `quotes` (sources and verbatim quotes) and
+//! `stated` (the setup a quote states: concurrency, input and output lengths). `schema_files` holds the shipped
+//! JSON Schemas to what the types generate.
 //! Physical plausibility of a hardware file or a model card is `model::plausibility::check`'s, which
 //! `explore::Workspace::load` runs beside `check`.
 
@@ -13,10 +15,16 @@ mod models;
 mod quantities;
 mod quotes;
 mod scenarios;
+#[cfg(feature = "schema")]
+mod schema_files;
+mod stated;
 mod sweep_setup;
 mod sweeps;
 
 pub use quotes::quote_mentions;
+#[cfg(feature = "schema")]
+pub use schema_files::{check_schema_files, SCHEMA_DIR};
+pub use stated::{stated, Stated, Written};
 
 use super::Dataset;
 use crate::diagnostic::Diagnostic;

@@ -45,6 +45,8 @@ impl Checker<'_> {
             }
             for (name, q) in [
                 ("attention_heads", &a.attention_heads),
+                ("kv_heads", &a.kv_heads),
+                ("vocab_size", &a.vocab_size),
                 ("head_dim", &a.head_dim),
                 ("kv_lora_rank", &a.kv_lora_rank),
                 ("sliding_window", &a.sliding_window),

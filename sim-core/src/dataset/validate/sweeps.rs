@@ -17,6 +17,7 @@ impl Checker<'_> {
                 );
             }
             self.sweep_identity(file, sweep);
+            self.stated_setup(file, sweep);
             let mut series_keys = BTreeSet::new();
             for (si, s) in sweep.series.iter().enumerate() {
                 let sp = format!("/series/{si}");

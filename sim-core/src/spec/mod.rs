@@ -1,0 +1,12 @@
+//! Plain SI specifications of a machine, its link and a model: what the physics computes with (no dataset types,
+//! no references), so `describe`, `scenario` and `model` can all use them without depending on each other.
+//! One file per concern: the machine and its link (`hardware`), the model (`model`), and its attention
+//! geometry (`attention`).
+
+mod attention;
+mod hardware;
+mod model;
+
+pub use attention::{AttentionSpec, ContextMeasures};
+pub use hardware::{AllReduceCurve, HardwareSpec, LinkParams, DEFAULT_INTRA_CALL_LATENCY_S};
+pub use model::{stored_bits_per_param, HostPin, ModelSpec, MLA_NOPE_HEAD_DIM, MLA_V_HEAD_DIM};
