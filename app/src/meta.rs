@@ -133,7 +133,7 @@ pub fn metadata(b: &Bundle, st: &UrlState, spec: &ChartSpec) -> String {
         ("sources", jarr(&sources, "  ")),
         (
             "dataset",
-            jstr("data/ of the twotower repository, bundled at build time (data/SCHEMA.md describes every field)"),
+            jstr("data/ of the twotower repository, bundled at build time (docs/data.md describes every field)"),
         ),
         ("files", jarr(&files.iter().map(|f| jstr(f)).collect::<Vec<_>>(), "  ")),
     ];

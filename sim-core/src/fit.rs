@@ -553,6 +553,9 @@ pub fn calibrate_team(
     if let Some(m) = measured_acceptance {
         base.acceptance.insert(s.model.id.clone(), m.per_token);
         fixed.push(s.model.id.clone());
+    } else if s.model.draft_tokens <= 0.0 {
+        // A model that drafts nothing has no acceptance for the points to inform: it is no free coordinate.
+        fixed.push(s.model.id.clone());
     }
     let coefficients =
         fit_fixing(&base, &scenarios, &points, FitSet::Single, TEAM_PRIOR_WEIGHT, &|_, _| None, Some(&fixed))

@@ -82,7 +82,6 @@ pub fn model_spec(m: &ModelFile) -> ModelSpec {
         },
         layers: si(&a.layers),
         hidden_size: si(&a.hidden_size),
-        lm_head_params: a.vocab_size.as_ref().map_or(0.0, |v| si(v) * si(&a.hidden_size)).max(0.0),
         routed_experts: si(&a.routed_experts),
         experts_per_token: si(&a.experts_per_token),
         compute_bits: si(&a.compute_bits),
@@ -337,15 +336,14 @@ pub fn resolve(ds: &Dataset, file: &str, sc: &ScenarioFile) -> Result<Scenario, 
             }
         },
     };
-    if hardware.is_none() {
-        errs.push(
-            Diagnostic::error(file, "/hardware", "unknown hardware id").with_hint("use an id from data/hardware/"),
-        );
+    if let (None, Reference::Id(id)) = (&hardware, &sc.hardware) {
+        errs.push(unknown_id(file, "/hardware", "hardware", id, ds.hardware.keys(), "hardware/"));
     }
-    if model.is_none() && errs.is_empty() {
-        errs.push(Diagnostic::error(file, "/model", "unknown model id").with_hint("use an id from data/models/"));
+    if let (None, ModelRef::Id(id)) = (&model, &sc.model) {
+        errs.push(unknown_id(file, "/model", "model", id, ds.models.keys(), "models/"));
     }
-    let (Some(hardware), Some(model)) = (hardware, model) else { return Err(errs) };
+    errs.extend(check_load(file, sc));
+    let (Some(hardware), Some(model)) = (hardware, model) else { return Err(located(ds, errs)) };
     let mut s = Scenario {
         id: sc.id.clone(),
         engine: sc.engine.clone().unwrap_or_else(|| {
@@ -383,7 +381,97 @@ pub fn resolve(ds: &Dataset, file: &str, sc: &ScenarioFile) -> Result<Scenario, 
     if errs.is_empty() {
         Ok(s)
     } else {
-        // Line and column where the file is one of the dataset's (a pointer alone is hard to find).
-        Err(errs.into_iter().map(|d| ds.locate(d)).collect())
+        Err(located(ds, errs))
     }
+}
+
+/// The most clients a scenario (or `predict --concurrency`) may ask for.
+pub const MAX_CONCURRENCY: u32 = 4096;
+
+/// What a scenario asks the model to run, checked before anything is predicted: at least one workload, every
+/// workload at least one token in and one out, every concurrency in `1..=MAX_CONCURRENCY`. A scenario file the
+/// dataset does not hold (`sim-core plan my-scenario.json`) meets no other check, and the model would otherwise
+/// predict a throughput for zero clients or for requests of no tokens.
+pub fn check_load(file: &str, sc: &ScenarioFile) -> Vec<Diagnostic> {
+    let mut errs = Vec::new();
+    if sc.workloads.is_empty() {
+        errs.push(
+            Diagnostic::error(file, "/workloads", "the scenario lists no workloads")
+                .with_hint("add at least one {\"isl\": ..., \"osl\": ...}"),
+        );
+    }
+    for (i, w) in sc.workloads.iter().enumerate() {
+        for (field, tokens) in [("isl", w.isl), ("osl", w.osl)] {
+            if tokens == 0 {
+                errs.push(
+                    Diagnostic::error(file, format!("/workloads/{i}/{field}"), format!("`{field}` is 0 tokens"))
+                        .with_hint("isl (tokens in) and osl (tokens out) count tokens per request: at least 1"),
+                );
+            }
+        }
+    }
+    if sc.concurrency.is_empty() {
+        errs.push(
+            Diagnostic::error(file, "/concurrency", "the scenario lists no concurrency levels")
+                .with_hint(format!("add the client counts to predict, each in 1..={MAX_CONCURRENCY}")),
+        );
+    }
+    for (i, c) in sc.concurrency.iter().enumerate() {
+        if *c == 0 || *c > MAX_CONCURRENCY {
+            errs.push(
+                Diagnostic::error(
+                    file,
+                    format!("/concurrency/{i}"),
+                    format!("concurrency {c} is outside 1..={MAX_CONCURRENCY}"),
+                )
+                .with_hint("concurrency counts the clients that keep one request each in flight"),
+            );
+        }
+    }
+    errs
+}
+
+/// Line and column where the file is one of the dataset's (a pointer alone is hard to find); a scenario read
+/// from elsewhere is located by its caller, which has its text.
+fn located(ds: &Dataset, errs: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    errs.into_iter().map(|d| ds.locate(d)).collect()
+}
+
+/// An id a dataset does not hold: which id, where, the ids it does hold, and the closest of them when one is
+/// near enough to be a typo.
+fn unknown_id<'a>(
+    file: &str,
+    pointer: &str,
+    what: &str,
+    id: &str,
+    known: impl Iterator<Item = &'a String>,
+    folder: &str,
+) -> Diagnostic {
+    let known: Vec<&str> = known.map(String::as_str).collect();
+    let guess = closest(id, &known).map_or(String::new(), |k| format!("did you mean `{k}`? "));
+    let list = if known.is_empty() { "none".to_string() } else { known.join(", ") };
+    Diagnostic::error(file, pointer, format!("unknown {what} id `{id}`"))
+        .with_hint(format!("{guess}known {what} ids (the dataset's {folder} files): {list}"))
+}
+
+/// The known id nearest `id` by edit distance, when at most a third of its length (and at least 2) apart.
+fn closest<'a>(id: &str, known: &[&'a str]) -> Option<&'a str> {
+    let limit = (id.chars().count() / 3).max(2);
+    known.iter().map(|k| (edit_distance(id, k), *k)).filter(|(d, _)| *d <= limit).min().map(|(_, k)| k)
+}
+
+/// Levenshtein distance over characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1).min(row[j] + 1).min(diagonal + usize::from(ca != *cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
 }

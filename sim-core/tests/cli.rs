@@ -396,6 +396,247 @@ fn a_fit_above_a_machines_microbenchmark_is_listed() {
     assert!(row.ends_with(&listed.join(", ")), "{row} against {listed:?}");
 }
 
+/// A copy of `data/` with the first claim's stated value mistranscribed (11 -> 911): a dataset `validate` finds
+/// invalid. The caller removes the folder.
+fn broken_copy(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("twotower-cli-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    copy_dir(&data(), &dir);
+    let claims = dir.join("claims.json");
+    let text = std::fs::read_to_string(&claims).expect("claims.json");
+    let first_stated = text.find("\"stated\": ").expect("a stated value") + "\"stated\": ".len();
+    std::fs::write(&claims, format!("{}9{}", &text[..first_stated], &text[first_stated..])).expect("write");
+    dir
+}
+
+/// `/dev/full` as a command's stdout or stderr: every write fails with ENOSPC.
+fn dev_full() -> Stdio {
+    Stdio::from(std::fs::OpenOptions::new().write(true).open("/dev/full").expect("/dev/full"))
+}
+
+fn scenario_path() -> PathBuf {
+    data().join("scenarios/kubis-gpt-oss-120b-dgx-spark.json")
+}
+
+/// A scenario file beside the dataset: the shipped DGX Spark scenario with `change` applied.
+fn scenario_with(tag: &str, change: impl FnOnce(&mut serde_json::Value)) -> PathBuf {
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(scenario_path()).expect("scenario")).expect("json");
+    change(&mut v);
+    let dir = std::env::temp_dir().join(format!("twotower-cli-sc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("tmp");
+    let path = dir.join(format!("{tag}.json"));
+    std::fs::write(&path, serde_json::to_string_pretty(&v).expect("text")).expect("write");
+    path
+}
+
+/// The verdict does not depend on stdout staying open: a reader that closes the pipe before anything is
+/// written leaves a finding's exit 1, quietly.
+#[test]
+fn a_closed_pipe_keeps_a_findings_exit_code() {
+    let broken = broken_copy("pipe");
+    let mut child = bin()
+        .args(["validate", "--no-model-check"])
+        .arg(&broken)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("wait");
+    let _ = std::fs::remove_dir_all(&broken);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(!err.contains("panicked") && !err.contains("writing output"), "a closed pipe is quiet: {err}");
+}
+
+/// A full disk is an IO error: exit 2 with the reason on stderr.
+#[test]
+fn output_that_cannot_be_written_exits_2_with_the_reason() {
+    for args in [vec!["plan".into(), scenario_path()], vec!["points".into(), data()]] {
+        let out = bin().args(&args).stdout(dev_full()).stderr(Stdio::piped()).output().expect("run");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("error: writing output") && err.contains("No space left on device"), "{args:?}: {err}");
+    }
+}
+
+/// `--data` naming a folder that holds several datasets is one usage error naming them, not a diagnostic for
+/// every id the copies share; and an unwritable stderr never panics.
+#[test]
+fn a_folder_of_datasets_is_one_error_and_a_failing_stderr_no_panic() {
+    let dir = std::env::temp_dir().join(format!("twotower-cli-two-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    copy_dir(&data(), &dir.join("a"));
+    copy_dir(&data(), &dir.join("b"));
+    let out = bin().arg("plan").arg(scenario_path()).arg("--data").arg(&dir).output().expect("run");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    let full = bin().arg("plan").arg(scenario_path()).arg("--data").arg(&dir).stderr(dev_full()).output().expect("run");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("holds 2 datasets") && err.contains(&dir.join("a").display().to_string()), "{err}");
+    assert_eq!(full.status.code(), Some(2), "no panic when stderr cannot be written");
+}
+
+/// A scenario asking for no clients or for requests of no tokens is refused with the file, the pointer, its
+/// line:column and a hint (exit 1: a finding about the input), and nothing is planned.
+#[test]
+fn a_scenario_of_zero_clients_or_zero_tokens_is_refused() {
+    let zero_clients = scenario_with("zero-clients", |v| v["concurrency"] = serde_json::json!([0, 4]));
+    let zero_tokens = scenario_with("zero-tokens", |v| v["workloads"] = serde_json::json!([{"isl": 0, "osl": 0}]));
+    for (path, pointers) in
+        [(&zero_clients, vec!["/concurrency/0"]), (&zero_tokens, vec!["/workloads/0/isl", "/workloads/0/osl"])]
+    {
+        let out = bin().arg("plan").arg(path).arg("--data").arg(data()).output().expect("run");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(out.stdout.is_empty(), "nothing is planned");
+        for p in pointers {
+            let located = regex::Regex::new(&format!(
+                r"--> {}:\d+:\d+ at {p}\n  = hint: ",
+                regex::escape(&path.display().to_string())
+            ))
+            .expect("regex");
+            assert!(located.is_match(&err), "{p} in {err}");
+        }
+    }
+}
+
+/// An unknown id names itself, where it is (file, pointer, line:column), the ids the dataset knows, and the
+/// closest one.
+#[test]
+fn an_unknown_id_is_named_with_its_position_and_the_known_ids() {
+    let path = scenario_with("typos", |v| {
+        v["hardware"] = "dgx-sprak".into();
+        v["model"] = "gpt-oss-12b".into();
+    });
+    let out = bin().arg("plan").arg(&path).arg("--data").arg(data()).output().expect("run");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let file = regex::escape(&path.display().to_string());
+    for (id, pointer, guess, other) in
+        [("dgx-sprak", "/hardware", "dgx-spark", "gb300-station"), ("gpt-oss-12b", "/model", "gpt-oss-120b", "glm-5.2")]
+    {
+        let located = format!(r"unknown \w+ id `{id}`\n  --> {file}:\d+:\d+ at {pointer}\n");
+        let re = format!(r"{located}  = hint: did you mean `{guess}`\? known .*{other}");
+        assert!(regex::Regex::new(&re).expect("regex").is_match(&err), "{id}: {err}");
+    }
+}
+
+/// Every mode comes from the mode enum: `--mode` refuses another value listing them all, `plan --help` names
+/// two copies behind a router.
+#[test]
+fn every_mode_is_listed_from_the_mode_enum() {
+    let out = bin().args(["predict", "--mode", "tp4"]).arg(scenario_path()).output().expect("run");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    for m in sim_core::Mode::ALL {
+        assert!(err.contains(m.name()), "{} in {err}", m.name());
+    }
+    let help = bin().args(["plan", "--help"]).output().expect("run");
+    let text = String::from_utf8_lossy(&help.stdout);
+    assert!(text.contains("dp2") && text.contains("two copies"), "{text}");
+    let dp2 =
+        bin().args(["predict", "--mode", "dp2", "--concurrency", "4"]).arg(scenario_path()).output().expect("run");
+    assert!(dp2.status.success(), "{}", String::from_utf8_lossy(&dp2.stderr));
+}
+
+/// `validate --format csv` prints its diagnostics as CSV, one a row, and nothing else.
+#[test]
+fn validate_prints_its_diagnostics_as_csv() {
+    let broken = broken_copy("csv");
+    let out = bin().args(["validate", "--no-model-check", "--format", "csv"]).arg(&broken).output().expect("run");
+    let _ = std::fs::remove_dir_all(&broken);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("file,pointer,line,column,severity,message,hint"), "{text}");
+    let rows: Vec<&str> = lines.collect();
+    let claim =
+        regex::Regex::new(r"^claims\.json,/claims/0/stated,\d+,\d+,error,claim `[^`]+` states 911 but").unwrap();
+    assert!(rows.iter().any(|r| claim.is_match(r)), "{text}");
+    let severity = regex::Regex::new(r"^[^,]+,[^,]*,\d*,\d*,(error|note),").unwrap();
+    assert!(rows.iter().all(|r| severity.is_match(r)), "every row a diagnostic, no closing line: {text}");
+}
+
+/// `validate`'s closing lines say which targets it enforces and how many of the protocol's targets are missed,
+/// the same count `report` marks MISSED.
+#[test]
+fn validate_counts_the_targets_it_enforces_and_the_protocols_misses() {
+    let validate = bin().arg("validate").arg(data()).stdout(Stdio::piped()).spawn().expect("spawn");
+    let report = bin().args(["report", "--format", "json"]).arg(data()).stdout(Stdio::piped()).spawn().expect("spawn");
+    let (validate, report) = (validate.wait_with_output().expect("wait"), report.wait_with_output().expect("wait"));
+    assert!(validate.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&report.stdout).expect("report json");
+    let rows = v["protocol"].as_array().expect("protocol rows");
+    let targets = rows.iter().filter(|r| !r["target"].is_null()).count();
+    let missed = rows.iter().filter(|r| r["met"] == false).count();
+    assert!(missed > 0, "the shipped data miss some protocol targets");
+    let text = String::from_utf8_lossy(&validate.stdout);
+    let last = text.lines().last().expect("a closing line");
+    assert!(last.starts_with("accuracy targets enforced: fitted median"), "{last}");
+    assert!(last.contains(&format!("not enforced): {missed} of {targets} missed")), "{last}");
+}
+
+/// `calibrate` leaves the draft acceptance of a model that drafts nothing out of the fit and the file, warns
+/// when a fitted efficiency exceeds the machine's microbenchmark (as `engines` lists it), names a measurement
+/// file as it was given, and writes only its file name into the description.
+#[test]
+fn calibrate_fits_only_what_the_model_has_and_names_files_as_given() {
+    let sweep = data().join("sweeps/kubis-gpt-oss-120b-dgx-spark.json");
+    let out = bin().arg("calibrate").arg(scenario_path()).arg(&sweep).output().expect("run");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("scenario json");
+    assert!(v["calibration"].get("acceptance").is_none(), "gpt-oss-120b drafts nothing: {}", v["calibration"]);
+    assert!(err.contains("warning: fitted hbm_efficiency") && err.contains("dgx-spark's microbenchmark"), "{err}");
+    let description = v["description"].as_str().expect("description");
+    assert!(description.contains("from kubis-gpt-oss-120b-dgx-spark.json:"), "{description}");
+    assert!(!description.contains(&data().display().to_string()), "no folder of this machine: {description}");
+    let bad = scenario_with("not-a-sweep", |v| v["kind"] = "sweep".into());
+    let out = bin().arg("calibrate").arg(scenario_path()).arg(&bad).output().expect("run");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains(&format!("--> {}", bad.display())) && !err.contains("sweeps/not-a-sweep"), "{err}");
+}
+
+/// `claims` lists every claim with its operands, their values, and whether the data reproduce it; exit 1 when
+/// one is not.
+#[test]
+fn claims_are_listed_with_their_operands_and_verdicts() {
+    let out = bin().args(["claims"]).arg(data()).output().expect("run");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("claim "), "{text}");
+    let row = text.lines().find(|l| l.starts_with("glm-5.2-11x-at-32 ")).expect("the 11x claim");
+    let cells: Vec<&str> = row.split("  ").map(str::trim).filter(|c| !c.is_empty()).collect();
+    assert_eq!(&cells[..5], ["glm-5.2-11x-at-32", "11x", "10.971", "0.500", "yes"], "{row}");
+    assert!(row.contains("glm-5.2 tp2 512/512 at 32") && row.contains("1525") && row.contains("139"), "{row}");
+    let json = bin().args(["claims", "--format", "json"]).arg(data()).output().expect("run");
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).expect("json");
+    let listed = v.as_array().expect("claims");
+    let shipped: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(data().join("claims.json")).expect("claims.json")).expect("json");
+    assert_eq!(listed.len(), shipped["claims"].as_array().expect("claims").len());
+    assert_eq!(listed[0]["numerator"]["value"], 1525.0);
+    let broken = broken_copy("claims");
+    let bad = bin().args(["claims", "--format", "csv"]).arg(&broken).output().expect("run");
+    let _ = std::fs::remove_dir_all(&broken);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stdout).contains("glm-5.2-11x-at-32,911x,10.971,0.500,NO,"));
+}
+
+/// The exit-code convention is in `--help`.
+#[test]
+fn the_help_states_the_exit_codes() {
+    let out = bin().arg("--help").output().expect("run");
+    let text = String::from_utf8_lossy(&out.stdout);
+    for code in ["0  success", "1  a finding", "2  usage or IO error"] {
+        assert!(text.contains(code), "{code} in {text}");
+    }
+}
+
 /// A copy of data/ with `from` replaced by `to` on line `line` (1-based) of `file`, which must hold it.
 fn data_with_typo(tag: &str, file: &str, line: usize, from: &str, to: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("twotower-cli-{tag}-{}", std::process::id()));

@@ -396,7 +396,7 @@ fn typed_at<T: DeserializeOwned>(file: &str, value: &Value, base: &str, errs: &m
         Err((pointer, inner)) => {
             errs.push(
                 Diagnostic::error(file, pointer, format!("schema: {inner}"))
-                    .with_hint("see data/SCHEMA.md for the fields this kind of file takes"),
+                    .with_hint("see docs/data.md for the fields this kind of file takes"),
             );
             None
         }

@@ -26,8 +26,8 @@ pub struct ModelDescription {
     pub active_params: f64,
     pub layers: f64,
     pub hidden_size: f64,
-    /// Vocabulary size: the LM head (vocabulary x hidden, part of `active_params`) multiplies only the
-    /// positions the engine samples. Absent: every token multiplies it.
+    /// Vocabulary size: the LM head is vocabulary x hidden parameters, part of `active_params`; it sizes an MTP
+    /// drafter's LM head per draft pass. Absent: 150,000.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vocab_size: Option<f64>,
     /// Parameters of an input embedding table apart from the LM head (vocabulary x hidden where the config does
@@ -296,7 +296,6 @@ impl ModelDescription {
             prefill_active_share: 1.0,
             layers: self.layers,
             hidden_size: self.hidden_size,
-            lm_head_params: self.vocab_size.map_or(0.0, |v| v * self.hidden_size).max(0.0),
             routed_experts: self.routed_experts,
             experts_per_token: self.experts_per_token,
             compute_bits: compute_bits_of(self.bits_per_weight),

@@ -146,9 +146,135 @@ pub fn claim_markers(ds: &Dataset, model: &str, isl: u32, osl: u32) -> Vec<Claim
         .collect()
 }
 
+/// Whether the data reproduce a claim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClaimVerdict {
+    /// The operands give the stated value within its tolerance.
+    Reproduced,
+    /// The operands give another value.
+    NotReproduced,
+    /// An operand names nothing the data hold (no such point, no number at the pointer, a zero constant).
+    NoData,
+    /// The claim says why the data cannot check it and names no operands.
+    Unverifiable,
+}
+
+impl ClaimVerdict {
+    pub fn name(self) -> &'static str {
+        match self {
+            ClaimVerdict::Reproduced => "yes",
+            ClaimVerdict::NotReproduced => "NO",
+            ClaimVerdict::NoData => "no data",
+            ClaimVerdict::Unverifiable => "unverifiable",
+        }
+    }
+
+    /// A verdict that fails the check (`sim-core claims` exits 1, `validate` reports an error).
+    pub fn fails(self) -> bool {
+        matches!(self, ClaimVerdict::NotReproduced | ClaimVerdict::NoData)
+    }
+}
+
+/// One operand of a claim and the number the data hold for it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OperandValue {
+    /// What it names, in words.
+    pub names: String,
+    pub value: Option<f64>,
+}
+
+/// A derived claim recomputed from the data: where it is, what it states, its operands' values, what they give
+/// and whether that reproduces the statement (the validator's rule, `dataset::validate::claim_reproduced`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ClaimCheck {
+    pub id: String,
+    /// The claims file and the claim's pointer in it.
+    pub file: String,
+    pub pointer: String,
+    /// As stated (`11x`, `+30%`) and as a number.
+    pub stated: String,
+    pub stated_value: f64,
+    /// What the operands give, when both hold a number.
+    pub computed: Option<f64>,
+    /// How far `computed` may land from `stated_value`.
+    pub tolerance: f64,
+    pub numerator: Option<OperandValue>,
+    pub denominator: Option<OperandValue>,
+    pub verdict: ClaimVerdict,
+    /// Why the data cannot check it, for an unverifiable claim.
+    pub unverifiable: Option<String>,
+    pub source: String,
+}
+
+/// The number an operand names: the one published point it keys (none when no point or several match), the
+/// number at a pointer of a loaded file, or a constant other than zero (a claim divides by it).
+pub fn operand_value(ds: &Dataset, points: &[MeasuredPoint], op: &Operand) -> Option<f64> {
+    match op {
+        Operand::Point(k) => match points.iter().filter(|p| p.is(k)).collect::<Vec<_>>().as_slice() {
+            [p] => Some(p.output_tok_s),
+            _ => None,
+        },
+        Operand::Pointer { file, pointer } => ds.number_at(file, pointer),
+        Operand::Constant { constant, .. } => (*constant != 0.0).then_some(*constant),
+    }
+}
+
+/// Every claim of the dataset recomputed from its points, in the dataset's order.
+pub fn check_claims(ds: &Dataset, points: &[MeasuredPoint]) -> Vec<ClaimCheck> {
+    ds.claims
+        .iter()
+        .enumerate()
+        .map(|(ci, (file, c))| {
+            // Index within its own file (claims of one file are contiguous).
+            let local = ds.claims[..ci].iter().filter(|(f, _)| f == file).count();
+            let operand = |o: &Option<Operand>| {
+                o.as_ref().map(|op| OperandValue {
+                    names: match op {
+                        Operand::Point(k) => {
+                            format!("{} {} {}/{} at {}", k.model, k.mode.name(), k.isl, k.osl, k.concurrency)
+                        }
+                        _ => describe_operand(o),
+                    },
+                    value: operand_value(ds, points, op),
+                })
+            };
+            let (numerator, denominator) = (operand(&c.numerator), operand(&c.denominator));
+            let values = numerator.as_ref().and_then(|n| n.value).zip(denominator.as_ref().and_then(|d| d.value));
+            // 0 / 0 gives no number to compare: no data, as for a missing operand.
+            let computed = values.map(|(n, d)| c.kind.value(n, d)).filter(|x| !x.is_nan());
+            let verdict = match computed {
+                _ if c.unverifiable.is_some() => ClaimVerdict::Unverifiable,
+                Some(got) if crate::dataset::validate::claim_reproduced(c, got) => ClaimVerdict::Reproduced,
+                Some(_) => ClaimVerdict::NotReproduced,
+                None => ClaimVerdict::NoData,
+            };
+            ClaimCheck {
+                id: c.id.clone(),
+                file: file.clone(),
+                pointer: format!("/claims/{local}"),
+                stated: stated_label(c),
+                stated_value: c.stated,
+                computed,
+                tolerance: crate::dataset::validate::claim_tolerance(c),
+                numerator,
+                denominator,
+                verdict,
+                unverifiable: c.unverifiable.clone(),
+                source: c.from.source.clone(),
+            }
+        })
+        .collect()
+}
+
 impl super::Workspace {
     /// Every claim of a model (all claims with `None`), with what the data give.
     pub fn claims(&self, model: Option<&str>) -> Vec<ClaimRow> {
         claims(&self.dataset, self.points(), model)
+    }
+
+    /// Every claim recomputed from the data (`sim-core claims`).
+    pub fn check_claims(&self) -> Vec<ClaimCheck> {
+        check_claims(&self.dataset, self.points())
     }
 }

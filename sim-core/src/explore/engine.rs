@@ -151,26 +151,30 @@ impl Workspace {
             fitted.iter().filter_map(|p| self.scenarios.get(&p.scenario)).map(|s| s.hardware.id.as_str()).collect();
         crate::stats::sort(&mut machines);
         machines.dedup();
+        machines.into_iter().flat_map(|machine| self.above_microbenchmarks(&profile.coefficients, machine)).collect()
+    }
+
+    /// The efficiencies of `k` above what a public microbenchmark reached on `machine` (its hardware file's
+    /// `microbenchmarks`): a fit that streams faster than the machine was measured to is a cost the physics
+    /// lacks standing in for it. Empty for a machine without microbenchmarks or without a hardware file.
+    pub fn above_microbenchmarks(&self, k: &Coefficients, machine: &str) -> Vec<AboveMeasured> {
+        // The roofline's own arithmetic, on efficiencies no microbenchmark sets: what stays NaN is unmeasured.
+        let mut measured = Coefficients {
+            hbm_efficiency: f64::NAN,
+            slow_efficiency: f64::NAN,
+            compute_efficiency: f64::NAN,
+            ..Coefficients::default()
+        };
+        let bases = practical_efficiencies(&mut measured, self.dataset.hardware.get(machine), machine);
         let mut out = Vec::new();
-        for machine in machines {
-            // The roofline's own arithmetic, on efficiencies no microbenchmark sets: what stays NaN is unmeasured.
-            let mut measured = Coefficients {
-                hbm_efficiency: f64::NAN,
-                slow_efficiency: f64::NAN,
-                compute_efficiency: f64::NAN,
-                ..Coefficients::default()
-            };
-            let bases = practical_efficiencies(&mut measured, self.dataset.hardware.get(machine), machine);
-            let k = &profile.coefficients;
-            for (name, ceiling, value) in [
-                ("hbm_efficiency", measured.hbm_efficiency, k.hbm_efficiency),
-                ("slow_efficiency", measured.slow_efficiency, k.slow_efficiency),
-                ("compute_efficiency", measured.compute_efficiency, k.compute_efficiency),
-            ] {
-                if ceiling.is_finite() && value > ceiling {
-                    let how = bases.iter().find(|b| b.starts_with(name)).cloned().unwrap_or_default();
-                    out.push(AboveMeasured { name, value, ceiling, machine: machine.to_string(), how });
-                }
+        for (name, ceiling, value) in [
+            ("hbm_efficiency", measured.hbm_efficiency, k.hbm_efficiency),
+            ("slow_efficiency", measured.slow_efficiency, k.slow_efficiency),
+            ("compute_efficiency", measured.compute_efficiency, k.compute_efficiency),
+        ] {
+            if ceiling.is_finite() && value > ceiling {
+                let how = bases.iter().find(|b| b.starts_with(name)).cloned().unwrap_or_default();
+                out.push(AboveMeasured { name, value, ceiling, machine: machine.to_string(), how });
             }
         }
         out

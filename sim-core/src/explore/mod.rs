@@ -22,7 +22,7 @@ pub mod sweep;
 pub mod target;
 pub mod verdict;
 
-pub use claims::{ClaimMarker, ClaimRow};
+pub use claims::{ClaimCheck, ClaimMarker, ClaimRow, ClaimVerdict, OperandValue};
 pub use engine::{AboveMeasured, EngineProfile};
 pub use fabric::FabricAnswer;
 pub use frontier::{FrontierAnswer, FrontierCurve, FrontierPoint, Headline, PointLatencies, XAxis};
@@ -84,6 +84,9 @@ pub struct ScenarioRun {
 pub struct CalibratedScenario {
     pub calibration: TeamCalibration,
     pub file: ScenarioFile,
+    /// Fitted efficiencies above what a microbenchmark reached on the scenario's machine (as `engines` lists
+    /// them for a profile).
+    pub above_measured: Vec<AboveMeasured>,
 }
 
 /// Fits computed once for a dataset (see `Workspace::fitted_state_json`).
@@ -363,7 +366,9 @@ impl Workspace {
             }
             return Err(diags);
         };
-        let scenario = scenario::resolve(&self.dataset, name, &file)?;
+        // The file is not one of the dataset's: its own text locates what `resolve` finds.
+        let scenario = scenario::resolve(&self.dataset, name, &file)
+            .map_err(|errs| errs.into_iter().map(|d| one.locate(d)).collect::<Vec<_>>())?;
         let (mut coefficients, mut engine) =
             self.coefficients_for(&scenario, set).map_err(|e| vec![Diagnostic::error(name, "/engine", e)])?;
         if let Some(cal) = &file.calibration {
@@ -440,7 +445,12 @@ impl Workspace {
             load: run.scenario.load,
             router: run.scenario.router,
         });
-        file.calibration = Some(calibration.coefficients.calibration_map(&run.scenario.model));
+        let mut map = calibration.coefficients.calibration_map(&run.scenario.model);
+        if run.scenario.model.draft_tokens <= 0.0 {
+            // Nothing was fitted for a model that drafts nothing (`fit::calibrate_team`): no value to carry.
+            map.remove("acceptance");
+        }
+        file.calibration = Some(map);
         file.id = format!("{}-calibrated", file.id);
         let stats = calibration.stats;
         let acceptance = calibration.measured_acceptance.map_or(String::new(), |m| {
@@ -449,10 +459,15 @@ impl Workspace {
                 m.per_token, m.tokens_per_step, m.draft_length, m.points
             )
         });
+        // The scenario's own description, closed as a sentence, then the calibration's.
+        let mut before = file.description.clone().unwrap_or_default().trim_end().to_string();
+        if !before.is_empty() && !before.ends_with(['.', '!', '?']) {
+            before.push('.');
+        }
         file.description = Some(
             format!(
-                "{} Calibrated on {} single-machine points from {from}: median error {:.1}%, 90th percentile {:.1}%.{acceptance}",
-                file.description.clone().unwrap_or_default(),
+                "{before} Calibrated on {} single-machine points from {from}: median error {:.1}%, 90th \
+                 percentile {:.1}%.{acceptance}",
                 calibration.points.len(),
                 stats.median_ape,
                 stats.p90_ape
@@ -460,7 +475,8 @@ impl Workspace {
             .trim()
             .to_string(),
         );
-        Ok(CalibratedScenario { calibration, file })
+        let above_measured = self.above_microbenchmarks(&calibration.coefficients, &run.scenario.hardware.id);
+        Ok(CalibratedScenario { calibration, file, above_measured })
     }
 
     /// Calibrates on an importer's sweep directly (the page's pasted results, `sim-core calibrate` on files).

@@ -8,8 +8,7 @@
 //!                           + linear layers' state, read once and written after each verified token (split
 //!                             across TP ranks by heads; a drafting model holds a state slot per draft token)
 //!   t_compute = 2 * (T + P_pad) * routed active params / peak at the experts' precision / tp / eta_c
-//!               + 2 * T * other active params but the LM head / peak at the dense layers' precision / tp / eta_c
-//!               + 2 * (n * (k + 1) + prompt chunks) * LM head params / that peak / tp / eta_c
+//!               + 2 * T * other active params / peak at the dense layers' precision / tp / eta_c
 //!               (P_pad: the rows the MoE kernel pads each touched expert's tokens to, in tokens: moe_padding_tokens)
 //!               + attention FLOPs at each sequence's context but the sparse indexer's
 //!                 / (BF16 peak x 0.65 x tp / head padding)
@@ -66,8 +65,6 @@ pub struct StepLoad {
     pub decode_seqs: f64,
     /// Prompt tokens prefilled in this step.
     pub prefill_tokens: f64,
-    /// Prompt chunks in this step: each computes logits at its last token only (`Engine::lm_head_rows`).
-    pub prefill_chunks: f64,
     /// KV bytes the decoding sequences read (whole model, before a tensor-parallel split).
     pub kv_read_bytes: f64,
     /// Linear-layer state the decoding sequences read and write (once read, written after each verified token;
@@ -118,7 +115,6 @@ impl StepLoad {
     /// Adds `count` prompt chunks of `n` tokens each, following `offset` already computed tokens.
     pub fn add_prefill(&mut self, m: &ModelSpec, count: f64, offset: f64, n: f64) {
         self.prefill_tokens += count * n;
-        self.prefill_chunks += count;
         self.attention_flops += count * m.attention.prefill_flops(offset, n);
         self.indexer_flops += count * m.attention.indexer_prefill_flops(offset, n);
     }
@@ -164,32 +160,19 @@ impl<'a> Engine<'a> {
         self.costs().step(load)
     }
 
-    /// Tokens of a step the LM head multiplies: vLLM V1 computes logits only where it samples, at
-    /// `logits_indices`, the last scheduled token of each request (vllm/v1/worker/gpu_model_runner.py
-    /// `_prepare_inputs`: `logits_indices = query_start_loc[1:] - 1`), plus every draft position a verify step
-    /// scores; a partial prompt chunk's sample is computed and discarded. So each decoding sequence's verified
-    /// tokens and one row per prompt chunk, never every prompt token.
-    pub fn lm_head_rows(&self, load: &StepLoad) -> f64 {
-        load.decode_seqs * (self.model.draft_tokens + 1.0) + load.prefill_chunks.min(load.prefill_tokens)
-    }
-
     /// The terms of `step` that the load does not change, for timing many steps of this engine.
     pub fn costs(&self) -> StepCosts<'_, 'a> {
         let m = self.model;
         let k = self.k;
         let tp = self.placement.tp;
         let (routed_per_token, dense_per_token) = self.weight_seconds_per_token();
-        // The LM head's share of the dense multiplies, at most all of them.
-        let dense_params = (m.active_params - m.routed_active_params()).max(0.0);
-        let lm_share = if dense_params > 0.0 { (m.lm_head_params.max(0.0) / dense_params).min(1.0) } else { 0.0 };
         let (host_routed, host_dense) = host_compute_shares(&self.placement, self.spilled_routing_share);
         StepCosts {
             e: self,
             reader: StepReader::new(m, &self.placement, self.spilled_routing_share),
             draft_touch: ExpertTouch::new(m, 1.0),
             routed_per_token,
-            dense_per_token: dense_per_token * (1.0 - lm_share),
-            lm_head_per_token: dense_per_token * lm_share,
+            dense_per_token,
             scale: 1.0 / (tp * k.compute_efficiency),
             // Attention runs at its kernels' own share of the BF16 peak, on the heads each rank computes
             // (padded); a sparse indexer's scoring runs whole on every rank, unpadded (its own kernel, all of its
@@ -254,9 +237,7 @@ pub struct StepCosts<'e, 'a> {
     draft_touch: ExpertTouch,
     /// `Engine::weight_seconds_per_token`, and the share of the peak the engine reaches on one rank.
     routed_per_token: f64,
-    /// The dense multiplies but the LM head's, and the LM head's (`Engine::lm_head_rows`), per token.
     dense_per_token: f64,
-    lm_head_per_token: f64,
     scale: f64,
     attention_rate: f64,
     indexer_rate: f64,
@@ -290,12 +271,10 @@ impl StepCosts<'_, '_> {
         let touched_uniform = || reads.touched_uniform.unwrap_or_else(|| self.reader.uniform_touch(tokens));
         let padding = moe_padding_tokens(m, k.moe_kernel, k.moe_tile_scale, tokens, touched_uniform);
         let routed_multiplied = multiplied + padding;
-        // The LM head multiplies only the rows it computes logits for.
-        let lm_head_s = self.lm_head_per_token * e.lm_head_rows(load);
         let weights_s = if padding > 0.0 {
-            (routed_per_token * routed_multiplied + dense_per_token * multiplied + lm_head_s) * scale
+            (routed_per_token * routed_multiplied + dense_per_token * multiplied) * scale
         } else {
-            ((routed_per_token + dense_per_token) * multiplied + lm_head_s) * scale
+            (routed_per_token + dense_per_token) * multiplied * scale
         };
         let compute_s = weights_s + attention_s(load.attention_flops, load.indexer_flops);
         // The multiplies of weights in CPU memory stream them over the slow path while they run: that share of
@@ -303,13 +282,9 @@ impl StepCosts<'_, '_> {
         // per step), and the rest cannot hide under the slow path.
         let (host_routed, host_dense) = (self.host_routed, self.host_dense);
         let host_compute_s = if padding > 0.0 {
-            (routed_per_token * host_routed * routed_multiplied
-                + dense_per_token * host_dense * multiplied
-                + lm_head_s * host_dense)
-                * scale
+            (routed_per_token * host_routed * routed_multiplied + dense_per_token * host_dense * multiplied) * scale
         } else {
-            ((routed_per_token * host_routed + dense_per_token * host_dense) * multiplied + lm_head_s * host_dense)
-                * scale
+            (routed_per_token * host_routed + dense_per_token * host_dense) * multiplied * scale
         };
         let comm_s = if tp > 1.0 && tokens > 0.0 {
             // Per forward pass: two all-reduces per layer, one for the vocabulary-parallel embedding and one

@@ -54,7 +54,7 @@ pub struct Coefficients {
     /// Tokens one engine step takes at most (vLLM's `--max-num-batched-tokens`); 0: the engine's own default for
     /// the GPU it runs on (`Coefficients::batch_limits`).
     pub prefill_chunk_tokens: f64,
-    /// Tokens per KV cache block (vLLM's default `--block-size` 16, reported elsewhere: DOMAIN.md 3c), one value
+    /// Tokens per KV cache block (vLLM's default `--block-size` 16, reported elsewhere: docs/domain.md 3c), one value
     /// per engine build whatever the model. vLLM picks larger pages for some backends: FlashMLA's kernels take
     /// 64-token blocks (vllm/v1/attention/backends/mla/flashmla.py), and a hybrid model's attention pages grow
     /// until one holds a linear layer's whole state (`HybridAttentionMambaModelConfig` in
@@ -103,7 +103,7 @@ pub struct Coefficients {
     pub acceptance: std::collections::BTreeMap<String, f64>,
     /// Per-model routing share of the experts that spill to CPU memory, relative to uniform routing (fitted per
     /// model that spills, on its points; prior 1.0 = uniform). Below 1 means the engine offloaded colder
-    /// experts: DOMAIN.md's "a skew parameter is legitimate if it is calibrated and reported".
+    /// experts: docs/domain.md's "a skew parameter is legitimate if it is calibrated and reported".
     pub spilled_routing_share: std::collections::BTreeMap<String, f64>,
 }
 

@@ -21,9 +21,6 @@ pub struct ModelSpec {
     pub prefill_active_share: f64,
     pub layers: f64,
     pub hidden_size: f64,
-    /// Parameters of the LM head (vocabulary x hidden), part of `active_params`: vLLM multiplies it only at the
-    /// positions it samples from (`lm_head_rows`). 0: not given, and every token multiplies it.
-    pub lm_head_params: f64,
     pub routed_experts: f64,
     pub experts_per_token: f64,
     /// Precision of the routed experts' multiplies (a 4-bit format computes at FP4, 8 bits at FP8, wider at BF16).

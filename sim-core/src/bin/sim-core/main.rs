@@ -8,7 +8,7 @@ mod render;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use fsio::{load_dir, read_seeds};
-use out::Out;
+use out::{warn, Out, OutState};
 use sim_core::dataset::{self, SourceText};
 use sim_core::diagnostic::{self, Diagnostic};
 use sim_core::explore::{ScenarioRun, Workspace};
@@ -17,11 +17,25 @@ use sim_core::Mode;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+/// The exit codes, as `--help` states them.
+const EXIT_CODES: &str = "Exit status:
+  0  success: the data are valid, the claims reproduce, the answer was written
+  1  a finding: the dataset, a scenario file or a measurement file is invalid (every problem is listed on stderr
+     with its file, JSON pointer, line:column and a hint), or a claim the data do not reproduce
+  2  usage or IO error: bad arguments (e.g. --concurrency 0), a file or folder that cannot be read, or output
+     that cannot be written (a full disk). A reader that closes the pipe early (`| head`) ends output quietly
+     and keeps the status a finding gave.";
+
 #[derive(Parser)]
 #[command(
     name = "sim-core",
     version,
-    about = "Validate the twotower datasets and predict what a second GPU machine buys for LLM inference"
+    about = "Validate the twotower datasets and predict what a second GPU machine buys for LLM inference",
+    long_about = format!(
+        "Validate the twotower datasets and predict what a second GPU machine buys for LLM inference.\n\n{EXIT_CODES}"
+    ),
+    after_help = "Exit status: 0 success, 1 a finding (invalid data, a claim not reproduced), 2 usage or IO error \
+                  (`--help` says more)."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -43,7 +57,8 @@ enum FitArg {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Check every data file against the schema and for meaning, and the model against the accuracy targets.
+    /// Check every data file against the schema and for meaning, and the model against the accuracy targets
+    /// `data/accuracy.json` enforces (the protocol's targets are counted, `report` lists them).
     Validate {
         dir: PathBuf,
         /// Directory of the seed texts; when given, every quote must occur verbatim in its seed.
@@ -52,6 +67,15 @@ enum Command {
         /// Skip the model accuracy check (schema and meaning only).
         #[arg(long)]
         no_model_check: bool,
+        /// table: diagnostics as cargo prints them and a closing line; csv: one diagnostic a row
+        /// (file,pointer,line,column,severity,message,hint); json: the diagnostics as an array.
+        #[arg(long, value_enum, default_value = "table")]
+        format: Format,
+    },
+    /// Every derived claim of the dataset's claims files (the report's "11x", "+30%"): its operands, their
+    /// values, and whether the data reproduce the stated figure (exit 1 when one is not reproduced).
+    Claims {
+        dir: PathBuf,
         #[arg(long, value_enum, default_value = "table")]
         format: Format,
     },
@@ -65,9 +89,9 @@ enum Command {
     Predict {
         scenario: PathBuf,
         /// Only this mode (default: the scenario's modes).
-        #[arg(long)]
-        mode: Option<String>,
-        /// Comma-separated concurrency levels (default: the scenario's).
+        #[arg(long, value_parser = mode_parser())]
+        mode: Option<Mode>,
+        /// Comma-separated concurrency levels, each in 1..=4096 (default: the scenario's).
         #[arg(long, value_delimiter = ',')]
         concurrency: Vec<u32>,
         /// Dataset directory the scenario's ids refer to (default: the scenario's parent's parent).
@@ -90,8 +114,9 @@ enum Command {
         #[arg(long)]
         sensitivity: bool,
     },
-    /// What a second machine buys: one machine, TP2 and PD across the scenario's concurrency range, with a
-    /// recommendation.
+    /// What a second machine buys: one machine, TP2, PD and two copies behind a router (dp2) across the
+    /// scenario's concurrency range, with a recommendation.
+    #[command(long_about = plan_about())]
     Plan {
         scenario: PathBuf,
         /// Dataset directory the scenario's ids refer to (default: the scenario's parent's parent).
@@ -159,26 +184,65 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // `--help` and `--version` (status 0) and usage errors (2), printed here so that a failed write of the
+        // help is an IO error too.
+        Err(e) => {
+            let printed = e.print();
+            let failed = printed.is_err_and(|p| p.kind() != std::io::ErrorKind::BrokenPipe);
+            return ExitCode::from(if failed { USAGE } else { e.exit_code().clamp(0, 255) as u8 });
+        }
+    };
     let mut out = Out::stdout();
-    let code = match run(cli.command, &mut out) {
+    let result = run(cli.command, &mut out);
+    let written = out.finish();
+    let code = match result {
         Ok(code) => code,
         Err(CliError::Usage(msg)) => {
-            eprintln!("error: {msg}");
-            ExitCode::from(2)
+            warn(&format!("error: {msg}"));
+            USAGE
         }
         Err(CliError::Invalid(diags)) => {
             for d in &diags {
-                eprintln!("{d}");
+                warn(&d.to_string());
             }
-            ExitCode::from(1)
+            FINDING
         }
     };
-    // A reader that closed the pipe early (`| head`) is not an error.
-    if out.broken_pipe() {
-        return ExitCode::SUCCESS;
+    // A write that failed is an IO error whatever the command found; a reader that closed the pipe is not, and
+    // leaves the command's own status (a finding stays 1).
+    match written {
+        OutState::Failed(e) => {
+            warn(&format!("error: writing output: {e}"));
+            ExitCode::from(USAGE)
+        }
+        OutState::Open | OutState::Closed => ExitCode::from(code),
     }
-    code
+}
+
+/// Exit status of a finding: invalid data or input files, a claim the data do not reproduce.
+const FINDING: u8 = 1;
+/// Exit status of a usage or IO error.
+const USAGE: u8 = 2;
+
+/// `--mode`'s values, from the mode enum itself: clap lists them in `--help` and in the error for any other.
+fn mode_parser() -> impl clap::builder::TypedValueParser<Value = Mode> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(Mode::ALL.map(Mode::name))
+        .map(|name: String| Mode::parse(&name).unwrap_or(Mode::Single))
+}
+
+/// `plan --help`: the modes it compares, from the mode enum.
+fn plan_about() -> String {
+    let modes: Vec<String> = Mode::ALL.iter().map(|m| format!("  {:<7} {}", m.name(), m.label())).collect();
+    format!(
+        "What a second machine buys: every mode across the scenario's concurrency range, with a recommendation.\n\n\
+         Modes:\n{}\n\n\
+         The scenario file is checked first: unknown hardware or model ids, a workload of 0 tokens and a concurrency \
+         outside 1..=4096 are findings (exit 1) naming the file, the JSON pointer and its line:column.",
+        modes.join("\n")
+    )
 }
 
 enum CliError {
@@ -195,6 +259,7 @@ fn fit_set(f: FitArg) -> FitSet {
 
 /// Reads a dataset directory into a workspace; IO problems are usage errors, data problems are diagnostics.
 fn open_workspace(dir: &Path, seeds: Option<&Path>) -> Result<Workspace, CliError> {
+    one_dataset(dir)?;
     let files = load_dir(dir).map_err(CliError::Usage)?;
     if files.is_empty() {
         return Err(CliError::Usage(format!("{}: no .json files found", dir.display())));
@@ -216,16 +281,71 @@ fn open_valid(dir: &Path) -> Result<Workspace, CliError> {
     }
 }
 
+/// A folder given as a dataset that is none but holds datasets below it (`--data ~/datasets` over `a/` and `b/`)
+/// would load them all as one and report every id of one clashing with the other's: say so once instead.
+fn one_dataset(dir: &Path) -> Result<(), CliError> {
+    if dir.join(SOURCES).is_file() || !dir.is_dir() {
+        return Ok(());
+    }
+    let mut found = Vec::new();
+    datasets_below(dir, 3, &mut found);
+    found.sort();
+    match found.as_slice() {
+        [] => Ok(()),
+        [one] => Err(CliError::Usage(format!(
+            "{}: not a dataset (no {SOURCES}), but it holds one: pass {}",
+            dir.display(),
+            one.display()
+        ))),
+        many => Err(CliError::Usage(format!(
+            "{}: not a dataset (no {SOURCES}), but it holds {} datasets: {}; pass one of them",
+            dir.display(),
+            many.len(),
+            many.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+        ))),
+    }
+}
+
+/// The file every dataset has at its root.
+const SOURCES: &str = "sources.json";
+
+/// Folders below `dir` (down to `depth` levels) that hold a `sources.json`, not looking inside those.
+fn datasets_below(dir: &Path, depth: u32, found: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if !path.is_dir() {
+            continue;
+        }
+        if path.join(SOURCES).is_file() {
+            found.push(path);
+        } else if depth > 1 {
+            datasets_below(&path, depth - 1, found);
+        }
+    }
+}
+
 /// Reads a scenario file and resolves it against its dataset (given, or the scenario's grandparent folder).
+/// Diagnostics name the file as it was given.
 fn open_scenario(path: &Path, data: Option<PathBuf>, set: FitSet) -> Result<(Workspace, ScenarioRun), CliError> {
     let text = read_text(path)?;
     let data_dir = match data {
-        Some(dir) => dir,
+        Some(dir) if dir.join(SOURCES).is_file() => dir,
+        Some(dir) if !dir.is_dir() => {
+            return Err(CliError::Usage(format!("--data {}: no such folder", dir.display())));
+        }
+        Some(dir) => {
+            one_dataset(&dir)?;
+            return Err(CliError::Usage(format!(
+                "--data {}: not a dataset (no {SOURCES}); pass the folder the scenario's ids refer to (the \
+                 bundled one is data/)",
+                dir.display()
+            )));
+        }
         None => default_dataset_of(path)?,
     };
     let ws = open_valid(&data_dir)?;
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let run = ws.scenario_from_text(&name, &text, set).map_err(CliError::Invalid)?;
+    let run = ws.scenario_from_text(&path.display().to_string(), &text, set).map_err(CliError::Invalid)?;
     Ok((ws, run))
 }
 
@@ -235,7 +355,7 @@ fn open_scenario(path: &Path, data: Option<PathBuf>, set: FitSet) -> Result<(Wor
 fn default_dataset_of(scenario: &Path) -> Result<PathBuf, CliError> {
     let dir = scenario.parent().and_then(Path::parent).map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
     let dir = if dir.as_os_str().is_empty() { PathBuf::from(".") } else { dir };
-    if dir.join("sources.json").is_file() {
+    if dir.join(SOURCES).is_file() {
         Ok(dir)
     } else {
         Err(CliError::Usage(format!(
@@ -251,7 +371,7 @@ fn read_text(path: &Path) -> Result<String, CliError> {
     std::fs::read_to_string(path).map_err(|e| CliError::Usage(format!("{}: {e}", path.display())))
 }
 
-fn run(cmd: Command, out: &mut Out) -> Result<ExitCode, CliError> {
+fn run(cmd: Command, out: &mut Out) -> Result<u8, CliError> {
     match cmd {
         Command::Validate { dir, seeds, no_model_check, format } => {
             let ws = open_workspace(&dir, seeds.as_deref())?;
@@ -264,34 +384,55 @@ fn run(cmd: Command, out: &mut Out) -> Result<ExitCode, CliError> {
             }
             diagnostic::sort(&mut diags);
             let errors = diags.iter().filter(|d| d.is_error()).count();
-            if format == Format::Json {
-                out.line(&render::json(&diags));
-            } else {
-                for d in &diags {
-                    out.line(&d.to_string());
-                }
-                if errors == 0 {
-                    out.line(&format!(
-                        "ok: {} files, {} points, {} claims valid{}{}",
-                        ws.dataset.raw.len(),
-                        ws.points().len(),
-                        ws.dataset.claims.len(),
-                        if seeds.is_some() { ", quotes verbatim in the seeds" } else { "" },
-                        if no_model_check { "" } else { ", model within the enforced accuracy targets" }
-                    ));
-                    if let Some(summary) = (!no_model_check).then(|| ws.accuracy_summary()).flatten() {
-                        out.line(&summary.to_string());
+            match format {
+                Format::Json => out.line(&render::json(&diags)),
+                Format::Csv => out.table(&render::diagnostics(&diags), true, false),
+                Format::Table => {
+                    for d in &diags {
+                        out.line(&d.to_string());
                     }
-                } else {
-                    out.line(&format!("{errors} error(s) in {}", dir.display()));
+                    if errors == 0 {
+                        out.line(&format!(
+                            "ok: {} files, {} points, {} claims valid{}{}",
+                            ws.dataset.raw.len(),
+                            ws.points().len(),
+                            ws.dataset.claims.len(),
+                            if seeds.is_some() { ", quotes verbatim in the seeds" } else { "" },
+                            if no_model_check { "" } else { ", model within the enforced accuracy targets" }
+                        ));
+                        if let Some(summary) = (!no_model_check).then(|| ws.accuracy_summary()).flatten() {
+                            out.line(&summary.to_string());
+                        }
+                    } else {
+                        out.line(&format!("{errors} error(s) in {}", dir.display()));
+                    }
                 }
             }
-            Ok(if errors == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+            Ok(if errors == 0 { 0 } else { FINDING })
+        }
+        Command::Claims { dir, format } => {
+            let ws = open_workspace(&dir, None)?;
+            if !ws.is_valid() {
+                warn(&format!(
+                    "note: {} has {} error(s) (`sim-core validate {}` lists them); claims are recomputed from what \
+                     loaded",
+                    dir.display(),
+                    ws.errors().len(),
+                    dir.display()
+                ));
+            }
+            let checks = ws.check_claims();
+            if format == Format::Json {
+                out.line(&render::json(&checks));
+            } else {
+                out.table(&render::claims(&checks), format == Format::Csv, false);
+            }
+            Ok(if checks.iter().any(|c| c.verdict.fails()) { FINDING } else { 0 })
         }
         Command::Points { dir, format } => {
             let ws = open_valid(&dir)?;
             out.table(&render::points(ws.points()), format == Format::Csv, format == Format::Json);
-            Ok(ExitCode::SUCCESS)
+            Ok(0)
         }
         Command::Plan { scenario, data, engine, format } => {
             let (ws, mut run) = open_scenario(&scenario, data, FitSet::All)?;
@@ -310,21 +451,21 @@ fn run(cmd: Command, out: &mut Out) -> Result<ExitCode, CliError> {
                     }
                 }
             }
-            Ok(ExitCode::SUCCESS)
+            Ok(0)
         }
         Command::Predict { scenario, mode, concurrency, data, fit, format } => {
             let (_, run) = open_scenario(&scenario, data, fit_set(fit))?;
             let modes = match mode {
-                Some(m) => vec![Mode::parse(&m)
-                    .ok_or_else(|| CliError::Usage(format!("unknown mode `{m}`; use single, tp2 or pd")))?],
+                Some(m) => vec![m],
                 None => run.scenario.modes.clone(),
             };
-            let conc = if concurrency.is_empty() { run.scenario.concurrency.clone() } else { concurrency };
-            if let Some(bad) = conc.iter().find(|c| **c == 0 || **c > 4096) {
-                return Err(CliError::Usage(format!("concurrency {bad} outside 1..=4096")));
+            let max = sim_core::scenario::MAX_CONCURRENCY;
+            if let Some(bad) = concurrency.iter().find(|c| **c == 0 || **c > max) {
+                return Err(CliError::Usage(format!("--concurrency {bad}: outside 1..={max}")));
             }
+            let conc = if concurrency.is_empty() { run.scenario.concurrency.clone() } else { concurrency };
             out.table(&render::predictions(&run.predict(&modes, &conc)), format == Format::Csv, format == Format::Json);
-            Ok(ExitCode::SUCCESS)
+            Ok(0)
         }
         Command::Report { dir, fit, format, sensitivity } => {
             let ws = open_valid(&dir)?;
@@ -344,7 +485,7 @@ fn run(cmd: Command, out: &mut Out) -> Result<ExitCode, CliError> {
                     }
                 }
                 out.line(&render::json(&v));
-                return Ok(ExitCode::SUCCESS);
+                return Ok(0);
             }
             out.table(&render::report_rows(r), format == Format::Csv, false);
             if format == Format::Table {
@@ -363,31 +504,43 @@ fn run(cmd: Command, out: &mut Out) -> Result<ExitCode, CliError> {
                     }
                 }
             }
-            Ok(ExitCode::SUCCESS)
+            Ok(0)
         }
         Command::Calibrate { scenario, measurements, data } => {
             let (ws, run) = open_scenario(&scenario, data, FitSet::All)?;
             let mut files = Vec::new();
             for m in &measurements {
-                let name = m.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-                files.push(SourceText { path: format!("sweeps/{name}"), text: read_text(m)? });
+                // Diagnostics name each file as it was given.
+                files.push(SourceText { path: m.display().to_string(), text: read_text(m)? });
             }
             let (mds, diags) = dataset::load(&files);
             let errors: Vec<Diagnostic> = diags.into_iter().filter(Diagnostic::is_error).collect();
             if !errors.is_empty() {
                 return Err(CliError::Invalid(errors));
             }
-            let from = measurements.iter().map(|m| m.display().to_string()).collect::<Vec<_>>().join(", ");
+            // The description travels with the scenario file: file names, not this machine's folders.
+            let from = measurements
+                .iter()
+                .map(|m| m.file_name().map_or_else(|| m.display().to_string(), |n| n.to_string_lossy().into_owned()))
+                .collect::<Vec<_>>()
+                .join(", ");
             let cal = ws.calibrate(&run, &mds.points(), &from).map_err(CliError::Usage)?;
             let stats = cal.calibration.stats;
-            eprintln!(
+            warn(&format!(
                 "calibrated on {} points: median error {:.1}%, 90th percentile {:.1}%",
                 cal.calibration.points.len(),
                 stats.median_ape,
                 stats.p90_ape
-            );
+            ));
+            for a in &cal.above_measured {
+                warn(&format!(
+                    "warning: fitted {} {:.3} is above {:.3}, {}'s microbenchmark: a cost the model lacks stands \
+                     in for it\n  = microbenchmark: {}",
+                    a.name, a.value, a.ceiling, a.machine, a.how
+                ));
+            }
             out.line(&render::json(&cal.file));
-            Ok(ExitCode::SUCCESS)
+            Ok(0)
         }
         Command::DescribeModel { config, id, bits, dense_bits, draft_tokens, kv_cache_dtype } => {
             let text = read_text(&config)?;
@@ -406,7 +559,7 @@ fn run(cmd: Command, out: &mut Out) -> Result<ExitCode, CliError> {
                 .ok_or_else(|| CliError::Usage(format!("unknown --kv-cache-dtype `{kv_cache_dtype}`")))?;
             d.to_spec().map_err(|e| CliError::Usage(format!("{}: {e}", config.display())))?;
             out.line(&render::json(&serde_json::json!({ "describe": d })));
-            Ok(ExitCode::SUCCESS)
+            Ok(0)
         }
         Command::Schema { dir } => {
             std::fs::create_dir_all(&dir).map_err(|e| CliError::Usage(format!("{}: {e}", dir.display())))?;
@@ -415,12 +568,12 @@ fn run(cmd: Command, out: &mut Out) -> Result<ExitCode, CliError> {
                 std::fs::write(&path, text).map_err(|e| CliError::Usage(format!("{}: {e}", path.display())))?;
                 out.line(&path.display().to_string());
             }
-            Ok(ExitCode::SUCCESS)
+            Ok(0)
         }
         Command::Import { what } => match import::run(what) {
             Ok(json) => {
                 out.line(&json);
-                Ok(ExitCode::SUCCESS)
+                Ok(0)
             }
             Err(msg) => Err(CliError::Invalid(vec![msg])),
         },
@@ -454,7 +607,7 @@ fn run(cmd: Command, out: &mut Out) -> Result<ExitCode, CliError> {
             } else {
                 out.table(&render::engines(&profiles, &outside, &above), format == Format::Csv, false);
             }
-            Ok(ExitCode::SUCCESS)
+            Ok(0)
         }
         Command::Fabric { dir, format } => {
             let ws = open_valid(&dir)?;
@@ -465,7 +618,7 @@ fn run(cmd: Command, out: &mut Out) -> Result<ExitCode, CliError> {
                     out.line(&line);
                 }
             }
-            Ok(ExitCode::SUCCESS)
+            Ok(0)
         }
     }
 }

@@ -1,4 +1,5 @@
-//! Command-line output: tables as aligned text, CSV or JSON, written so a closed pipe ends output quietly.
+//! Command-line output: tables as aligned text, CSV or JSON on stdout, written so a closed pipe ends output
+//! quietly and any other failure is remembered for the exit code; messages on stderr that never panic.
 
 use std::io::{ErrorKind, Write};
 
@@ -53,36 +54,54 @@ impl Table {
     }
 }
 
-/// Stdout that stops writing once the reader is gone instead of panicking.
+/// Writes one line to stderr. A closed or failing stderr loses the line, never the exit code: unlike
+/// `eprintln!`, it does not panic.
+pub fn warn(s: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "{s}");
+}
+
+/// Stdout that stops writing at the first failure instead of panicking, and remembers what failed: a reader
+/// that closed the pipe (`| head`) ends output quietly, any other failure (a full disk, a closed descriptor) is
+/// reported once by `main` and makes the exit code 2.
 pub struct Out {
     inner: std::io::BufWriter<std::io::Stdout>,
-    broken: bool,
+    state: OutState,
+}
+
+/// What became of the output so far.
+pub enum OutState {
+    Open,
+    /// The reader went away (EPIPE): not an error, the command's own verdict stands.
+    Closed,
+    /// Writing failed otherwise.
+    Failed(std::io::Error),
 }
 
 impl Out {
     pub fn stdout() -> Self {
-        Self { inner: std::io::BufWriter::new(std::io::stdout()), broken: false }
+        Self { inner: std::io::BufWriter::new(std::io::stdout()), state: OutState::Open }
     }
 
-    pub fn broken_pipe(&mut self) -> bool {
-        if !self.broken {
+    /// Flushes what is buffered and says how the output ended.
+    pub fn finish(mut self) -> OutState {
+        if matches!(self.state, OutState::Open) {
             if let Err(e) = self.inner.flush() {
-                self.broken = e.kind() == ErrorKind::BrokenPipe || self.broken;
+                self.fail(e);
             }
         }
-        self.broken
+        self.state
+    }
+
+    fn fail(&mut self, e: std::io::Error) {
+        self.state = if e.kind() == ErrorKind::BrokenPipe { OutState::Closed } else { OutState::Failed(e) };
     }
 
     pub fn line(&mut self, s: &str) {
-        if self.broken {
+        if !matches!(self.state, OutState::Open) {
             return;
         }
         if let Err(e) = writeln!(self.inner, "{s}") {
-            // Any write error ends output; a closed pipe is the common, harmless case.
-            self.broken = true;
-            if e.kind() != ErrorKind::BrokenPipe {
-                eprintln!("error: writing output: {e}");
-            }
+            self.fail(e);
         }
     }
 

@@ -3,7 +3,8 @@
 
 use crate::out::Table;
 use sim_core::dataset::MeasuredPoint;
-use sim_core::explore::{FabricAnswer, ProtocolRow, SensitivityRow, StatedRow};
+use sim_core::diagnostic::{Diagnostic, Severity};
+use sim_core::explore::{ClaimCheck, FabricAnswer, ProtocolRow, SensitivityRow, StatedRow};
 use sim_core::model::Prediction;
 use sim_core::plan::{MeasuredMode, Plan, PublishedVerdict};
 use sim_core::report::{self, PointRole, Report};
@@ -31,6 +32,68 @@ pub fn fmt3(x: f64) -> String {
     } else {
         "inf".into()
     }
+}
+
+/// Diagnostics one a row, as `validate --format csv` prints them.
+pub fn diagnostics(diags: &[Diagnostic]) -> Table {
+    let mut t = Table::new(&["file", "pointer", "line", "column", "severity", "message", "hint"]);
+    let number = |n: Option<usize>| n.map_or(String::new(), |n| n.to_string());
+    for d in diags {
+        let severity = match d.severity {
+            Severity::Error => "error",
+            Severity::Note => "note",
+        };
+        t.row(vec![
+            d.file.clone(),
+            d.pointer.clone(),
+            number(d.line),
+            number(d.column),
+            severity.into(),
+            d.message.clone(),
+            d.hint.clone().unwrap_or_default(),
+        ]);
+    }
+    t
+}
+
+/// Every claim recomputed: what it states, what its operands hold and give, and whether that reproduces it.
+pub fn claims(checks: &[ClaimCheck]) -> Table {
+    let mut t = Table::new(&[
+        "claim",
+        "stated",
+        "computed",
+        "tolerance",
+        "reproduced",
+        "numerator",
+        "numerator_value",
+        "denominator",
+        "denominator_value",
+        "source",
+        "unverifiable",
+    ]);
+    let value = |v: Option<f64>| v.map_or("-".to_string(), fmt_num);
+    for c in checks {
+        let operand = |o: &Option<sim_core::explore::OperandValue>| match o {
+            Some(o) => (o.names.clone(), value(o.value)),
+            None => ("-".to_string(), "-".to_string()),
+        };
+        let (n, nv) = operand(&c.numerator);
+        let (d, dv) = operand(&c.denominator);
+        t.row(vec![
+            c.id.clone(),
+            c.stated.clone(),
+            c.computed.map_or("-".to_string(), |x| format!("{x:.3}")),
+            format!("{:.3}", c.tolerance),
+            c.verdict.name().to_string(),
+            n,
+            nv,
+            d,
+            dv,
+            c.source.clone(),
+            c.unverifiable.clone().unwrap_or_default(),
+        ]);
+    }
+    t
 }
 
 pub fn points(points: &[MeasuredPoint]) -> Table {

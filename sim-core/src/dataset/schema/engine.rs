@@ -152,7 +152,7 @@ impl MoeKernel {
 #[serde(rename_all = "snake_case")]
 pub enum Admission {
     /// vLLM V1: admit while the prompt's blocks are free; a running request that needs a block when none is
-    /// free preempts the newest running request, which recomputes later (DOMAIN.md 3c).
+    /// free preempts the newest running request, which recomputes later (docs/domain.md 3c).
     #[default]
     PreemptNewest,
     /// TensorRT-LLM's default capacity policy `GUARANTEED_NO_EVICT`: admit a request only when blocks for its

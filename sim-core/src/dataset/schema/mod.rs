@@ -1,4 +1,4 @@
-//! The dataset schema (version 2) as Rust types: the normative form of `data/SCHEMA.md`.
+//! The dataset schema (version 2) as Rust types: the normative form of `docs/data.md`.
 //!
 //! Every struct denies unknown fields so a typo in a data file is an error, not a silently ignored value.
 //! With the `schema` feature the types also derive `schemars::JsonSchema`: `json_schema` turns them into the

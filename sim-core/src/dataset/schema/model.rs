@@ -56,7 +56,8 @@ pub struct Architecture {
     /// `mla` (KV replicated under tensor parallel) or `gqa` (KV split across ranks).
     pub attention: String,
     /// Vocabulary size (config.json `vocab_size`): the LM head is vocabulary x hidden parameters of
-    /// `active_params`, multiplied only at the positions the engine samples. Absent: at every token.
+    /// `active_params`. The step multiplies it at every token (docs/notes.md: the LM head only where logits are
+    /// computed is measured and not yet adopted).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vocab_size: Option<Quantity>,
     /// KV heads of the layers `kv_bytes_per_token` counts (config.json `num_key_value_heads`): under `gqa` a

@@ -15,7 +15,7 @@ pub enum Flag {
     OtherCheckpoint,
     /// The run never held its stated concurrency: vLLM's `max_concurrent_requests` (the most requests in
     /// flight during any one second of the run, counted by the client over successful requests) is below
-    /// `max_concurrency`. Issue 11 reads this as a run capped by KV capacity; fewer prompts than clients or
+    /// `max_concurrency`. It reads as a run capped by KV capacity; fewer prompts than clients or
     /// failed requests do the same. The engine did not see the point's concurrency, so the fit leaves it out.
     ConcurrencyCapped,
     /// Requests were sent at a finite rate (`request_rate` not `"inf"`): arrivals, not the closed loop of

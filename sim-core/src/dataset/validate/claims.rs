@@ -1,9 +1,25 @@
 //! Claims: unique ids, operands that reach a published point or number, the stated value reproduced.
 
 use super::Checker;
-use crate::dataset::schema::Operand;
+use crate::dataset::schema::{Claim, Operand};
 use crate::dataset::MeasuredPoint;
 use std::collections::BTreeSet;
+
+/// How far the data may land from a claim's stated value: half a unit of its last stated decimal, and 5% more
+/// for a claim stated as approximate.
+pub fn claim_tolerance(c: &Claim) -> f64 {
+    let half_unit = 0.5 * 10f64.powi(-(c.decimals as i32));
+    if c.approximate {
+        half_unit + 0.05 * c.stated.abs()
+    } else {
+        half_unit + 1e-9
+    }
+}
+
+/// Whether `got`, the value the claim's operands give, reproduces what it states (`claim_tolerance`).
+pub fn claim_reproduced(c: &Claim, got: f64) -> bool {
+    (got - c.stated).abs().partial_cmp(&claim_tolerance(c)) != Some(std::cmp::Ordering::Greater)
+}
 
 impl Checker<'_> {
     pub(super) fn claims(&mut self) {
@@ -41,9 +57,7 @@ impl Checker<'_> {
             let dv = self.operand(file, &format!("{cp}/denominator"), d, &points);
             let (Some(nv), Some(dv)) = (nv, dv) else { continue };
             let got = c.kind.value(nv, dv);
-            let half_unit = 0.5 * 10f64.powi(-(c.decimals as i32));
-            let tol = if c.approximate { half_unit + 0.05 * c.stated.abs() } else { half_unit + 1e-9 };
-            if (got - c.stated).abs() > tol {
+            if !claim_reproduced(c, got) {
                 self.err(
                     file,
                     format!("{cp}/stated"),

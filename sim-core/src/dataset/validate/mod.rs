@@ -21,6 +21,7 @@ mod stated;
 mod sweep_setup;
 mod sweeps;
 
+pub use claims::{claim_reproduced, claim_tolerance};
 pub use quotes::quote_mentions;
 #[cfg(feature = "schema")]
 pub use schema_files::{check_schema_files, SCHEMA_DIR};

@@ -63,7 +63,7 @@ impl Checker<'_> {
                             &file,
                             format!("{pointer}/unit"),
                             format!("unknown unit `{}`", q.unit),
-                            "use a unit of the key's dimension (data/SCHEMA.md, Quantities)",
+                            "use a unit of the key's dimension (docs/data.md, Quantities)",
                         ),
                     },
                     OverrideValue::Number(x) if !x.is_finite() || *x < 0.0 => self.err(

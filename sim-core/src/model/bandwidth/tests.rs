@@ -15,7 +15,6 @@ fn case(hbm: f64) -> (ModelSpec, HardwareSpec) {
         prefill_active_share: 1.0,
         layers: 40.0,
         hidden_size: 4096.0,
-        lm_head_params: 0.0,
         routed_experts: 64.0,
         experts_per_token: 4.0,
         compute_bits: 8.0,
@@ -528,31 +527,3 @@ fn kv_per_rank_splits_by_heads_and_never_below_one_head() {
     assert_eq!(e.kv_split(), 4.0);
 }
 
-#[test]
-fn a_prompt_computes_logits_at_one_token_per_chunk() {
-    use crate::model::batching::StepLoad;
-    // A 2 GB LM head (1B parameters at 8 bits, of the 10B active): an 8,192-token prompt in one chunk multiplies
-    // it once, not 8,192 times; a decoding sequence drafting 3 tokens multiplies it 4 times.
-    let (mut m, hw) = case(200.0);
-    let k = Coefficients::default();
-    let step = |m: &ModelSpec, load: &StepLoad| lone_engine(m, &hw, &k).step(load).compute_s;
-    let mut prompt = StepLoad::default();
-    prompt.add_prefill(&m, 1.0, 0.0, 8192.0);
-    let every_token = step(&m, &prompt);
-    m.lm_head_params = 1e9;
-    let per_token = 2.0 * 1e9 / hw.flops_fp8 / k.compute_efficiency;
-    assert!(close(every_token - step(&m, &prompt), per_token * 8191.0), "{every_token}");
-    assert_eq!(lone_engine(&m, &hw, &k).lm_head_rows(&prompt), 1.0);
-    // Two cohorts of four chunks each: eight rows.
-    let mut chunks = StepLoad::default();
-    chunks.add_prefill(&m, 4.0, 0.0, 512.0);
-    chunks.add_prefill(&m, 4.0, 512.0, 512.0);
-    assert_eq!(lone_engine(&m, &hw, &k).lm_head_rows(&chunks), 8.0);
-    // Decode: every verified token samples, so the head costs what it did.
-    m.draft_tokens = 3.0;
-    let decode = StepLoad { decode_seqs: 16.0, ..StepLoad::default() };
-    assert_eq!(lone_engine(&m, &hw, &k).lm_head_rows(&decode), 64.0);
-    let with_head = step(&m, &decode);
-    m.lm_head_params = 0.0;
-    assert!(close(with_head, step(&m, &decode)));
-}

@@ -1,7 +1,7 @@
 //! The serving engine's closed loop, step by step: a KV block pool, admission, chunked prefill under a token
 //! budget, preemption under KV pressure, and for PD a prefill machine handing KV caches to a decode machine.
 //!
-//! What one step does (vLLM V1's scheduler, DOMAIN.md 3c):
+//! What one step does (vLLM V1's scheduler, docs/domain.md 3c):
 //! ```text
 //!   1. running requests, oldest first: decodes take k+1 tokens of the budget, unfinished prompts a chunk;
 //!      a request that needs a KV block when none is free preempts the newest running request (its blocks
