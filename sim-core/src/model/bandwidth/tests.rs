@@ -526,4 +526,3 @@ fn kv_per_rank_splits_by_heads_and_never_below_one_head() {
     e.placement = place(&m, &hw, 8.0, &k);
     assert_eq!(e.kv_split(), 4.0);
 }
-
