@@ -125,7 +125,7 @@ pub const PLAUSIBLE: [Plausible; N_GLOBAL] = [
         low: 0.3,
         high: 0.9,
         log: false,
-        why: "dense GEMMs in serving engines reach 0.3-0.9 of the spec tensor peak (the range issue 10 states); \
+        why: "dense GEMMs in serving engines reach 0.3-0.9 of the spec tensor peak; \
               below it a compute cost is missing",
     },
     Plausible {
@@ -343,7 +343,7 @@ pub fn fit_across_engines(
 }
 
 /// `fit_from`, or a team's calibration (`team`: the models whose draft acceptance it measured, held at `base`'s
-/// value instead of fitted, issue 11: a measured acceptance is not a free coefficient; see `calibrate_team`).
+/// value instead of fitted: a measured acceptance is not a free coefficient; see `calibrate_team`).
 fn fit_fixing(
     base: &Coefficients,
     scenarios: &BTreeMap<String, Scenario>,
@@ -543,7 +543,7 @@ pub fn calibrate_team(
         return Err("no unflagged single-machine points in the measurements".into());
     }
     let scenarios = BTreeMap::from([(s.id.clone(), s.clone())]);
-    // Issue 11: when the runs carry vLLM's speculative decoding counters, the draft acceptance is measured,
+    // When the runs carry vLLM's speculative decoding counters, the draft acceptance is measured,
     // not a coefficient: it is set to the pooled measurement (converted from acceptance length to the
     // model's per-token probability, `dataset::measured_acceptance`) and left out of the free coordinates, so
     // the other coefficients cannot trade against it. Without counters it is fitted as before.

@@ -50,7 +50,7 @@ pub struct ReportRow {
     pub predicted_tok_s: f64,
     /// Absolute percentage error, |predicted - measured| / measured x 100.
     pub ape: f64,
-    /// The prediction's latencies and preemptions at this point (issue 10: shown beside tok/s).
+    /// The prediction's latencies and preemptions at this point (shown beside tok/s).
     pub predicted_ttft_s: f64,
     pub predicted_tpot_s: f64,
     pub predicted_preemptions_per_request: f64,

@@ -4,6 +4,7 @@
 mod fsio;
 mod goodput;
 mod import;
+mod markdown;
 mod out;
 mod render;
 
@@ -48,6 +49,15 @@ enum Format {
     Table,
     Csv,
     Json,
+}
+
+/// `report`'s formats: the common three, and the Markdown summary the documents embed.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ReportFormat {
+    Table,
+    Csv,
+    Json,
+    Markdown,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -109,8 +119,9 @@ enum Command {
         dir: PathBuf,
         #[arg(long, value_enum, default_value = "all")]
         fit: FitArg,
+        /// `markdown`: the accuracy summary the documents embed (protocol, latencies, implausible coefficients).
         #[arg(long, value_enum, default_value = "table")]
-        format: Format,
+        format: ReportFormat,
         /// Also print how the headline errors move when each assumed value is halved and doubled (a few seconds).
         #[arg(long)]
         sensitivity: bool,
@@ -155,9 +166,10 @@ enum Command {
         /// Id to give the model (default: the config's folder name).
         #[arg(long)]
         id: Option<String>,
-        /// Bits per weight as loaded: 4.5 for NVFP4, 8 for FP8, 16 for BF16.
-        #[arg(long, default_value_t = 16.0)]
-        bits: f64,
+        /// Bits per weight as loaded: 4.5 for NVFP4, 8 for FP8, 16 for BF16 (default: what the config's
+        /// `quantization_config` says, else 16).
+        #[arg(long)]
+        bits: Option<f64>,
         /// Bits per weight of the layers outside the routed experts, when they differ (an NVFP4 checkpoint keeps
         /// attention, shared experts and the LM head at 8 or 16).
         #[arg(long)]
@@ -573,7 +585,11 @@ fn run(cmd: Command, out: &mut Out) -> Result<u8, CliError> {
             let protocol = ws.protocol();
             let sens = if sensitivity { ws.sensitivity(&ws.assumptions()) } else { Vec::new() };
             let verdicts = sim_core::report::mode_verdicts(r);
-            if format == Format::Json {
+            if format == ReportFormat::Markdown {
+                out.line(markdown::report(r, &protocol).trim_end());
+                return Ok(0);
+            }
+            if format == ReportFormat::Json {
                 let mut v = serde_json::to_value(r).unwrap_or_default();
                 if let Some(obj) = v.as_object_mut() {
                     obj.insert("verdicts".into(), serde_json::to_value(&verdicts).unwrap_or_default());
@@ -587,8 +603,8 @@ fn run(cmd: Command, out: &mut Out) -> Result<u8, CliError> {
                 out.line(&render::json(&v));
                 return Ok(0);
             }
-            out.table(&render::report_rows(r), format == Format::Csv, false);
-            if format == Format::Table {
+            out.table(&render::report_rows(r), format == ReportFormat::Csv, false);
+            if format == ReportFormat::Table {
                 for line in render::report_summary(r, &ws.stated_values(fit_set(fit))) {
                     out.line(&line);
                 }
@@ -651,7 +667,7 @@ fn run(cmd: Command, out: &mut Out) -> Result<u8, CliError> {
                     .map(|n| n.to_string_lossy().into_owned())
                     .unwrap_or_else(|| "model".into())
             });
-            let mut d = sim_core::describe::ModelDescription::from_hf_config(&id, &text, bits)
+            let mut d = sim_core::describe::ModelDescription::from_hf_config_with(&id, &text, bits)
                 .map_err(|e| CliError::Usage(format!("{}: {e}", config.display())))?;
             d.dense_bits_per_weight = dense_bits;
             d.draft_tokens = draft_tokens;

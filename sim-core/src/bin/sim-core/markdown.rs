@@ -10,7 +10,10 @@ use sim_core::stats::ErrorStats;
 fn table(header: &[&str], rows: &[Vec<String>]) -> Vec<String> {
     let cell = |s: &str| s.replace('|', "\\|");
     let mut out = vec![format!("| {} |", header.join(" | "))];
-    out.push(format!("|{}", header.iter().map(|h| if h.ends_with("APE") { "---:|" } else { "---|" }).collect::<String>()));
+    out.push(format!(
+        "|{}",
+        header.iter().map(|h| if h.ends_with("APE") { "---:|" } else { "---|" }).collect::<String>()
+    ));
     for r in rows {
         out.push(format!("| {} |", r.iter().map(|c| cell(c)).collect::<Vec<_>>().join(" | ")));
     }
@@ -40,7 +43,11 @@ fn protocol(rows: &[ProtocolRow]) -> Vec<String> {
             let e: Option<ErrorStats> = r.error;
             let target = r.target.as_ref().map_or_else(String::new, |t| {
                 let part = |name: &str, v: Option<f64>| v.map(|v| format!("{name} ≤ {v}%"));
-                [part("median", t.median_ape_max), part("p90", t.p90_ape_max)].into_iter().flatten().collect::<Vec<_>>().join(", ")
+                [part("median", t.median_ape_max), part("p90", t.p90_ape_max)]
+                    .into_iter()
+                    .flatten()
+                    .collect::<Vec<_>>()
+                    .join(", ")
             });
             let met = match r.met {
                 Some(true) => "met",
@@ -59,7 +66,7 @@ fn protocol(rows: &[ProtocolRow]) -> Vec<String> {
             ]
         })
         .collect();
-    table(&["dataset", "question", "points", "median APE", "p90 APE", "worst APE", "target", ""], &body)
+    table(&["dataset", "question", "points", "median APE", "p90 APE", "worst APE", "target", "met"], &body)
 }
 
 /// The stated latencies' errors per dataset: every one a prediction's, since no fit reads a latency.
@@ -91,7 +98,9 @@ fn latency(r: &Report) -> Vec<String> {
 fn implausible(r: &Report) -> Vec<String> {
     let rows: Vec<Vec<String>> = sim_core::fit::implausible(&r.calibration.coefficients)
         .iter()
-        .map(|x| vec![format!("`{}`", x.name), format!("{:.4}", x.value), format!("{} [{}, {}]", x.side, x.low, x.high)])
+        .map(|x| {
+            vec![format!("`{}`", x.name), format!("{:.4}", x.value), format!("{} [{}, {}]", x.side, x.low, x.high)]
+        })
         .collect();
     if rows.is_empty() {
         return vec!["Every fitted coefficient of the report's profile lies inside its plausible range.".into()];
@@ -101,16 +110,19 @@ fn implausible(r: &Report) -> Vec<String> {
 
 /// The whole Markdown report.
 pub fn report(r: &Report, rows: &[ProtocolRow]) -> String {
-    let mut out = vec!["**Throughput** (output tok/s; APE over the points each question judges):".to_string(), String::new()];
+    let mut out =
+        vec!["**Throughput** (output tok/s; APE over the points each question judges):".to_string(), String::new()];
     out.extend(protocol(rows));
     out.push(String::new());
     out.push("**Latency** where a source states it (mean TTFT and TPOT; every error is a prediction's):".into());
     out.push(String::new());
     out.extend(latency(r));
     out.push(String::new());
-    out.push("**Fitted coefficients of the GB300 report's profile outside their plausible range** (a cost the physics \
+    out.push(
+        "**Fitted coefficients of the GB300 report's profile outside their plausible range** (a cost the physics \
               still lacks):"
-        .into());
+            .into(),
+    );
     out.push(String::new());
     out.extend(implausible(r));
     out.join("\n") + "\n"
