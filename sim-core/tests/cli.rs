@@ -705,3 +705,38 @@ fn a_corrupted_schema_file_fails_validation() {
     let error = said.split("error: ").find(|e| e.contains("schema/sweep.json")).expect("the schema file is named");
     assert!(error.contains("sim-core schema data/schema"), "{error}");
 }
+
+/// `plan` with a latency target opens with the verdict and one line per mode within 100 columns, before the plan's
+/// own table; the JSON carries the whole answer under `goodput`; a percentile target and prices without a target
+/// are refused as usage errors.
+#[test]
+fn a_plan_at_a_latency_target_opens_with_the_users_each_mode_serves() {
+    let scenario = data().join("scenarios/glm-5.2.json");
+    let target = ["--slo-ttft", "2", "--slo-tpot", "50", "--price", "100000", "--power-w", "3000"];
+    let out = bin().arg("plan").arg(&scenario).args(target).output().expect("run");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).expect("utf8");
+    let summary: Vec<&str> = text.lines().take_while(|l| !l.starts_with("isl ")).collect();
+    assert!(summary.len() < text.lines().count(), "the plan's table follows the summary");
+    assert!(summary[0].starts_with("target: mean TTFT <= 2.00 s, mean TPOT <= 50.0 ms"), "{text}");
+    assert!(summary.iter().any(|l| l.starts_with("verdict: tp2 serves ")), "{text}");
+    assert!(summary.iter().any(|l| l.contains("cost/Mtok")), "{text}");
+    assert!(summary.iter().any(|l| l.starts_with("band of tok/s, two machines: pair-from-one on gb300-report")));
+    for l in &summary {
+        assert!(l.chars().count() <= 100, "wider than 100 columns: {l}");
+    }
+    let json = bin().arg("plan").arg(&scenario).args(target).args(["--format", "json"]).output().expect("run");
+    assert!(json.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).expect("json");
+    let g = &v["goodput"];
+    assert_eq!(g["workloads"][0]["verdict"]["best_pair"], "tp2", "{g}");
+    assert_eq!(g["workloads"][0]["modes"].as_array().map(Vec::len), Some(4));
+    assert!(g["workloads"][0]["modes"][1]["cost"]["usd_per_million_tokens"].as_f64().is_some_and(|c| c > 0.0));
+    assert!(g["bands"]["ttft"]["fraction"].as_f64().is_some_and(|f| f > 0.0));
+    assert!(v["rows"].is_array(), "the plan itself is still there");
+    let p90 = bin().arg("plan").arg(&scenario).args(["--slo-ttft", "2", "--slo-stat", "p90"]).output().expect("run");
+    assert_eq!(p90.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&p90.stderr).contains("predicts mean TTFT and TPOT only for now"));
+    let price = bin().arg("plan").arg(&scenario).args(["--price", "100000"]).output().expect("run");
+    assert_eq!(price.status.code(), Some(2));
+}

@@ -149,3 +149,33 @@ fn the_accuracy_summary_lists_enforced_targets_and_missed_protocol_ones() {
     let line = s.to_string();
     assert!(line.contains(&format!("{} of {} missed", missed.len(), s.protocol_targets)), "{line}");
 }
+
+/// A goodput answer's bands are the protocol's own numbers for the case closest to the scenario: glm-5.2 runs the
+/// profile fitted on the GB300 report's stations, so one machine takes that dataset's fitted error and a pair its
+/// pair-from-one error; a machine no profile was fitted on takes leave-one-out.
+#[test]
+fn a_goodput_band_is_the_protocols_number_for_the_closest_case() {
+    use sim_core::explore::confidence::Closest;
+    let ws = workspace();
+    let glm = ws.scenarios.get("glm-5.2").expect("glm-5.2").clone();
+    let closest = ws.closest_case(&glm);
+    assert_eq!(closest, Closest::SameHardware { dataset: "gb300-report".into() });
+    let bands = ws.bands(&glm);
+    let rows = ws.protocol_where(&|d, _| d == "gb300-report");
+    let median = |q: Question| {
+        rows.iter().find(|r| r.question == q).and_then(|r| r.error).map(|e| e.median_ape / 100.0).expect("an error")
+    };
+    assert_eq!(bands.single_tok_s.fraction, Some(median(Question::Fitted)));
+    assert_eq!(bands.pair_tok_s.fraction, Some(median(Question::PairFromOne)));
+    assert!(bands.pair_tok_s.provenance.starts_with("pair-from-one on gb300-report (this machine): "), "{bands:?}");
+    // The GB300 report states no latency: the band is the median over the datasets that do, and says so.
+    assert!(bands.ttft.provenance.starts_with("gb300-report states no TTFT; stated TTFT, median over "), "{bands:?}");
+    assert!(bands.ttft.fraction.is_some_and(|f| f > 0.0));
+    // A planner example on a machine no fitted profile saw.
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/scenarios/plan-minimax-m3-h200-sxm.json"),
+    )
+    .expect("scenario");
+    let run = ws.scenario_from_text("plan.json", &text, sim_core::fit::FitSet::All).expect("resolves");
+    assert_eq!(ws.closest_case(&run.scenario), Closest::Elsewhere);
+}

@@ -11,12 +11,16 @@
 //! ```
 
 pub mod claims;
+pub mod confidence;
+pub mod cost;
 pub mod engine;
 pub mod fabric;
 pub mod frontier;
 pub mod protocol;
 pub mod settings;
 pub mod sweep;
+pub mod target;
+pub mod verdict;
 
 pub use claims::{ClaimCheck, ClaimMarker, ClaimRow, ClaimVerdict, OperandValue};
 pub use engine::{AboveMeasured, EngineProfile};
@@ -25,6 +29,7 @@ pub use frontier::{FrontierAnswer, FrontierCurve, FrontierPoint, Headline, Point
 pub use protocol::{ProtocolRow, Question, SensitivityRow};
 pub use settings::{Knob, Setting};
 pub use sweep::{Curve, ErrorBand, GainAnswer, PointRow, StatedKind, StatedRow, SweepAnswer, SweepQuery};
+pub use target::{GoodputAnswer, GoodputError, GoodputQuery, LatencyStatistic, LatencyTarget};
 
 use crate::dataset::schema::{ModelRef, ScenarioFile, SweepFile, Workload, DEFAULT_ENGINE, REPORT_DATASET};
 use crate::dataset::validate::Seeds;

@@ -137,13 +137,19 @@ impl Workspace {
 
     /// Every dataset through the three questions of the protocol.
     pub fn protocol(&self) -> Vec<ProtocolRow> {
+        self.protocol_where(&|_, _| true)
+    }
+
+    /// The rows of the protocol `wanted` admits (dataset, question), in the order of `protocol`: each row is its
+    /// own fit, so a question that needs a few rows (a confidence band) pays for those only.
+    pub fn protocol_where(&self, wanted: &dyn Fn(&str, Question) -> bool) -> Vec<ProtocolRow> {
         let points = self.points();
         let base = Coefficients::default();
         let settings = self.scenario_engine_settings();
         let mut rows = Vec::new();
         let targets = self.dataset.accuracy.as_ref().map(|a| a.protocol.clone()).unwrap_or_default();
         for d in self.datasets() {
-            for q in Question::ALL {
+            for q in Question::ALL.into_iter().filter(|q| wanted(&d, *q)) {
                 let mut row = protocol_row(&self.scenarios, &settings, points, &base, &d, q);
                 // A dataset's own target wins over one for every dataset (`*`).
                 let t = targets

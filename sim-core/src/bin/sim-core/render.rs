@@ -4,7 +4,7 @@
 use crate::out::Table;
 use sim_core::dataset::MeasuredPoint;
 use sim_core::diagnostic::{Diagnostic, Severity};
-use sim_core::explore::{ClaimCheck, FabricAnswer, ProtocolRow, SensitivityRow, StatedRow};
+use sim_core::explore::{ClaimCheck, FabricAnswer, GoodputAnswer, ProtocolRow, SensitivityRow, StatedRow};
 use sim_core::model::Prediction;
 use sim_core::plan::{MeasuredMode, Plan, PublishedVerdict};
 use sim_core::report::{self, PointRole, Report};
@@ -185,10 +185,14 @@ pub fn plan_table(plan: &Plan) -> Table {
     t
 }
 
-/// The plan as JSON, with the scenario's calibration note when it has one.
-pub fn plan_json(plan: &Plan, calibration: Option<&str>) -> String {
+/// The plan as JSON, with the scenario's calibration note when it has one and the goodput answer at a latency
+/// target when one was given.
+pub fn plan_json(plan: &Plan, calibration: Option<&str>, goodput: Option<&GoodputAnswer>) -> String {
     let mut v = serde_json::to_value(plan).unwrap_or_default();
     if let Some(obj) = v.as_object_mut() {
+        if let Some(g) = goodput {
+            obj.insert("goodput".into(), serde_json::to_value(g).unwrap_or_default());
+        }
         if let Some(c) = calibration {
             obj.insert("calibration".into(), serde_json::Value::String(c.to_string()));
         }

@@ -1,0 +1,161 @@
+//! The goodput summary `plan` opens with when a latency target is given: the verdict, then one line per mode
+//! (users at the target, throughput, latencies, band, cost), no wider than `WIDTH` columns.
+
+use sim_core::explore::confidence::Band;
+use sim_core::explore::target::{seconds, GoodputAnswer, Limit, ModeGoodput, WorkloadGoodput};
+
+/// The summary's width: it opens the output, where a reader looks first, so it fits a terminal.
+pub const WIDTH: usize = 100;
+
+/// The summary as text lines, every line at most `WIDTH` columns.
+pub fn summary(a: &GoodputAnswer) -> Vec<String> {
+    let t = &a.target;
+    let mut limits = Vec::new();
+    if let Some(s) = t.ttft_s {
+        limits.push(format!("{} TTFT <= {}", t.statistic.name(), seconds(Limit::Ttft, s)));
+    }
+    if let Some(s) = t.tpot_s {
+        limits.push(format!("{} TPOT <= {}", t.statistic.name(), seconds(Limit::Tpot, s)));
+    }
+    let mut out = Vec::new();
+    let top = a.users_grid.last().copied().unwrap_or(0);
+    push_wrapped(
+        &mut out,
+        &format!("target: {}; users tried: 1, 2, 3, 4, 6, 8, 12, ... {top}", limits.join(", ")),
+        "  ",
+    );
+    for w in &a.workloads {
+        out.push(String::new());
+        out.push(format!("workload {}/{} (ISL/OSL)", w.isl, w.osl));
+        push_wrapped(&mut out, &format!("verdict: {}", w.verdict.reason), "  ");
+        if let Some(c) = &w.verdict.too_close {
+            push_wrapped(&mut out, &format!("  {c}"), "  ");
+        }
+        out.extend(mode_table(w, a.cost_inputs.is_some()));
+    }
+    out.push(String::new());
+    let b = &a.bands;
+    for (what, band) in [
+        ("tok/s, one machine", &b.single_tok_s),
+        ("tok/s, two machines", &b.pair_tok_s),
+        ("TTFT", &b.ttft),
+        ("TPOT", &b.tpot),
+    ] {
+        push_wrapped(&mut out, &format!("band of {what}: {}", band.provenance), "  ");
+    }
+    push_wrapped(
+        &mut out,
+        "users range: the users served if the predicted TTFT and TPOT were off by their bands (higher, lower)",
+        "  ",
+    );
+    if let Some(c) = &a.cost_inputs {
+        push_wrapped(
+            &mut out,
+            &format!(
+                "cost: {} per machine over {} years, {} W at {} per kWh drawn all the time, {:.0}% of the time \
+                 serving at the predicted rate (an assumption); cost per million output tokens",
+                c.machine_price_usd,
+                c.amortization_years,
+                c.machine_power_w,
+                c.electricity_usd_per_kwh,
+                c.utilization * 100.0
+            ),
+            "  ",
+        );
+    }
+    out.push(String::new());
+    out
+}
+
+/// One row per mode, aligned; a mode that serves no one shows why in place of its numbers.
+fn mode_table(w: &WorkloadGoodput, cost: bool) -> Vec<String> {
+    let mut headers = vec!["mode", "users", "range", "tok/s", "tok/s/GPU", "tok/s/user", "TTFT s", "TPOT ms", "band"];
+    if cost {
+        headers.extend(["cost/Mtok", "tok/kWh"]);
+    }
+    let rows: Vec<Vec<String>> = w.modes.iter().map(|m| mode_row(m, cost)).collect();
+    let mut widths: Vec<usize> = headers.iter().map(|h| h.len()).collect();
+    for r in rows.iter().filter(|r| r.len() == headers.len()) {
+        for (i, c) in r.iter().enumerate() {
+            widths[i] = widths[i].max(c.chars().count());
+        }
+    }
+    let line = |cells: &[String]| {
+        let s: Vec<String> = cells
+            .iter()
+            .enumerate()
+            .map(|(i, c)| if i == 0 { format!("{c:<w$}", w = widths[0]) } else { format!("{c:>w$}", w = widths[i]) })
+            .collect();
+        s.join("  ")
+    };
+    let head: Vec<String> = headers.iter().map(|h| h.to_string()).collect();
+    let mut out = vec![format!("  {}", line(&head))];
+    for r in &rows {
+        if r.len() == headers.len() {
+            out.push(format!("  {}", line(r)));
+        } else {
+            // A mode without users: its name, then the reason, cut to the width.
+            let text = format!("  {:<w$}  {}", r[0], r[1], w = widths[0]);
+            out.push(cut(&text, WIDTH));
+        }
+    }
+    out
+}
+
+fn mode_row(m: &ModeGoodput, cost: bool) -> Vec<String> {
+    let Some(a) = &m.at_target else {
+        let why = m.miss.as_ref().map_or("no load meets the target".to_string(), |x| x.text.clone());
+        return vec![m.mode.name().to_string(), format!("0 users: {why}")];
+    };
+    let users = if a.at_grid_top { format!("{}+", a.users) } else { a.users.to_string() };
+    let range = m.users_within_bands.map_or("-".to_string(), |(lo, hi)| format!("{lo}-{hi}"));
+    let mut row = vec![
+        m.mode.name().to_string(),
+        users,
+        range,
+        format!("{:.0}", a.output_tok_s),
+        format!("{:.1}", a.tok_s_per_gpu),
+        format!("{:.1}", a.tok_s_per_user),
+        format!("{:.2}", a.ttft_s),
+        format!("{:.1}", a.tpot_s * 1e3),
+        short(&m.tok_s_band),
+    ];
+    if cost {
+        let c = m.cost.as_ref();
+        row.push(c.map_or("-".into(), |c| format!("{:.2}", c.usd_per_million_tokens)));
+        row.push(c.and_then(|c| c.tokens_per_kwh).map_or("-".into(), |t| format!("{:.0}", t)));
+    }
+    row
+}
+
+fn short(b: &Band) -> String {
+    b.short()
+}
+
+/// `text` cut to `width` characters, with an ellipsis where it was cut.
+fn cut(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        return text.to_string();
+    }
+    let mut s: String = text.chars().take(width - 1).collect();
+    s.push('…');
+    s
+}
+
+/// Words of `text` wrapped at `WIDTH`, continuation lines indented by `indent`.
+fn push_wrapped(out: &mut Vec<String>, text: &str, indent: &str) {
+    let mut line = String::new();
+    for word in text.split(' ') {
+        let len = line.chars().count();
+        if len > 0 && len + 1 + word.chars().count() > WIDTH {
+            out.push(std::mem::take(&mut line));
+            line.push_str(indent);
+        } else if len > 0 && line != indent {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.trim().is_empty() {
+        out.push(line);
+    }
+}

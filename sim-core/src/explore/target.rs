@@ -1,0 +1,654 @@
+//! Goodput at a latency target: how many users (concurrent clients of the closed loop) one machine serves within
+//! a TTFT and TPOT target, how many two serve and in which mode, with every number's confidence band and, given
+//! prices, what a million output tokens costs each way.
+//!
+//! ```text
+//! users grid 1 2 3 4 6 8 12 16 24 32 48 64 ... max      per mode (plan's machinery: model::modes::Sweep)
+//!            ✓ ✓ ✓ ✓ ✓ ✗ ✓  ✗  ✗ ...                    a point meets the target when every set limit holds
+//!                        └── users at target: the largest grid load that meets it (here 12)
+//! ```
+//! Taking the largest meeting load, not the first miss, makes a looser target never serve fewer users: every
+//! load meeting a target also meets a looser one. The model predicts mean TTFT and TPOT per point; a target on a
+//! percentile is refused until it predicts per-request latencies.
+
+use super::confidence::{Band, Bands};
+use super::cost::{cost_at, Cost, CostInputs};
+use super::verdict::{verdict, GoodputVerdict};
+use super::{ScenarioRun, Workspace};
+use crate::model::bandwidth::place;
+use crate::model::modes::Sweep;
+use crate::model::Prediction;
+use crate::Mode;
+use serde::Serialize;
+
+/// The highest load the search tries unless the query says otherwise.
+pub const MAX_USERS: u32 = 1024;
+
+/// Which statistic of the per-request latencies a target holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LatencyStatistic {
+    Mean,
+    P50,
+    P90,
+    P99,
+}
+
+impl LatencyStatistic {
+    pub const ALL: [LatencyStatistic; 4] =
+        [LatencyStatistic::Mean, LatencyStatistic::P50, LatencyStatistic::P90, LatencyStatistic::P99];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            LatencyStatistic::Mean => "mean",
+            LatencyStatistic::P50 => "p50",
+            LatencyStatistic::P90 => "p90",
+            LatencyStatistic::P99 => "p99",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<LatencyStatistic> {
+        LatencyStatistic::ALL.into_iter().find(|s| s.name() == name)
+    }
+}
+
+/// A latency target: each limit that is set must hold at a load for that load to count.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct LatencyTarget {
+    /// Time to first token, seconds.
+    pub ttft_s: Option<f64>,
+    /// Time per output token once decoding, seconds.
+    pub tpot_s: Option<f64>,
+    pub statistic: LatencyStatistic,
+}
+
+/// Which limit of a target a prediction passes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Limit {
+    Ttft,
+    Tpot,
+}
+
+/// Why a goodput question has no answer.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum GoodputError {
+    #[error(
+        "the model predicts mean TTFT and TPOT only for now: a {} target needs per-request latency percentiles, \
+         which it does not compute yet",
+        .0.name()
+    )]
+    StatisticNotPredicted(LatencyStatistic),
+    #[error("a latency target needs a TTFT or a TPOT limit")]
+    NoLimit,
+    #[error("the {what} limit must be a positive number of seconds, got {value}")]
+    BadLimit { what: &'static str, value: f64 },
+    #[error("the highest load to search must be at least 1 user")]
+    NoLoad,
+    #[error("{0}")]
+    Cost(String),
+}
+
+/// The goodput question on a scenario.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GoodputQuery {
+    pub target: LatencyTarget,
+    /// The highest load tried (the grid stops at or below it).
+    pub max_users: u32,
+    /// Prices and power, when the answer should say what a million tokens costs.
+    pub cost: Option<CostInputs>,
+}
+
+/// A mode at the highest load that meets the target.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AtTarget {
+    /// Users served: concurrent clients of the closed loop.
+    pub users: u32,
+    /// The grid's top load met the target: more users may fit than the search tried.
+    pub at_grid_top: bool,
+    pub output_tok_s: f64,
+    pub tok_s_per_gpu: f64,
+    pub tok_s_per_user: f64,
+    pub ttft_s: f64,
+    pub tpot_s: f64,
+    pub bottleneck: String,
+}
+
+/// Why a mode serves no more users (or none): a limit passed, or nothing to serve with.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Miss {
+    /// The load the miss is seen at.
+    pub users: u32,
+    /// The limit that binds (the one passed by the largest factor); `None` when the mode does not fit or
+    /// produces nothing.
+    pub limit: Option<Limit>,
+    pub predicted_s: f64,
+    pub target_s: f64,
+    /// Predicted over target (`2.4` for 2.4x over).
+    pub over: f64,
+    /// In words: `TTFT 2.4 s at one user against a 1.0 s target: 2.4x over`.
+    pub text: String,
+}
+
+/// One mode's answer at the target.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ModeGoodput {
+    pub mode: Mode,
+    pub machines: u32,
+    pub gpus: f64,
+    /// Whether the model fits the mode's memory (one machine's for single, PD and two copies; the pair's for
+    /// TP2).
+    pub fits: bool,
+    /// The highest grid load meeting the target; `None` when no load does.
+    pub at_target: Option<AtTarget>,
+    /// What stops the mode: at one user when no load meets the target, else at the first grid load above
+    /// `at_target` that misses (`None` when the grid's top still meets it).
+    pub miss: Option<Miss>,
+    /// Users served if the predicted latencies were off by their band: (higher latencies, lower latencies);
+    /// `None` without latency bands.
+    pub users_within_bands: Option<(u32, u32)>,
+    /// The band of `at_target`'s tok/s (and of what follows from it: per GPU, per user, cost).
+    pub tok_s_band: Band,
+    /// Cost at the target's throughput, when the query gave prices.
+    pub cost: Option<Cost>,
+}
+
+impl ModeGoodput {
+    pub fn users(&self) -> u32 {
+        self.at_target.as_ref().map_or(0, |a| a.users)
+    }
+
+    pub fn tok_s(&self) -> f64 {
+        self.at_target.as_ref().map_or(0.0, |a| a.output_tok_s)
+    }
+
+    /// The users served as read: `1024+` where the search's top load still meets the target.
+    pub fn users_text(&self) -> String {
+        match &self.at_target {
+            Some(a) if a.at_grid_top => format!("{}+", a.users),
+            _ => self.users().to_string(),
+        }
+    }
+}
+
+/// One workload's answer.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WorkloadGoodput {
+    pub isl: u32,
+    pub osl: u32,
+    /// In `Mode::ALL` order.
+    pub modes: Vec<ModeGoodput>,
+    pub verdict: GoodputVerdict,
+}
+
+impl WorkloadGoodput {
+    pub fn get(&self, mode: Mode) -> Option<&ModeGoodput> {
+        self.modes.iter().find(|m| m.mode == mode)
+    }
+}
+
+/// The goodput answer for every workload of a scenario.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GoodputAnswer {
+    pub scenario: String,
+    pub model: String,
+    pub hardware: String,
+    pub engine: String,
+    pub target: LatencyTarget,
+    /// The loads tried, in order.
+    pub users_grid: Vec<u32>,
+    pub bands: Bands,
+    pub cost_inputs: Option<CostInputs>,
+    pub workloads: Vec<WorkloadGoodput>,
+}
+
+impl LatencyTarget {
+    /// A target on the means (what the model predicts).
+    pub fn mean(ttft_s: Option<f64>, tpot_s: Option<f64>) -> LatencyTarget {
+        LatencyTarget { ttft_s, tpot_s, statistic: LatencyStatistic::Mean }
+    }
+
+    /// Whether the model can answer for this target.
+    pub fn check(&self) -> Result<(), GoodputError> {
+        if self.statistic != LatencyStatistic::Mean {
+            return Err(GoodputError::StatisticNotPredicted(self.statistic));
+        }
+        if self.ttft_s.is_none() && self.tpot_s.is_none() {
+            return Err(GoodputError::NoLimit);
+        }
+        for (what, v) in [("TTFT", self.ttft_s), ("TPOT", self.tpot_s)] {
+            if let Some(value) = v.filter(|v| !(v.is_finite() && *v > 0.0)) {
+                return Err(GoodputError::BadLimit { what, value });
+            }
+        }
+        Ok(())
+    }
+
+    /// The limits set, each with the prediction's value: (limit, predicted, target).
+    fn limits(&self, p: &Prediction) -> Vec<(Limit, f64, f64)> {
+        let mut out = Vec::new();
+        if let Some(t) = self.ttft_s {
+            out.push((Limit::Ttft, p.ttft_s, t));
+        }
+        if let Some(t) = self.tpot_s {
+            out.push((Limit::Tpot, p.tpot_s, t));
+        }
+        out
+    }
+
+    /// Whether a prediction meets the target with its latencies scaled by `scale` (TTFT's, TPOT's): 1 for the
+    /// prediction as it is, `1 + band` to ask whether it still meets it if the latencies were that much higher.
+    pub fn meets(&self, p: &Prediction, scale: (f64, f64)) -> bool {
+        p.output_tok_s > 0.0
+            && self.limits(p).iter().all(|&(l, predicted, target)| {
+                let s = if l == Limit::Ttft { scale.0 } else { scale.1 };
+                predicted.is_finite() && predicted * s <= target
+            })
+    }
+}
+
+impl Limit {
+    pub fn name(self) -> &'static str {
+        match self {
+            Limit::Ttft => "TTFT",
+            Limit::Tpot => "TPOT",
+        }
+    }
+}
+
+/// The users grid: 1, 2, 3, 4, 6, 8, 12, 16, ... (each power of two and one and a half times it) up to `max`.
+pub fn users_grid(max: u32) -> Vec<u32> {
+    let mut out = vec![1];
+    let mut p: u32 = 2;
+    while p <= max {
+        out.push(p);
+        if let Some(h) = (p / 2).checked_mul(3).filter(|h| *h <= max) {
+            out.push(h);
+        }
+        let Some(next) = p.checked_mul(2) else { break };
+        p = next;
+    }
+    out
+}
+
+/// The index of the largest grid load whose prediction meets the target (latencies scaled by `scale`).
+pub fn highest_meeting(points: &[Prediction], target: &LatencyTarget, scale: (f64, f64)) -> Option<usize> {
+    points.iter().rposition(|p| target.meets(p, scale))
+}
+
+impl Workspace {
+    /// The goodput answer for `run`, each number with the band of its closest measured case.
+    pub fn goodput(&self, run: &ScenarioRun, q: &GoodputQuery) -> Result<GoodputAnswer, GoodputError> {
+        check(q)?;
+        run.goodput(q, &self.bands(&run.scenario))
+    }
+}
+
+impl ScenarioRun {
+    /// The goodput answer with the bands given (`Workspace::goodput` takes them from the accuracy protocol).
+    pub fn goodput(&self, q: &GoodputQuery, bands: &Bands) -> Result<GoodputAnswer, GoodputError> {
+        check(q)?;
+        let s = &self.scenario;
+        let k = &self.coefficients;
+        let grid = users_grid(q.max_users);
+        let per_machine = s.hardware.gpus.max(1.0);
+        let fits_one = place(&s.model, &s.hardware, per_machine, k);
+        let fits_two = place(&s.model, &s.hardware, 2.0 * per_machine, k);
+        let mut workloads = Vec::new();
+        for w in &s.workloads {
+            let mut sweep = Sweep::new(s, k, w.isl, w.osl);
+            let modes: Vec<ModeGoodput> = Mode::ALL
+                .into_iter()
+                .map(|mode| {
+                    let placement = if mode == Mode::Tp2 { &fits_two } else { &fits_one };
+                    let gpus = f64::from(mode.machines()) * per_machine;
+                    let points: Vec<Prediction> = if placement.fits {
+                        grid.iter().map(|&c| sweep.predict(mode, c)).collect()
+                    } else {
+                        Vec::new()
+                    };
+                    let mut m = mode_goodput(mode, gpus, &points, &q.target, bands);
+                    m.fits = placement.fits;
+                    if !placement.fits {
+                        let text = format!(
+                            "does not fit: {:.0} GB of memory missing per machine",
+                            placement.missing_bytes / 1e9
+                        );
+                        m.miss = Some(Miss {
+                            users: 1,
+                            limit: None,
+                            predicted_s: f64::NAN,
+                            target_s: f64::NAN,
+                            over: f64::INFINITY,
+                            text,
+                        });
+                    }
+                    m.cost = match (&q.cost, &m.at_target) {
+                        (Some(c), Some(a)) => cost_at(c, mode.machines(), a.output_tok_s),
+                        _ => None,
+                    };
+                    m
+                })
+                .collect();
+            let verdict = verdict(&modes);
+            workloads.push(WorkloadGoodput { isl: w.isl, osl: w.osl, modes, verdict });
+        }
+        Ok(GoodputAnswer {
+            scenario: s.id.clone(),
+            model: s.model.id.clone(),
+            hardware: s.hardware.id.clone(),
+            engine: self.engine.clone(),
+            target: q.target,
+            users_grid: grid,
+            bands: bands.clone(),
+            cost_inputs: q.cost.clone(),
+            workloads,
+        })
+    }
+}
+
+/// Refuses a question the model cannot answer, before any prediction or fit runs.
+fn check(q: &GoodputQuery) -> Result<(), GoodputError> {
+    q.target.check()?;
+    if q.max_users == 0 {
+        return Err(GoodputError::NoLoad);
+    }
+    if let Some(c) = &q.cost {
+        c.check().map_err(GoodputError::Cost)?;
+    }
+    Ok(())
+}
+
+/// One mode's answer from its predictions on the grid (empty when it does not fit; `cost` and `fits` are the
+/// caller's).
+pub fn mode_goodput(
+    mode: Mode,
+    gpus: f64,
+    points: &[Prediction],
+    target: &LatencyTarget,
+    bands: &Bands,
+) -> ModeGoodput {
+    let found = highest_meeting(points, target, (1.0, 1.0));
+    let at_target = found.map(|i| {
+        let p = &points[i];
+        let users = p.concurrency.max(1);
+        AtTarget {
+            users,
+            at_grid_top: i + 1 == points.len(),
+            output_tok_s: p.output_tok_s,
+            tok_s_per_gpu: p.output_tok_s / gpus,
+            tok_s_per_user: p.output_tok_s / f64::from(users),
+            ttft_s: p.ttft_s,
+            tpot_s: p.tpot_s,
+            bottleneck: p.bottleneck.name().to_string(),
+        }
+    });
+    // What stops it: at one user when nothing meets the target, else the first load above that misses.
+    let miss = match found {
+        None => points.first().map(|p| miss_at(p, target)),
+        Some(i) => points[i + 1..].iter().find(|p| !target.meets(p, (1.0, 1.0))).map(|p| miss_at(p, target)),
+    };
+    let users_within_bands = match (bands.ttft.fraction, bands.tpot.fraction) {
+        (Some(t), Some(p)) => {
+            let users = |scale: (f64, f64)| highest_meeting(points, target, scale).map_or(0, |i| points[i].concurrency);
+            Some((users((1.0 + t, 1.0 + p)), users(((1.0 - t).max(0.0), (1.0 - p).max(0.0)))))
+        }
+        _ => None,
+    };
+    ModeGoodput {
+        mode,
+        machines: mode.machines(),
+        gpus,
+        fits: !points.is_empty(),
+        at_target,
+        miss,
+        users_within_bands,
+        tok_s_band: bands.tok_s(mode).clone(),
+        cost: None,
+    }
+}
+
+/// The limit a prediction passes by the largest factor, in words.
+fn miss_at(p: &Prediction, target: &LatencyTarget) -> Miss {
+    let users = p.concurrency.max(1);
+    let at = if users == 1 { "one user".to_string() } else { format!("{users} users") };
+    if p.output_tok_s <= 0.0 {
+        return Miss {
+            users,
+            limit: None,
+            predicted_s: f64::NAN,
+            target_s: f64::NAN,
+            over: f64::INFINITY,
+            text: format!("produces no tokens at {at} (bound: {})", p.bottleneck.name()),
+        };
+    }
+    let worst = target
+        .limits(p)
+        .into_iter()
+        .map(|(l, predicted, t)| (l, predicted, t, if predicted.is_finite() { predicted / t } else { f64::INFINITY }))
+        .fold(None::<(Limit, f64, f64, f64)>, |acc, x| match acc {
+            Some(a) if a.3 >= x.3 => Some(a),
+            _ => Some(x),
+        });
+    let Some((limit, predicted, t, over)) = worst else {
+        return Miss {
+            users,
+            limit: None,
+            predicted_s: f64::NAN,
+            target_s: f64::NAN,
+            over: f64::NAN,
+            text: "no limit set".into(),
+        };
+    };
+    Miss {
+        users,
+        limit: Some(limit),
+        predicted_s: predicted,
+        target_s: t,
+        over,
+        text: format!(
+            "{} {} at {at} against a {} target: {over:.1}x over",
+            limit.name(),
+            seconds(limit, predicted),
+            seconds(limit, t)
+        ),
+    }
+}
+
+/// A latency as users read it: TTFT in seconds, TPOT in milliseconds.
+pub fn seconds(limit: Limit, s: f64) -> String {
+    match limit {
+        Limit::Ttft => format!("{s:.2} s"),
+        Limit::Tpot => format!("{:.1} ms", s * 1e3),
+    }
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::*;
+    use crate::explore::confidence::Closest;
+    use crate::model::Bottleneck;
+    use proptest::prelude::*;
+
+    /// A prediction of `mode` at `users` with the given tok/s, TTFT and TPOT.
+    pub(crate) fn point(mode: Mode, users: u32, tok_s: f64, ttft_s: f64, tpot_s: f64) -> Prediction {
+        Prediction {
+            mode,
+            isl: 1024,
+            osl: 128,
+            concurrency: users,
+            output_tok_s: tok_s,
+            ttft_s,
+            tpot_s,
+            step_s: tpot_s,
+            resident_seqs: f64::from(users),
+            max_resident_seqs: 256.0,
+            bottleneck: Bottleneck::HbmBandwidth,
+            tokens_per_step: 1.0,
+            preemptions_per_request: 0.0,
+            kv_utilization: 0.0,
+            queue_s: 0.0,
+        }
+    }
+
+    /// A mode on the grid to 64 whose TTFT and TPOT grow with load from `(ttft, tpot)` at one user.
+    pub(crate) fn curve(mode: Mode, tok_per_user: f64, ttft: f64, tpot: f64) -> Vec<Prediction> {
+        users_grid(64)
+            .into_iter()
+            .map(|u| {
+                let n = f64::from(u);
+                point(mode, u, tok_per_user * n / (1.0 + 0.02 * n), ttft * (1.0 + 0.1 * n), tpot * (1.0 + 0.02 * n))
+            })
+            .collect()
+    }
+
+    pub(crate) fn band(f: f64) -> Band {
+        Band { fraction: Some(f), provenance: format!("test {f}") }
+    }
+
+    pub(crate) fn bands(pair: f64) -> Bands {
+        Bands {
+            closest: Closest::Elsewhere,
+            single_tok_s: band(0.1),
+            pair_tok_s: band(pair),
+            ttft: band(0.5),
+            tpot: band(0.2),
+        }
+    }
+
+    pub(crate) fn modes(curves: &[Vec<Prediction>], target: &LatencyTarget, b: &Bands) -> Vec<ModeGoodput> {
+        curves.iter().map(|c| mode_goodput(c[0].mode, 8.0 * f64::from(c[0].mode.machines()), c, target, b)).collect()
+    }
+
+    #[test]
+    fn the_users_grid_steps_by_powers_of_two_and_their_halfway_points() {
+        assert_eq!(users_grid(64), [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64]);
+        assert_eq!(users_grid(1), [1]);
+        assert_eq!(users_grid(5), [1, 2, 3, 4]);
+        let g = users_grid(MAX_USERS);
+        assert_eq!((g.len(), g.last()), (20, Some(&1024)));
+        assert!(users_grid(u32::MAX).windows(2).all(|w| w[0] < w[1]), "no overflow at the top");
+    }
+
+    #[test]
+    fn the_search_takes_the_largest_load_that_meets_the_target_even_past_a_miss() {
+        // A dip in latency at 4 users (a regime change): 2 misses, 3 and 4 meet.
+        let points = [
+            point(Mode::Pd, 1, 10.0, 0.5, 0.01),
+            point(Mode::Pd, 2, 20.0, 1.5, 0.01),
+            point(Mode::Pd, 3, 30.0, 0.9, 0.01),
+            point(Mode::Pd, 4, 40.0, 0.8, 0.01),
+            point(Mode::Pd, 6, 50.0, 3.0, 0.01),
+        ];
+        let target = LatencyTarget::mean(Some(1.0), None);
+        let m = mode_goodput(Mode::Pd, 16.0, &points, &target, &bands(0.1));
+        let a = m.at_target.as_ref().expect("meets at some load");
+        assert_eq!((a.users, a.at_grid_top), (4, false));
+        assert_eq!((a.output_tok_s, a.tok_s_per_gpu, a.tok_s_per_user), (40.0, 2.5, 10.0));
+        let miss = m.miss.expect("what stops it");
+        assert_eq!((miss.users, miss.limit), (6, Some(Limit::Ttft)));
+        assert_eq!(miss.text, "TTFT 3.00 s at 6 users against a 1.00 s target: 3.0x over");
+        // With the TTFT band (50%) the load served spans what the latencies' error allows.
+        assert_eq!(m.users_within_bands, Some((1, 4)));
+    }
+
+    #[test]
+    fn a_mode_that_misses_at_one_user_says_which_limit_binds_and_by_how_much() {
+        let points = [point(Mode::Single, 1, 30.0, 2.4, 0.030), point(Mode::Single, 2, 50.0, 2.6, 0.035)];
+        let target = LatencyTarget::mean(Some(1.0), Some(0.050));
+        let m = mode_goodput(Mode::Single, 8.0, &points, &target, &bands(0.1));
+        assert!(m.at_target.is_none());
+        assert_eq!(m.users(), 0);
+        let miss = m.miss.expect("a reason");
+        assert_eq!(miss.text, "TTFT 2.40 s at one user against a 1.00 s target: 2.4x over");
+        assert!((miss.over - 2.4).abs() < 1e-12);
+        // TPOT binds when it is the limit passed by more.
+        let tight = LatencyTarget::mean(Some(3.0), Some(0.010));
+        let miss = mode_goodput(Mode::Single, 8.0, &points, &tight, &bands(0.1)).miss.expect("a reason");
+        assert_eq!(miss.text, "TPOT 30.0 ms at one user against a 10.0 ms target: 3.0x over");
+    }
+
+    #[test]
+    fn percentile_targets_are_refused_until_the_model_predicts_them() {
+        for statistic in [LatencyStatistic::P50, LatencyStatistic::P90, LatencyStatistic::P99] {
+            let t = LatencyTarget { ttft_s: Some(1.0), tpot_s: None, statistic };
+            let e = t.check().unwrap_err();
+            assert_eq!(e, GoodputError::StatisticNotPredicted(statistic));
+            assert!(e.to_string().starts_with("the model predicts mean TTFT and TPOT only for now"), "{e}");
+        }
+        assert_eq!(LatencyTarget::mean(None, None).check(), Err(GoodputError::NoLimit));
+        assert!(matches!(LatencyTarget::mean(Some(-1.0), None).check(), Err(GoodputError::BadLimit { .. })));
+        assert_eq!(LatencyStatistic::from_name("p90"), Some(LatencyStatistic::P90));
+    }
+
+    #[test]
+    fn a_shipped_scenario_answers_every_mode_with_costs_and_a_looser_target_serves_no_fewer() {
+        // The 8x H100 server under the spec roofline: no fit to wait for.
+        let files = [
+            ("sources.json", include_str!("../../../data/sources.json")),
+            ("hardware/h100-sxm.json", include_str!("../../../data/hardware/h100-sxm.json")),
+            ("models/minimax-m3.json", include_str!("../../../data/models/minimax-m3.json")),
+            ("engines/roofline.json", include_str!("../../../data/engines/roofline.json")),
+        ];
+        let files: Vec<crate::dataset::SourceText> = files
+            .into_iter()
+            .map(|(path, text)| crate::dataset::SourceText { path: path.into(), text: text.into() })
+            .collect();
+        let ws = Workspace::load(&files, None);
+        let text = include_str!("../../../data/scenarios/plan-minimax-m3-h100-sxm.json");
+        let run = ws.scenario_from_text("plan.json", text, crate::fit::FitSet::All).expect("scenario resolves");
+        let run = ws.with_engine(run, "roofline").expect("the roofline profile");
+        let q = |ttft: f64, tpot: f64| GoodputQuery {
+            target: LatencyTarget::mean(Some(ttft), Some(tpot)),
+            max_users: 256,
+            cost: Some(super::super::cost::CostInputs::with_defaults(300_000.0, 10_200.0)),
+        };
+        let tight = run.goodput(&q(1.0, 0.03), &bands(0.2)).expect("an answer");
+        let loose = run.goodput(&q(4.0, 0.08), &bands(0.2)).expect("an answer");
+        assert_eq!(tight.workloads.len(), 2);
+        for (t, l) in tight.workloads.iter().zip(&loose.workloads) {
+            assert_eq!(t.modes.len(), Mode::ALL.len());
+            for (a, b) in t.modes.iter().zip(&l.modes) {
+                assert!(b.users() >= a.users(), "{:?}: {} then {}", a.mode, a.users(), b.users());
+                if let Some(at) = &a.at_target {
+                    assert!(at.ttft_s <= 1.0 && at.tpot_s <= 0.03, "{at:?}");
+                    assert!((at.tok_s_per_gpu * a.gpus - at.output_tok_s).abs() < 1e-9);
+                    assert!(a.cost.as_ref().is_some_and(|c| c.usd_per_million_tokens > 0.0));
+                } else {
+                    assert!(a.miss.is_some() && a.cost.is_none(), "{a:?}");
+                }
+            }
+            if let Some(best) = t.verdict.best_pair {
+                assert!(t.get(best).is_some_and(|m| m.users() > 0));
+            }
+        }
+    }
+
+    proptest! {
+        /// Every load meeting a target meets a looser one, so the users served never fall as a target loosens.
+        #[test]
+        fn a_looser_target_never_serves_fewer_users(
+            latencies in proptest::collection::vec((0.01f64..10.0, 0.001f64..0.2), 1..20),
+            ttft in proptest::option::of(0.05f64..8.0),
+            tpot in proptest::option::of(0.002f64..0.15),
+            loosen in (1.0f64..4.0, 1.0f64..4.0),
+            drop_ttft in any::<bool>(),
+            drop_tpot in any::<bool>(),
+        ) {
+            let points: Vec<Prediction> = latencies
+                .iter()
+                .enumerate()
+                .map(|(i, &(a, b))| point(Mode::Tp2, i as u32 + 1, 10.0 * (i + 1) as f64, a, b))
+                .collect();
+            prop_assume!(ttft.is_some() || tpot.is_some());
+            let tight = LatencyTarget::mean(ttft, tpot);
+            // Looser: every limit raised, or dropped altogether.
+            let loose = LatencyTarget::mean(
+                ttft.map(|t| t * loosen.0).filter(|_| !drop_ttft),
+                tpot.map(|t| t * loosen.1).filter(|_| !drop_tpot),
+            );
+            let users = |t: &LatencyTarget| mode_goodput(Mode::Tp2, 16.0, &points, t, &bands(0.1)).users();
+            prop_assert!(users(&loose) >= users(&tight));
+        }
+    }
+}
