@@ -41,14 +41,7 @@ fn protocol(rows: &[ProtocolRow]) -> Vec<String> {
         .filter(|r| r.error.is_some())
         .map(|r| {
             let e: Option<ErrorStats> = r.error;
-            let target = r.target.as_ref().map_or_else(String::new, |t| {
-                let part = |name: &str, v: Option<f64>| v.map(|v| format!("{name} ≤ {v}%"));
-                [part("median", t.median_ape_max), part("p90", t.p90_ape_max)]
-                    .into_iter()
-                    .flatten()
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            });
+            let target = crate::render::target_text(r.target.as_ref(), "≤");
             let met = match r.met {
                 Some(true) => "met",
                 Some(false) => "**missed**",

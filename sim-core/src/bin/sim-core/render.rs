@@ -541,6 +541,19 @@ pub fn fabric_summary(a: &FabricAnswer) -> Vec<String> {
     ]
 }
 
+/// A protocol row's frozen target as text (`median <= 30%, p90 <= 35%`), with `le` as the comparison sign; empty
+/// without a target.
+pub fn target_text(target: Option<&sim_core::explore::protocol::Target>, le: &str) -> String {
+    target.map_or_else(String::new, |t| {
+        let part = |name: &str, v: Option<f64>| v.map(|v| format!("{name} {le} {v}%"));
+        [part("median", t.median_ape_max), part("p90", t.p90_ape_max)]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join(", ")
+    })
+}
+
 /// The accuracy protocol: per dataset, fitted error, pair predicted from one machine, and the dataset predicted
 /// from the others alone.
 pub fn protocol(rows: &[ProtocolRow]) -> Vec<String> {
@@ -562,14 +575,7 @@ pub fn protocol(rows: &[ProtocolRow]) -> Vec<String> {
             None => ("0".into(), "-".into(), "-".into()),
         };
         let worst = r.worst_ape.map_or_else(|| "-".to_string(), |w| format!("{w:.1}%"));
-        let target = r.target.as_ref().map_or_else(String::new, |t| {
-            let part = |name: &str, v: Option<f64>| v.map(|v| format!("{name} <= {v}%"));
-            [part("median", t.median_ape_max), part("p90", t.p90_ape_max)]
-                .into_iter()
-                .flatten()
-                .collect::<Vec<_>>()
-                .join(", ")
-        });
+        let target = target_text(r.target.as_ref(), "<=");
         let met = match r.met {
             Some(true) => "yes",
             Some(false) => "MISSED",
