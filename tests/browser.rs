@@ -14,8 +14,10 @@ use fantoccini::Locator;
 use serde_json::{json, Value};
 use std::time::Instant;
 
-/// 515.3 KiB measured (527,680 bytes gzipped) rounded up: a change that adds more than a few KiB says so here.
-const BUDGET_GZIP_BYTES: u64 = 516 * 1024;
+/// 524.2 KiB measured (536,755 bytes gzipped) rounded up; 527,680 before validation checked every number a quote
+/// states, describe read quantisation and refused non-decoders, and the physics corrections (+9.1 KB). A change
+/// that adds more than a few KiB says so here.
+const BUDGET_GZIP_BYTES: u64 = 525 * 1024;
 
 /// The default page's throughput chart for one model and the 8192/1024 workload (index 1 of the workload picker).
 const MINIMAX_LONG: &str = "?model=minimax-m3&workload=8192-1024";
@@ -851,7 +853,7 @@ fn bad_pastes_show_a_message_and_keep_the_page() {
                 "Array.from({length: 4096}, (_, i) => String.fromCharCode(i % 256)).join('')".into(),
                 "not valid JSON",
             ),
-            ("vision model config.json", format!("{CONVNEXT_CONFIG:?}"), "config.json has none of the fields"),
+            ("vision model config.json", format!("{CONVNEXT_CONFIG:?}"), "describe reads decoder-only language models"),
             ("state-space model config.json", format!("{MAMBA_CONFIG:?}"), "config.json has none of the fields"),
         ];
         for (what, expr, expected) in cases {
