@@ -445,8 +445,15 @@ pub fn model_check_with(ds: &Dataset, all: &Report, single: &Report) -> Vec<Diag
                 .with_hint(format!("use one of {}", crate::dataset::schema::PROTOCOL_QUESTIONS.join(", "))),
             );
         }
-        if t.median_ape_max.is_none() && t.p90_ape_max.is_none() {
-            out.push(Diagnostic::error(file, format!("/protocol/{i}"), "a target needs median_ape_max or p90_ape_max"));
+        let bounded = t.median_ape_max.is_some() || t.p90_ape_max.is_some() || t.worst_ape_max.is_some();
+        let pass_fail = t.metric == crate::dataset::schema::Metric::ModeOrder;
+        if bounded == pass_fail {
+            let msg = if pass_fail {
+                "a mode_order target is pass or fail: it takes no median_ape_max, p90_ape_max or worst_ape_max"
+            } else {
+                "a target needs median_ape_max, p90_ape_max or worst_ape_max"
+            };
+            out.push(Diagnostic::error(file, format!("/protocol/{i}"), msg));
         }
     }
     out.into_iter().map(|d| ds.locate(d)).collect()

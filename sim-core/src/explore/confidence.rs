@@ -264,6 +264,9 @@ mod tests {
             missing: None,
             target: None,
             met: None,
+            ttft: None,
+            tpot: None,
+            checks: Vec::new(),
         }
     }
 

@@ -14,7 +14,7 @@
 //! user without measurements who names their engine would.
 
 use super::Workspace;
-use crate::dataset::schema::{ModelFile, Quantity, DEFAULT_ENGINE, REPORT_DATASET};
+use crate::dataset::schema::{Metric, ModelFile, PointSet, ProtocolTarget, Quantity, DEFAULT_ENGINE, REPORT_DATASET};
 use crate::dataset::{Dataset, MeasuredPoint};
 use crate::fit::fit_across_engines;
 use crate::fit::FitSet;
@@ -65,10 +65,32 @@ pub struct ProtocolRow {
     /// The largest error of a point the question judges: nothing left unseen behind a median.
     pub worst_ape: Option<f64>,
     pub missing: Option<String>,
-    /// The frozen target of `data/accuracy.json` for this row, if any: (median, p90) maxima and where it was set.
+    /// The frozen target of `data/accuracy.json` for this row's throughput error, if any: (median, p90) maxima and
+    /// where it was set.
     pub target: Option<Target>,
     /// Whether the error meets the target (`None` without a target or without an error).
     pub met: Option<bool>,
+    /// The same fits' errors on the latencies the judged points state (TTFT and TPOT, each against the statistic
+    /// its source gives), on the points the question judges; `None` where no judged point states one.
+    pub ttft: Option<ErrorStats>,
+    pub tpot: Option<ErrorStats>,
+    /// Every other frozen target for this dataset and question (a latency, a subset of points, the modes'
+    /// order), each with what the model gives.
+    pub checks: Vec<TargetCheck>,
+}
+
+/// A frozen target other than the throughput median and p90, with the model's result.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TargetCheck {
+    pub metric: Metric,
+    pub points: Option<PointSet>,
+    pub target: Target,
+    /// The errors on the points the target reads (`None` when it reads none, or for a pass/fail target).
+    pub error: Option<ErrorStats>,
+    pub worst_ape: Option<f64>,
+    /// `None` when the target could not be judged: `missing` says why.
+    pub met: Option<bool>,
+    pub missing: Option<String>,
 }
 
 /// A target as the protocol row shows it.
@@ -76,7 +98,27 @@ pub struct ProtocolRow {
 pub struct Target {
     pub median_ape_max: Option<f64>,
     pub p90_ape_max: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub worst_ape_max: Option<f64>,
     pub source: String,
+}
+
+impl Target {
+    fn of(t: &ProtocolTarget) -> Self {
+        Target {
+            median_ape_max: t.median_ape_max,
+            p90_ape_max: t.p90_ape_max,
+            worst_ape_max: t.worst_ape_max,
+            source: t.source.clone(),
+        }
+    }
+
+    /// Whether errors with this median, p90 and worst point meet every bound the target sets.
+    fn met_by(&self, e: &ErrorStats, worst: Option<f64>) -> bool {
+        self.median_ape_max.is_none_or(|m| e.median_ape <= m)
+            && self.p90_ape_max.is_none_or(|m| e.p90_ape <= m)
+            && self.worst_ape_max.is_none_or(|m| worst.is_some_and(|w| w <= m))
+    }
 }
 
 /// How the headline errors move when one assumed value is scaled.
@@ -151,21 +193,27 @@ impl Workspace {
         for d in self.datasets() {
             for q in Question::ALL.into_iter().filter(|q| wanted(&d, *q)) {
                 let mut row = protocol_row(&self.scenarios, &settings, points, &base, &d, q);
-                // A dataset's own target wins over one for every dataset (`*`).
-                let t = targets
-                    .iter()
-                    .filter(|t| t.question == q.name() && (t.dataset == d || t.dataset == "*"))
-                    .max_by_key(|t| t.dataset == d);
+                let applies = |t: &&ProtocolTarget| t.question == q.name() && (t.dataset == d || t.dataset == "*");
+                // The throughput target over all judged points: a dataset's own wins over one for every dataset.
+                let headline = |t: &&ProtocolTarget| t.metric == Metric::Throughput && t.points.is_none();
+                let t = targets.iter().filter(applies).filter(headline).max_by_key(|t| t.dataset == d);
                 if let Some(t) = t {
-                    row.met = row.error.map(|e| {
-                        t.median_ape_max.is_none_or(|m| e.median_ape <= m)
-                            && t.p90_ape_max.is_none_or(|m| e.p90_ape <= m)
-                    });
-                    row.target = Some(Target {
-                        median_ape_max: t.median_ape_max,
-                        p90_ape_max: t.p90_ape_max,
-                        source: t.source.clone(),
-                    });
+                    let target = Target::of(t);
+                    row.met = row.error.map(|e| target.met_by(&e, row.worst_ape));
+                    row.target = Some(target);
+                }
+                // Every other target, one check each, again a dataset's own over one for every dataset.
+                let mut others: Vec<&ProtocolTarget> =
+                    targets.iter().filter(applies).filter(|t| !headline(t)).collect();
+                others.sort_by_key(|t| t.dataset == "*");
+                for t in others {
+                    let duplicate = row.checks.iter().any(|c| c.metric == t.metric && c.points == t.points);
+                    let check = target_check(&row, t);
+                    // A target for every dataset reads only the datasets whose sources state its metric.
+                    let unstated = t.dataset == "*" && check.error.is_none() && t.metric != Metric::ModeOrder;
+                    if !duplicate && !unstated {
+                        row.checks.push(check);
+                    }
                 }
                 rows.push(row);
             }
@@ -181,13 +229,21 @@ impl Workspace {
             return None;
         }
         let enforced = enforced_targets(&self.dataset, self.accuracy(FitSet::All), self.accuracy(FitSet::Single));
-        let rows: Vec<ProtocolRow> = self.protocol().into_iter().filter(|r| r.target.is_some()).collect();
-        let protocol_missed = rows
+        let rows = self.protocol();
+        // Every target judged: the throughput one of each row, and each of its other checks.
+        let judged: Vec<(String, Option<bool>)> = rows
             .iter()
-            .filter(|r| r.met == Some(false))
-            .map(|r| format!("{} {}", r.dataset, r.question.name()))
+            .filter(|r| r.target.is_some())
+            .map(|r| (format!("{} {}", r.dataset, r.question.name()), r.met))
+            .chain(rows.iter().flat_map(|r| {
+                r.checks
+                    .iter()
+                    .map(move |c| (format!("{} {} {}", r.dataset, r.question.name(), c.metric.name()), c.met))
+            }))
             .collect();
-        Some(AccuracySummary { enforced, protocol_targets: rows.len(), protocol_missed })
+        let protocol_missed =
+            judged.iter().filter(|(_, met)| *met == Some(false)).map(|(what, _)| what.clone()).collect();
+        Some(AccuracySummary { enforced, protocol_targets: judged.len(), protocol_missed })
     }
 
     /// Each scenario's engine settings, by scenario id.
@@ -407,6 +463,9 @@ fn protocol_row(
             missing: Some(why),
             target: None,
             met: None,
+            ttft: None,
+            tpot: None,
+            checks: Vec::new(),
         };
     }
     // Within a dataset, each engine build (the scenarios naming one engine profile) is fitted on its own, as
@@ -421,7 +480,7 @@ fn protocol_row(
         g
     };
     let engine_of = |p: &MeasuredPoint| scenarios.get(&p.scenario).map(|s| s.engine.as_str()).unwrap_or("");
-    let (mut n, mut apes) = (0, Vec::new());
+    let (mut n, mut apes, mut ttft, mut tpot) = (0, Vec::new(), Vec::new(), Vec::new());
     for g in &groups {
         let in_group = |p: &MeasuredPoint| g.is_empty() || engine_of(p) == g;
         let train_g: Vec<MeasuredPoint> = train.iter().filter(|p| in_group(p)).cloned().collect();
@@ -440,7 +499,10 @@ fn protocol_row(
             .collect();
         let report = build_for(scenarios, &judged_g, cal, &|p| q == Question::Fitted && fit_on(p), &own);
         let role = if q == Question::Fitted { PointRole::Fitted } else { PointRole::Predicted };
-        apes.extend(report.rows.iter().filter(|r| r.role == role).map(|r| r.ape));
+        let judged_rows = || report.rows.iter().filter(|r| r.role == role);
+        apes.extend(judged_rows().map(|r| r.ape));
+        ttft.extend(judged_rows().filter_map(|r| r.ttft_ape()));
+        tpot.extend(judged_rows().filter_map(|r| r.tpot_ape()));
     }
     let error = ErrorStats::of(&apes);
     ProtocolRow {
@@ -452,6 +514,34 @@ fn protocol_row(
         error,
         target: None,
         met: None,
+        ttft: ErrorStats::of(&ttft),
+        tpot: ErrorStats::of(&tpot),
+        checks: Vec::new(),
+    }
+}
+
+/// A frozen target other than the headline throughput one, judged on what the row's fits gave.
+fn target_check(row: &ProtocolRow, t: &ProtocolTarget) -> TargetCheck {
+    let target = Target::of(t);
+    let (error, missing) = match (t.metric, t.points) {
+        (_, Some(PointSet::OpenLoopKeptUp)) => {
+            (None, Some("the model's open-loop prediction is not yet compared with open-loop points".to_string()))
+        }
+        (Metric::ModeOrder, None) => (None, Some("the modes' order is not yet compared".to_string())),
+        (Metric::Throughput, None) => (row.error, row.missing.clone()),
+        (Metric::Ttft, None) => (row.ttft, row.ttft.is_none().then(|| "no judged point states a TTFT".to_string())),
+        (Metric::Tpot, None) => (row.tpot, row.tpot.is_none().then(|| "no judged point states a TPOT".to_string())),
+    };
+    // Only throughput keeps its worst point; a latency target with a worst-point bound is not met unproven.
+    let worst_ape = if t.metric == Metric::Throughput { row.worst_ape } else { None };
+    TargetCheck {
+        metric: t.metric,
+        points: t.points,
+        met: error.map(|e| target.met_by(&e, worst_ape)),
+        target,
+        error,
+        worst_ape,
+        missing,
     }
 }
 

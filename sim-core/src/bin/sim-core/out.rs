@@ -18,6 +18,10 @@ impl Table {
         self.rows.push(cells);
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
     /// The table as aligned text lines, header first (cells cut at 60 characters, but the last column's: nothing
     /// follows it to align, and it is where a table says what is wrong, e.g. `engines`' coefficients outside
     /// their range, which a cut hid).

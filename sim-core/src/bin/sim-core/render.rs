@@ -546,7 +546,7 @@ pub fn fabric_summary(a: &FabricAnswer) -> Vec<String> {
 pub fn target_text(target: Option<&sim_core::explore::protocol::Target>, le: &str) -> String {
     target.map_or_else(String::new, |t| {
         let part = |name: &str, v: Option<f64>| v.map(|v| format!("{name} {le} {v}%"));
-        [part("median", t.median_ape_max), part("p90", t.p90_ape_max)]
+        [part("median", t.median_ape_max), part("p90", t.p90_ape_max), part("worst", t.worst_ape_max)]
             .into_iter()
             .flatten()
             .collect::<Vec<_>>()
@@ -576,11 +576,7 @@ pub fn protocol(rows: &[ProtocolRow]) -> Vec<String> {
         };
         let worst = r.worst_ape.map_or_else(|| "-".to_string(), |w| format!("{w:.1}%"));
         let target = target_text(r.target.as_ref(), "<=");
-        let met = match r.met {
-            Some(true) => "yes",
-            Some(false) => "MISSED",
-            None => "",
-        };
+        let met = met_word(r.met);
         t.row(vec![
             r.dataset.clone(),
             r.question.name().into(),
@@ -598,6 +594,56 @@ pub fn protocol(rows: &[ProtocolRow]) -> Vec<String> {
         String::new(),
         "accuracy protocol (every fit from the same priors; pair_from_one fits one-machine points and predicts the pair; leave_one_out fits the other datasets):".into(),
     ];
+    out.extend(t.aligned());
+    out.extend(protocol_checks(rows));
+    out
+}
+
+/// What a target check reads, as a reader says it: the metric, and the subset of points where it has one.
+pub fn check_label(c: &sim_core::explore::protocol::TargetCheck) -> String {
+    match c.points {
+        Some(sim_core::dataset::schema::PointSet::OpenLoopKeptUp) => {
+            format!("{} (open loop, kept up)", c.metric.name())
+        }
+        None => c.metric.name().to_string(),
+    }
+}
+
+/// Whether a check is met, as the text report says it.
+fn met_word(met: Option<bool>) -> &'static str {
+    match met {
+        Some(true) => "yes",
+        Some(false) => "MISSED",
+        None => "",
+    }
+}
+
+/// The protocol's other frozen targets (latencies, open-loop points, the modes' order), each with its result.
+fn protocol_checks(rows: &[ProtocolRow]) -> Vec<String> {
+    let mut t = Table::new(&["dataset", "question", "metric", "n", "median_ape", "p90_ape", "target", "met", "note"]);
+    for r in rows {
+        for c in &r.checks {
+            let (n, med, p90) = match c.error {
+                Some(e) => (e.n.to_string(), format!("{:.1}%", e.median_ape), format!("{:.1}%", e.p90_ape)),
+                None => ("0".into(), "-".into(), "-".into()),
+            };
+            t.row(vec![
+                r.dataset.clone(),
+                r.question.name().into(),
+                check_label(c),
+                n,
+                med,
+                p90,
+                target_text(Some(&c.target), "<="),
+                met_word(c.met).into(),
+                c.missing.clone().unwrap_or_default(),
+            ]);
+        }
+    }
+    if t.is_empty() {
+        return Vec::new();
+    }
+    let mut out = vec![String::new(), "the protocol's latency, open-loop and mode-order targets (same fits):".into()];
     out.extend(t.aligned());
     out
 }

@@ -33,10 +33,62 @@ pub struct ProtocolTarget {
     pub dataset: String,
     /// One of `PROTOCOL_QUESTIONS`.
     pub question: String,
+    /// What the error is measured on: output throughput unless it says otherwise.
+    #[serde(default, skip_serializing_if = "Metric::is_throughput")]
+    pub metric: Metric,
+    /// Which of the judged points the target reads: all of them unless it says otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub points: Option<PointSet>,
     #[serde(default)]
     pub median_ape_max: Option<f64>,
     #[serde(default)]
     pub p90_ape_max: Option<f64>,
-    /// Where the target was set (an issue, a document).
+    /// The largest error any judged point may have ("within 10% at every rate").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worst_ape_max: Option<f64>,
+    /// Where the target was set (a document, a measurement's conditions).
     pub source: String,
+}
+
+/// What a protocol target measures its error on.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    /// Output tokens per second against the published figure.
+    #[default]
+    Throughput,
+    /// Time to first token against the statistic the source states (its mean, or its median where only that
+    /// is stated), predicted as the same statistic.
+    Ttft,
+    /// Time per output token, as TTFT.
+    Tpot,
+    /// Whether the model ranks the cluster modes of one setup in the measured order (a pass/fail target:
+    /// no APE bound applies).
+    ModeOrder,
+}
+
+impl Metric {
+    pub fn is_throughput(&self) -> bool {
+        *self == Metric::Throughput
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::Throughput => "throughput",
+            Metric::Ttft => "ttft",
+            Metric::Tpot => "tpot",
+            Metric::ModeOrder => "mode_order",
+        }
+    }
+}
+
+/// A subset of the judged points a target reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum PointSet {
+    /// Open-loop points at a rate the machine keeps up with: the achieved request rate within 5% of the offered
+    /// one (past that the queue grows through the run and the measured figures depend on its length).
+    OpenLoopKeptUp,
 }
