@@ -76,7 +76,9 @@ fn pd(s: &Scenario, k: &Coefficients, fi: f64, fo: f64, c: f64) -> f64 {
     // Prefill side: one prompt alone, and the batched rate when prompts queue (full chunks back to back).
     let r_p = prefill_alone_s(&pre, fi);
     let chunk = pre.limits.tokens_per_step.max(1.0);
-    let full_chunk_s = st(&pre, 0.0, chunk, 0.0, fi.min(chunk) / 2.0).total_s;
+    // A prompt longer than the chunk is prefilled chunk by chunk, each attending to the chunks before it: over
+    // the prompt the chunks sit around its middle (context fi / 2), as `prefill_alone_s` has them.
+    let full_chunk_s = st(&pre, 0.0, chunk, 0.0, fi / 2.0).total_s;
     let prefill_rate = (chunk / fi) / full_chunk_s;
     let t_x = super::modes::handoff_s(s, fi);
     let decode_rate = |n: f64| {
