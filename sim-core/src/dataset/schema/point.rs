@@ -81,6 +81,13 @@ pub struct PointRecord {
     /// soon as the last one finishes: the closed loop the model describes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_rate: Option<RequestRate>,
+    /// Requests per second the run completed (vLLM's `request_throughput`: prompts over the time from the
+    /// first send to the last finish). Below the offered `request_rate`, the machine did not keep up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub achieved_request_rate: Option<f64>,
+    /// Prompts the run sent (`--num-prompts`); an open-loop run's duration covers all of them, drain included.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub num_prompts: Option<u32>,
     /// The most requests in flight during any one second of the run, as vLLM's benchmark counts them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_concurrent_requests: Option<u32>,
@@ -115,6 +122,8 @@ impl PointRecord {
             median_e2el_ms: None,
             p99_e2el_ms: None,
             request_rate: None,
+            achieved_request_rate: None,
+            num_prompts: None,
             max_concurrent_requests: None,
             spec_decode: None,
             metadata: BTreeMap::new(),

@@ -93,6 +93,9 @@ pub struct Conditions {
     /// its scenario says `"load": "all_at_once"`), or `open_loop` (requests sent at a finite rate: no fixed
     /// concurrency, which no loop here predicts).
     pub load: String,
+    /// How an `open_loop` run spaced its requests and drew their lengths (vLLM's `bench serve` flags).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_loop: Option<OpenLoopConditions>,
     /// Requests or runs per concurrency level.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runs_per_level: Option<u32>,
@@ -101,6 +104,24 @@ pub struct Conditions {
     /// Where the conditions are stated (one quote per sentence of the source); every number above must be in
     /// one of the quotes.
     pub from: Vec<From>,
+}
+
+/// The arrival process and length spread of an open-loop run, as `vllm bench serve` takes them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct OpenLoopConditions {
+    /// Shape of the Gamma distribution of the gaps between requests (`--burstiness`): 1 is a Poisson process,
+    /// below 1 burstier.
+    pub burstiness: f64,
+    /// Each input and output length drawn uniformly from (1 - r) to (1 + r) times the stated one
+    /// (`--random-range-ratio`); absent: every request has the stated lengths.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub random_range_ratio: Option<f64>,
+    /// Whether a request may end before its drawn output length (`--ignore-eos` off): the stated output length
+    /// is then an upper bound, not what each request produced.
+    #[serde(default)]
+    pub may_stop_early: bool,
 }
 
 impl Conditions {

@@ -266,6 +266,18 @@ impl Checker<'_> {
             let sp = format!("/series/{si}");
             let mut lengths = Stated { concurrency: Vec::new(), prompts: Vec::new(), ..conditions.clone() };
             for (pi, p) in s.points.iter().enumerate() {
+                if let Some(n) = p.num_prompts {
+                    let quotes = std::iter::once(&p.from.quote)
+                        .chain(sweep.conditions.iter().flat_map(|c| c.from.iter().map(|f| &f.quote)));
+                    if !quotes.into_iter().any(|q| super::quotes::quote_mentions(q, f64::from(n))) {
+                        self.err(
+                            file,
+                            format!("{sp}/points/{pi}/num_prompts"),
+                            format!("neither the point's quote nor the conditions' contain the num_prompts {n}"),
+                            "quote the row or the sentence that states how many prompts the run sent",
+                        );
+                    }
+                }
                 let said = stated(&p.from.quote);
                 let concurrency = if said.concurrency.is_empty() && all_at_once {
                     conditions.prompts.clone()

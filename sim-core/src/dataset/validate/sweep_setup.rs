@@ -165,10 +165,34 @@ impl Checker<'_> {
                 "use `closed_loop` (fixed concurrency), `batch` (llama-benchy's runs), `all_at_once` (prompts sent together once) or `open_loop` (a finite rate)",
             );
         }
+        let open = c.open_loop.as_ref();
+        if open.is_some() != (c.load == "open_loop") {
+            self.err(
+                file,
+                "/conditions/open_loop".into(),
+                format!("load `{}` with{} `open_loop` settings", c.load, if open.is_some() { "" } else { "out" }),
+                "an `open_loop` load states its burstiness (and its length spread) under `open_loop`; no other load has them",
+            );
+        }
+        if let Some(o) = open {
+            let in_range = o.burstiness.is_finite()
+                && o.burstiness > 0.0
+                && o.random_range_ratio.is_none_or(|r| r.is_finite() && (0.0..1.0).contains(&r));
+            if !in_range {
+                self.err(
+                    file,
+                    "/conditions/open_loop".into(),
+                    "burstiness must be positive and random_range_ratio from 0 up to (not including) 1".into(),
+                    "copy the values of `--burstiness` and `--random-range-ratio` the run used",
+                );
+            }
+        }
         let numbers = [
             ("gpu_memory_utilization", c.gpu_memory_utilization),
             ("max_model_len", c.max_model_len.map(f64::from)),
             ("runs_per_level", c.runs_per_level.map(f64::from)),
+            ("open_loop/burstiness", open.map(|o| o.burstiness)),
+            ("open_loop/random_range_ratio", open.and_then(|o| o.random_range_ratio)),
         ];
         for (name, x) in numbers {
             if let Some(x) = x.filter(|x| !c.from.iter().any(|f| quote_mentions(&f.quote, *x))) {

@@ -217,6 +217,12 @@ impl Checker<'_> {
                 }
             }
         }
+        if let Some(rate) = p.achieved_request_rate {
+            let at = format!("{pp}/achieved_request_rate");
+            if self.positive(file, at.clone(), rate, "achieved_request_rate") {
+                self.mentions(file, &at, &p.from.quote, rate, "achieved_request_rate");
+            }
+        }
         if let Some(m) = p.max_concurrent_requests {
             let at = format!("{pp}/max_concurrent_requests");
             self.mentions(file, &at, &p.from.quote, f64::from(m), "max_concurrent_requests");
