@@ -44,6 +44,36 @@ pub struct MeasuredPoint {
     /// Speculative decoding counters of the run, when an imported benchmark result carries them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub spec_decode: Option<SpecDecode>,
+    /// How the run sent its requests when it sent them at a finite rate and its sweep states the arrivals
+    /// (`conditions.open_loop`): what an open-loop prediction of the point needs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub open_loop: Option<OpenLoopRun>,
+}
+
+/// One open-loop run as measured: the offered and achieved request rates, the prompts sent, the arrival
+/// process and the length spread.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct OpenLoopRun {
+    /// Requests per second offered.
+    pub rate: f64,
+    /// Requests per second completed, where the source states it.
+    pub achieved_rate: Option<f64>,
+    pub num_prompts: Option<u32>,
+    pub burstiness: f64,
+    pub random_range_ratio: Option<f64>,
+    /// Requests could stop before their drawn output length (`--ignore-eos` off).
+    pub may_stop_early: bool,
+}
+
+impl OpenLoopRun {
+    /// Share of the offered rate a run must complete to count as kept up: past it the queue grows through the
+    /// run and what it measures depends on how long it ran.
+    pub const KEPT_UP: f64 = 0.95;
+
+    /// Whether the machine kept up with the offered rate (unknown achieved rate: not known to have).
+    pub fn kept_up(&self) -> bool {
+        self.achieved_rate.is_some_and(|a| a >= Self::KEPT_UP * self.rate)
+    }
 }
 
 impl MeasuredPoint {
@@ -85,10 +115,25 @@ pub fn sweep_points(path: &str, sweep: &SweepFile) -> Vec<MeasuredPoint> {
                 pointer: format!("/series/{si}/points/{pi}"),
                 latency: p.latency(),
                 spec_decode: p.spec_decode.clone(),
+                open_loop: open_loop_run(sweep, p),
             });
         }
     }
     out
+}
+
+/// The open-loop run of a point sent at a finite rate whose sweep states its arrivals.
+fn open_loop_run(sweep: &SweepFile, p: &schema::PointRecord) -> Option<OpenLoopRun> {
+    let rate = p.request_rate.and_then(schema::RequestRate::per_second)?;
+    let o = sweep.conditions.as_ref()?.open_loop.as_ref()?;
+    Some(OpenLoopRun {
+        rate,
+        achieved_rate: p.achieved_request_rate,
+        num_prompts: p.num_prompts,
+        burstiness: o.burstiness,
+        random_range_ratio: o.random_range_ratio,
+        may_stop_early: o.may_stop_early,
+    })
 }
 
 /// Draft acceptance measured over a set of points (vLLM's speculative decoding counters), in the model's terms.
@@ -455,6 +500,7 @@ mod tests {
             pointer: "/p".into(),
             latency: Default::default(),
             spec_decode: sd,
+            open_loop: None,
         }
     }
 
