@@ -42,6 +42,12 @@ pub struct Coefficients {
     /// older serialised coefficients: 0.
     #[serde(default)]
     pub per_layer_overhead_s: f64,
+    /// A request's time outside the engine's steps before its first token reaches the client: the API server's
+    /// HTTP handling, chat template and tokenization before the scheduler sees it, detokenization and streaming
+    /// of the token after (assumed 20 ms, `REQUEST_OVERHEAD_S`). Added to TTFT and end-to-end latency, not to a
+    /// step: the engine's own loop runs on. Absent from older serialised coefficients: 0.
+    #[serde(default)]
+    pub request_overhead_s: f64,
     /// Share of GPU memory a deployment that must offload weights keeps free of them for KV cache, activations
     /// and runtime (derived: (252 GB - (433 GB - 215 GB)) / 252 GB = 34/252, from GLM-5.2's published checkpoint
     /// and offload on one station). Weights that fit the memory share are not offloaded (`bandwidth::offloaded_bytes`).
@@ -107,6 +113,14 @@ pub struct Coefficients {
     pub spilled_routing_share: std::collections::BTreeMap<String, f64>,
 }
 
+/// The time a request spends outside the engine's steps before its first token reaches the client (assumed):
+/// the floor of a short prompt's TTFT with one request in flight, less its prefill. SGLang's cookbook run of
+/// DeepSeek-OCR (3B) at one request in flight reads a mean TTFT of 21.6 ms (median 20.9 ms) for about 200 prompt
+/// tokens, whose prefill on one GPU takes a few ms; tokenization alone costs 10-21 us a token with the chat
+/// template (tenstorrent/tt-inference-server#2173: 131 tokens in 1.3-2.8 ms). Not fitted: no dataset here states a
+/// TTFT at a load light enough to read it, and an engine profile may state its own.
+pub const REQUEST_OVERHEAD_S: f64 = 20e-3;
+
 impl Default for Coefficients {
     fn default() -> Self {
         Self {
@@ -118,6 +132,7 @@ impl Default for Coefficients {
             spec_per_seq_overhead_s: 100e-6,
             tp_latency_scale: 1.0,
             per_layer_overhead_s: 20e-6,
+            request_overhead_s: REQUEST_OVERHEAD_S,
             hbm_reserve_fraction: 34.0 / 252.0,
             runtime_reserve_fraction: 8.0 / 252.0,
             prefill_chunk_tokens: 0.0,
@@ -289,6 +304,7 @@ impl Coefficients {
             "spec_per_seq_overhead_s" => &mut self.spec_per_seq_overhead_s,
             "tp_latency_scale" => &mut self.tp_latency_scale,
             "per_layer_overhead_s" => &mut self.per_layer_overhead_s,
+            "request_overhead_s" => &mut self.request_overhead_s,
             "hbm_reserve_fraction" => &mut self.hbm_reserve_fraction,
             "runtime_reserve_fraction" => &mut self.runtime_reserve_fraction,
             "prefill_chunk_tokens" => &mut self.prefill_chunk_tokens,
@@ -346,6 +362,13 @@ impl Coefficients {
                     "prior 20 us",
                     "every model has the same layer count, so the per-layer and per-step costs cannot be told apart",
                 ),
+            ),
+            (
+                "request_overhead_s".into(),
+                self.request_overhead_s,
+                "assumed: a request's path outside the engine's steps (HTTP, template, tokenizer, streaming), \
+                 REQUEST_OVERHEAD_S"
+                    .into(),
             ),
             (
                 "hbm_reserve_fraction".into(),

@@ -46,14 +46,21 @@ pub fn engine<'a>(s: &'a Scenario, k: &'a Coefficients, span_machines: f64) -> E
 }
 
 /// A prediction from a measured closed-loop run.
-fn prediction(mode: Mode, isl: u32, osl: u32, concurrency: u32, r: &Measured, a: f64) -> Prediction {
+/// One engine's (or PD pair's) loop as a prediction; the first token reaches the client `request_overhead_s`
+/// after the engine sampled it, and the request reached the engine that much after it was sent.
+fn prediction(
+    k: &Coefficients,
+    (mode, isl, osl, concurrency): (Mode, u32, u32, u32),
+    r: &Measured,
+    a: f64,
+) -> Prediction {
     Prediction {
         mode,
         isl,
         osl,
         concurrency,
         output_tok_s: r.output_tok_s,
-        ttft_s: r.ttft_s,
+        ttft_s: r.ttft_s + k.request_overhead_s,
         tpot_s: r.tpot_s,
         step_s: r.mean_step_s,
         resident_seqs: r.resident,
@@ -98,7 +105,7 @@ fn predict_memo(
                 ScenarioLoad::Batch => colocated_batch(&e, c, fi, fo, Run::Batch, lengths),
                 ScenarioLoad::AllAtOnce => colocated_batch(&e, c, fi, fo, Run::AllAtOnce, lengths),
             };
-            prediction(mode, isl, osl, concurrency, &r, e.tokens_per_step())
+            prediction(k, (mode, isl, osl, concurrency), &r, e.tokens_per_step())
         }
         Mode::Pd => {
             let pre = engine(s, k, 1.0);
@@ -110,7 +117,7 @@ fn predict_memo(
                     disaggregated_run(&pre, &dec, handoff_s(s, fi), c, fi, fo, Run::AllAtOnce, lengths)
                 }
             };
-            prediction(mode, isl, osl, concurrency, &r, dec.tokens_per_step())
+            prediction(k, (mode, isl, osl, concurrency), &r, dec.tokens_per_step())
         }
         Mode::Dp2 => two_copies(s, k, isl, osl, concurrency),
     }

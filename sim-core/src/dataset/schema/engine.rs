@@ -185,7 +185,7 @@ pub struct FittedOn {
 
 /// The coefficients an engine profile may give (`model::Coefficients::set_named`): first the eight a fit frees,
 /// then the build's settings (`model::ENGINE_SETTINGS` is that tail).
-pub const ENGINE_COEFFICIENTS: [&str; 14] = [
+pub const ENGINE_COEFFICIENTS: [&str; 15] = [
     "hbm_efficiency",
     "slow_efficiency",
     "compute_efficiency",
@@ -194,6 +194,7 @@ pub const ENGINE_COEFFICIENTS: [&str; 14] = [
     "spec_per_seq_overhead_s",
     "tp_latency_scale",
     "per_layer_overhead_s",
+    "request_overhead_s",
     "hbm_reserve_fraction",
     "runtime_reserve_fraction",
     "prefill_chunk_tokens",
