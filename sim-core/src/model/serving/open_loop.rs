@@ -242,3 +242,107 @@ impl OpenTally {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::bandwidth::place;
+    use crate::model::Coefficients;
+    use crate::spec::{AttentionSpec, HardwareSpec, HostPin, ModelSpec};
+
+    /// A dense 16 GB model of 32 layers on one 80 GB GPU.
+    fn model() -> ModelSpec {
+        ModelSpec {
+            id: "m".into(),
+            name: "m".into(),
+            weight_bytes: 16e9,
+            routed_expert_bytes: 0.0,
+            active_params: 8e9,
+            prefill_active_share: 1.0,
+            layers: 32.0,
+            hidden_size: 4096.0,
+            routed_experts: 0.0,
+            experts_per_token: 0.0,
+            compute_bits: 16.0,
+            dense_compute_bits: 16.0,
+            routed_expert_bits: 0.0,
+            kv_bytes_per_token: 128e3,
+            kv_split_under_tp: true,
+            kv_heads: 0.0,
+            pinned_cpu_bytes: 0.0,
+            pinned_read_bytes_per_token: 0.0,
+            input_embedding_bytes: 0.0,
+            draft_tokens: 0.0,
+            draft_passes: 0.0,
+            draft_pass_layers: 0.0,
+            draft_acceptance: 0.0,
+            draft_pass_bytes: 0.0,
+            draft_expert_bytes: 0.0,
+            attention: AttentionSpec::dense(32.0, 4096.0),
+            host_pin: HostPin::default(),
+        }
+    }
+
+    fn run(requests: &[Request], cap: Option<u32>) -> OpenMeasured {
+        let (m, hw, k) = (model(), HardwareSpec::one_gpu_for_tests(80e9, 3e12), Coefficients::default());
+        let e = Engine {
+            model: &m,
+            hw: &hw,
+            k: &k,
+            placement: place(&m, &hw, 1.0, &k),
+            allreduce_bytes_per_sec: f64::INFINITY,
+            allreduce_latency_s: 0.0,
+            allreduce_measured: None,
+            acceptance: 1.0,
+            spilled_routing_share: 1.0,
+            attention_padding: 1.0,
+            limits: k.batch_limits(&hw),
+        };
+        open_loop(&[&e], requests, &vec![0; requests.len()], cap).expect("runs")
+    }
+
+    fn apart(n: usize, gap_s: f64) -> Vec<Request> {
+        (0..n).map(|i| Request { arrival_s: (i + 1) as f64 * gap_s, isl: 1000.0, osl: 200.0 }).collect()
+    }
+
+    /// A request alone: every gap between its tokens is a step it decodes in, so the pooled ITL's mean is its
+    /// TPOT, and requests sent far apart see the same latencies.
+    #[test]
+    fn requests_alone_see_their_own_steps_and_the_same_latencies() {
+        let r = run(&apart(5, 1000.0), None);
+        assert_eq!((r.completed, r.output_tokens, r.peak_in_flight), (5.0, 1000.0, 1.0));
+        assert!((r.itl.mean_s / r.tpot.mean_s - 1.0).abs() < 1e-9, "{:?} {:?}", r.itl, r.tpot);
+        assert!((r.ttft.p99_s - r.ttft.median_s).abs() < 1e-12, "{:?}", r.ttft);
+        let e2e = r.ttft.mean_s + 199.0 * r.tpot.mean_s;
+        assert!((r.e2e.mean_s - e2e).abs() < 1e-9, "{:?}", r.e2e);
+        assert!((r.duration_s - (5000.0 + r.e2e.mean_s)).abs() < 1e-6, "{}", r.duration_s);
+    }
+
+    /// Under a cap of one, requests due together run one after another: each waits at the client, not in the
+    /// engine, so its TTFT is one request's and the run lasts five end-to-end latencies.
+    #[test]
+    fn a_cap_of_one_sends_each_request_when_the_last_one_ends() {
+        let alone = run(&apart(1, 1.0), None);
+        let burst: Vec<Request> = apart(5, 1.0).into_iter().map(|r| Request { arrival_s: 0.0, ..r }).collect();
+        let capped = run(&burst, Some(1));
+        assert_eq!(capped.peak_in_flight, 1.0);
+        assert!((capped.ttft.p99_s / alone.ttft.mean_s - 1.0).abs() < 1e-9, "{:?}", capped.ttft);
+        assert!((capped.duration_s / (5.0 * alone.e2e.mean_s) - 1.0).abs() < 1e-9, "{}", capped.duration_s);
+        let free = run(&burst, None);
+        assert_eq!(free.peak_in_flight, 5.0);
+        assert!(free.duration_s < capped.duration_s && free.ttft.p99_s > alone.ttft.mean_s);
+    }
+
+    #[test]
+    fn a_request_is_sent_when_due_or_when_a_slot_frees() {
+        let r = Request { arrival_s: 2.0, isl: 1.0, osl: 1.0 };
+        let mut slots = BinaryHeap::new();
+        assert_eq!(send_time(&r, false, &slots), Some(2.0));
+        assert_eq!(send_time(&r, true, &slots), None);
+        slots.push(Reverse(Time(5.0)));
+        slots.push(Reverse(Time(1.0)));
+        assert_eq!(send_time(&r, true, &slots), Some(2.0));
+        slots.pop();
+        assert_eq!(send_time(&r, true, &slots), Some(5.0));
+    }
+}
