@@ -1,5 +1,5 @@
 //! Speed of the model: one 9-point sweep per mode, the explorer's whole sweep answer (what one slider move
-//! recomputes), and the whole `validate` run with the model check.
+//! recomputes), an open-loop rate sweep, and the whole `validate` run with the model check.
 
 #[path = "../src/bin/sim-core/fsio.rs"]
 #[allow(dead_code)] // only the directory reader is used here
@@ -7,6 +7,8 @@ mod fsio;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use sim_core::explore::{SweepQuery, Workspace};
+use sim_core::model::open_loop::predict_open_loop;
+use sim_core::model::serving::{LengthSpread, OpenLoad};
 use sim_core::model::{modes::Sweep, predict, Coefficients};
 use sim_core::Mode;
 use std::path::Path;
@@ -34,6 +36,25 @@ fn benches(c: &mut Criterion) {
             })
         });
     }
+    // `vllm bench serve`'s rate sweep on one DGX Spark at the settings of a published one (Gemma-4-26B-A4B,
+    // djangodevreng/dgx-spark-benchmarks): six rates of 250 prompts, 4000/500 tokens, range ratio 0.9, burstiness 0.7.
+    let spark = &ws.scenarios["kubis-gemma-4-26b-a4b-dgx-spark"];
+    c.bench_function("open_loop_6_rates_250_prompts_single", |b| {
+        b.iter(|| {
+            [0.1, 0.2, 0.3, 0.5, 0.7, 1.0]
+                .iter()
+                .map(|&rate| {
+                    let load = OpenLoad {
+                        burstiness: 0.7,
+                        lengths: LengthSpread::Uniform { range_ratio: 0.9 },
+                        seed: 42,
+                        ..OpenLoad::poisson(rate, 250)
+                    };
+                    predict_open_loop(spark, &k, Mode::Single, 4000, 500, &load).expect("the sweep runs").output_tok_s
+                })
+                .sum::<f64>()
+        })
+    });
     // The fit is computed once per workspace; warm it so the bench measures the answer alone.
     ws.coefficients();
     ws.error_bands(sim_core::fit::FitSet::All);

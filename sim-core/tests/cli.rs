@@ -740,3 +740,80 @@ fn a_plan_at_a_latency_target_opens_with_the_users_each_mode_serves() {
     let price = bin().arg("plan").arg(&scenario).args(["--price", "100000"]).output().expect("run");
     assert_eq!(price.status.code(), Some(2));
 }
+
+/// `predict --rate`: one row per rate in each format, the percentile columns, the same answer for the same seed.
+#[test]
+fn predict_at_request_rates_prints_one_row_per_rate_in_every_format() {
+    let scenario = data().join("scenarios/kubis-gemma-4-26b-a4b-dgx-spark.json");
+    let run = |format: &str, seed: &str| {
+        bin()
+            .args(["predict", "--mode", "single", "--rate", "0.5,2,inf", "--num-prompts", "30", "--burstiness", "0.7"])
+            .args(["--random-range-ratio", "0.5", "--seed", seed, "--format", format])
+            .arg(&scenario)
+            .output()
+            .expect("run")
+    };
+    let csv = run("csv", "7");
+    assert_eq!(csv.status.code(), Some(0), "{}", String::from_utf8_lossy(&csv.stderr));
+    let text = String::from_utf8_lossy(&csv.stdout).into_owned();
+    assert!(
+        text.starts_with("mode,isl,osl,rate,burstiness,max_concurrency,prompts,achieved_rate,output_tok_s"),
+        "{text}"
+    );
+    for column in ["median_ttft_s", "p90_tpot_ms", "p99_itl_ms", "mean_e2e_s", "peak_concurrency"] {
+        assert!(text.lines().next().is_some_and(|h| h.split(',').any(|c| c == column)), "{column}: {text}");
+    }
+    assert_eq!(text.lines().count(), 1 + 3, "one row per rate: {text}");
+    assert!(text.lines().nth(3).is_some_and(|l| l.contains(",inf,")), "{text}");
+    assert_eq!(run("csv", "7").stdout, csv.stdout, "the same seed, the same answer");
+    let json = run("json", "7");
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).expect("json");
+    assert_eq!(v.as_array().map(Vec::len), Some(3));
+    let table = run("table", "7");
+    assert_eq!(String::from_utf8_lossy(&table.stdout).lines().count(), 1 + 3);
+}
+
+/// A bad rate list, a burstiness of zero, a range ratio of one, or open-loop flags without `--rate` are usage
+/// errors (exit 2) naming the flag; PD asked for by name is refused with its reason.
+#[test]
+fn a_bad_open_loop_flag_is_a_usage_error_naming_it() {
+    let scenario = data().join("scenarios/kubis-gemma-4-26b-a4b-dgx-spark.json");
+    for (args, flag) in [
+        (vec!["--rate", "0.5,fast"], "--rate"),
+        (vec!["--rate", "0.5,0"], "--rate"),
+        (vec!["--rate=-1"], "--rate"),
+        (vec!["--rate", "1", "--burstiness", "0"], "--burstiness"),
+        (vec!["--rate", "1", "--random-range-ratio", "1"], "--random-range-ratio"),
+        (vec!["--rate", "1", "--max-concurrency", "0"], "--max-concurrency"),
+        (vec!["--burstiness", "0.7"], "--rate"),
+        (vec!["--rate", "1", "--concurrency", "4"], "--concurrency"),
+    ] {
+        let r = bin().arg("predict").args(&args).arg(&scenario).output().expect("run");
+        let err = String::from_utf8_lossy(&r.stderr).into_owned();
+        assert_eq!(r.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(flag), "{args:?} should name {flag}: {err}");
+    }
+    let pd = bin().args(["predict", "--mode", "pd", "--rate", "1"]).arg(&scenario).output().expect("run");
+    assert_eq!(pd.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&pd.stderr).contains("pd: the open loop runs on one engine or two copies"));
+}
+
+/// A reader that closes the pipe after the header of a rate sweep: no panic, and the exit code stays 0.
+#[test]
+fn a_rate_sweep_into_a_closed_pipe_is_not_a_panic() {
+    let mut child = bin()
+        .args(["predict", "--rate", "0.5,1,2,4", "--num-prompts", "50", "--format", "csv"])
+        .arg(data().join("scenarios/kubis-gemma-4-26b-a4b-dgx-spark.json"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut first = [0u8; 16];
+    child.stdout.as_mut().expect("stdout").read_exact(&mut first).expect("read");
+    drop(child.stdout.take());
+    let status = child.wait().expect("wait");
+    let mut err = String::new();
+    child.stderr.take().expect("stderr").read_to_string(&mut err).expect("stderr");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(status.success(), "exit {status:?}, stderr {err}");
+}

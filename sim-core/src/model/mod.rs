@@ -6,7 +6,9 @@
 pub mod bandwidth;
 pub mod batching;
 pub mod fabric;
+pub mod latency;
 pub mod modes;
+pub mod open_loop;
 pub mod plausibility;
 pub mod serving;
 pub mod steady;

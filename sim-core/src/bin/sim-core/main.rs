@@ -6,6 +6,7 @@ mod goodput;
 mod import;
 mod markdown;
 mod out;
+mod rate_sweep;
 mod render;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -105,6 +106,8 @@ enum Command {
         /// Comma-separated concurrency levels, each in 1..=4096 (default: the scenario's).
         #[arg(long, value_delimiter = ',')]
         concurrency: Vec<u32>,
+        #[command(flatten)]
+        open: rate_sweep::RateSweep,
         /// Dataset directory the scenario's ids refer to (default: the scenario's parent's parent).
         #[arg(long)]
         data: Option<PathBuf>,
@@ -565,12 +568,22 @@ fn run(cmd: Command, out: &mut Out) -> Result<u8, CliError> {
             }
             Ok(0)
         }
-        Command::Predict { scenario, mode, concurrency, data, fit, format } => {
+        Command::Predict { scenario, mode, concurrency, open, data, fit, format } => {
             let (_, run) = open_scenario(&scenario, data, fit_set(fit))?;
             let modes = match mode {
                 Some(m) => vec![m],
                 None => run.scenario.modes.clone(),
             };
+            // Without --mode, an open loop runs the scenario's modes it can (PD's refusal is said once).
+            let open_modes: Vec<Mode> = modes.iter().copied().filter(|m| mode.is_some() || *m != Mode::Pd).collect();
+            if let Some(q) = open.query(open_modes) {
+                if mode.is_none() && modes.contains(&Mode::Pd) {
+                    warn(&format!("note: {}", sim_core::model::open_loop::OpenLoopRefusal::PdNotSupported));
+                }
+                let points = run.open_loop(&q).map_err(|e| CliError::Usage(e.to_string()))?;
+                out.table(&render::open_loop(&points), format == Format::Csv, format == Format::Json);
+                return Ok(0);
+            }
             let max = sim_core::scenario::MAX_CONCURRENCY;
             if let Some(bad) = concurrency.iter().find(|c| **c == 0 || **c > max) {
                 return Err(CliError::Usage(format!("--concurrency {bad}: outside 1..={max}")));

@@ -5,6 +5,7 @@ use crate::out::Table;
 use sim_core::dataset::MeasuredPoint;
 use sim_core::diagnostic::{Diagnostic, Severity};
 use sim_core::explore::{ClaimCheck, FabricAnswer, GoodputAnswer, ProtocolRow, SensitivityRow, StatedRow};
+use sim_core::model::open_loop::OpenLoopPrediction;
 use sim_core::model::Prediction;
 use sim_core::plan::{MeasuredMode, Plan, PublishedVerdict};
 use sim_core::report::{self, PointRole, Report};
@@ -149,6 +150,46 @@ pub fn predictions(preds: &[Prediction]) -> Table {
             fmt3(p.queue_s),
             p.bottleneck.name().into(),
         ]);
+    }
+    t
+}
+
+/// One row per open-loop point: the load sent, what it achieved, and each latency's mean, median, p90 and p99
+/// (ms; TTFT and E2E in seconds).
+pub fn open_loop(points: &[OpenLoopPrediction]) -> Table {
+    let mut headers: Vec<String> =
+        ["mode", "isl", "osl", "rate", "burstiness", "max_concurrency", "prompts", "achieved_rate", "output_tok_s"]
+            .map(String::from)
+            .to_vec();
+    headers.push("peak_concurrency".into());
+    for (name, unit) in [("ttft", "s"), ("tpot", "ms"), ("itl", "ms"), ("e2e", "s")] {
+        for stat in ["mean", "median", "p90", "p99"] {
+            headers.push(format!("{stat}_{name}_{unit}"));
+        }
+    }
+    headers.push("bottleneck".into());
+    let refs: Vec<&str> = headers.iter().map(String::as_str).collect();
+    let mut t = Table::new(&refs);
+    for p in points {
+        let mut row = vec![
+            p.mode.name().into(),
+            p.isl.to_string(),
+            p.osl.to_string(),
+            if p.load.rate.is_infinite() { "inf".into() } else { fmt3(p.load.rate) },
+            fmt3(p.load.burstiness),
+            p.load.max_concurrency.map_or_else(|| "none".into(), |c| c.to_string()),
+            p.load.prompts.to_string(),
+            fmt3(p.achieved_rate),
+            fmt_num(p.output_tok_s),
+            fmt_num(p.peak_concurrency),
+        ];
+        for (stats, scale) in [(&p.ttft, 1.0), (&p.tpot, 1e3), (&p.itl, 1e3), (&p.e2e, 1.0)] {
+            for x in [stats.mean_s, stats.median_s, stats.p90_s, stats.p99_s] {
+                row.push(fmt3(x * scale));
+            }
+        }
+        row.push(p.bottleneck.name().into());
+        t.row(row);
     }
     t
 }

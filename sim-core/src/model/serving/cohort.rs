@@ -11,6 +11,9 @@ pub(super) struct Cohort {
     pub(super) size: f64,
     /// When the client sent the request.
     pub(super) arrival_s: f64,
+    /// Prompt tokens each request sent (its context is this plus its output so far). Cohorts of different
+    /// prompts never merge.
+    pub(super) isl: f64,
     /// Tokens to prefill: the prompt, or the prompt plus the output so far when recomputing after preemption.
     pub(super) prompt: f64,
     pub(super) computed: f64,
@@ -39,6 +42,7 @@ impl Cohort {
         Cohort {
             size,
             arrival_s,
+            isl,
             prompt: isl,
             computed: 0.0,
             generated: 0.0,
@@ -57,7 +61,8 @@ impl Cohort {
         self.computed < self.prompt
     }
 
-    /// Folds `other` into this cohort: sizes add, every per-request quantity becomes the size-weighted mean.
+    /// Folds `other` into this cohort: sizes add, every per-request quantity becomes the size-weighted mean (but
+    /// the prompt length, which the two share: only cohorts of one prompt length merge).
     pub(super) fn absorb(&mut self, other: &Cohort) {
         let total = self.size + other.size;
         let (a, b) = (self.size / total, other.size / total);
@@ -92,7 +97,12 @@ impl Cohort {
 /// the number of cohorts stays bounded under KV pressure.
 pub(super) fn enqueue_fresh(waiting: &mut VecDeque<Cohort>, c: Cohort) {
     if let Some(back) = waiting.back_mut() {
-        if back.scheduled_s.is_none() && back.generated == 0.0 && back.preemptions == 0.0 && back.osl == c.osl {
+        if back.scheduled_s.is_none()
+            && back.generated == 0.0
+            && back.preemptions == 0.0
+            && back.osl == c.osl
+            && back.isl == c.isl
+        {
             let total = back.size + c.size;
             back.arrival_s = (back.arrival_s * back.size + c.arrival_s * c.size) / total;
             back.size = total;

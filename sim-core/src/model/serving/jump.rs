@@ -68,7 +68,7 @@ impl<'e, 'a> Machine<'e, 'a> {
             self.running
                 .iter()
                 .map(|c| {
-                    c.size * (self.blocks_for(self.isl + c.generated + (j - 1.0) * a + self.verify) - c.blocks).max(0.0)
+                    c.size * (self.blocks_for(c.isl + c.generated + (j - 1.0) * a + self.verify) - c.blocks).max(0.0)
                 })
                 .sum()
         };
@@ -94,7 +94,7 @@ impl<'e, 'a> Machine<'e, 'a> {
         }
         for i in 0..self.running.len() {
             let c = &self.running[i];
-            let held = self.blocks_for(self.isl + c.generated - a + self.verify).max(c.blocks);
+            let held = self.blocks_for(c.isl + c.generated - a + self.verify).max(c.blocks);
             used += c.size * (held - c.blocks);
             self.running[i].blocks = held;
         }
@@ -154,7 +154,7 @@ impl<'e, 'a> Machine<'e, 'a> {
             let mut decodes = ContextMeasures::default();
             for (i, c) in self.running.iter().enumerate() {
                 let generated = g.generated(i, c.generated);
-                decodes.add(c.size, &m.attention.context_measures(self.isl + generated + mean_ahead));
+                decodes.add(c.size, &m.attention.context_measures(c.isl + generated + mean_ahead));
             }
             decodes
         };

@@ -59,8 +59,9 @@ impl<'e, 'a> Machine<'e, 'a> {
         let mut victim = if n < back.size { back.split(n) } else { self.running.pop().expect("back exists") };
         // Tokens whose KV the victim computed: its prompt so far, or, decoding, its context but the token
         // sampled last. Only full blocks are cached: on average half a block less.
-        let kv_tokens = if victim.prefilling() { victim.computed } else { self.isl + victim.generated - 1.0 }.max(0.0);
-        victim.prompt = self.isl + victim.generated;
+        let kv_tokens =
+            if victim.prefilling() { victim.computed } else { victim.isl + victim.generated - 1.0 }.max(0.0);
+        victim.prompt = victim.isl + victim.generated;
         let block_tokens = self.e.k.kv_block_tokens.max(1.0);
         let hit = (kv_tokens - block_tokens / 2.0).min(victim.prompt - 1.0).max(0.0);
         let cached = if self.block_bytes > 0.0 && self.e.k.prefix_caching {

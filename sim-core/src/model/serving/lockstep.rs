@@ -94,7 +94,7 @@ impl<'e, 'a> Machine<'e, 'a> {
         if c.prefilling() || c.first_token_s.is_none() || c.generated >= c.osl - ROUNDING {
             return false;
         }
-        let ctx = self.isl + c.generated;
+        let ctx = c.isl + c.generated;
         let attention = &self.e.model.attention;
         let (rate, until) = attention.context_measures_rate(ctx);
         if ctx + self.verify > until {
@@ -108,7 +108,7 @@ impl<'e, 'a> Machine<'e, 'a> {
             next.add(self.verify, &rate);
             c.blocks <= self.blocks_line.of(&next) + self.state_blocks + 0.5
         } else {
-            !self.total_blocks.is_finite() || c.blocks >= self.blocks_for(self.isl + c.osl + self.verify)
+            !self.total_blocks.is_finite() || c.blocks >= self.blocks_for(c.isl + c.osl + self.verify)
         };
         if !enough {
             return false;
@@ -150,7 +150,7 @@ impl<'e, 'a> Machine<'e, 'a> {
         let generated = c.generated + self.lockstep.advance;
         let stepped = self.lockstep.advance > c.lockstep_from;
         let blocks = if self.blocks_follow_context() && stepped {
-            self.blocks_for(self.isl + generated - self.accepted + self.verify)
+            self.blocks_for(c.isl + generated - self.accepted + self.verify)
         } else {
             c.blocks
         };
@@ -164,7 +164,7 @@ impl<'e, 'a> Machine<'e, 'a> {
         self.settle_member(i);
         let attention = &self.e.model.attention;
         let c = &self.running[i];
-        let ctx = self.isl + c.generated;
+        let ctx = c.isl + c.generated;
         // Its next step lies on its line (the group's `linear_until`), so the rate at its context is its line's.
         let (rate, _) = attention.context_measures_rate(ctx);
         self.lockstep.count(-c.size, &attention.context_measures(ctx), &rate, c.blocks);
@@ -192,7 +192,7 @@ impl<'e, 'a> Machine<'e, 'a> {
         // is further from it: `finish_at` is found again among the members.
         let left = |c: &Cohort| c.osl - c.generated;
         let held_finish = left(&self.running[i]).min(left(&self.running[i + 1])) <= self.lockstep.finish_at + ROUNDING;
-        let rate_of = |c: &Cohort| attention.context_measures_rate(self.isl + c.generated + advance).0;
+        let rate_of = |c: &Cohort| attention.context_measures_rate(c.isl + c.generated + advance).0;
         if rate_of(&self.running[i]) == rate_of(&self.running[i + 1]) {
             // Both on lines of one rate: the merged cohort, at their mean context, measures and holds what the
             // two did, so the group's sums stay as they are.
@@ -212,7 +212,7 @@ impl<'e, 'a> Machine<'e, 'a> {
         for k in [i, i + 1] {
             self.settle_member(k);
             let c = &self.running[k];
-            let ctx = self.isl + c.generated;
+            let ctx = c.isl + c.generated;
             let (rate, _) = attention.context_measures_rate(ctx);
             self.lockstep.count(-c.size, &attention.context_measures(ctx), &rate, c.blocks);
         }
@@ -267,8 +267,8 @@ impl<'e, 'a> Machine<'e, 'a> {
             // It stepped just now: settled, it holds the blocks of the context it stepped at, on its line.
             self.settle_member(i);
             let c = self.running.remove(i);
-            let (rate, _) = attention.context_measures_rate(self.isl + c.generated - self.accepted);
-            self.lockstep.count(-c.size, &attention.context_measures(self.isl + c.generated), &rate, c.blocks);
+            let (rate, _) = attention.context_measures_rate(c.isl + c.generated - self.accepted);
+            self.lockstep.count(-c.size, &attention.context_measures(c.isl + c.generated), &rate, c.blocks);
             self.lockstep.len -= 1;
             self.emitted -= c.size * (c.generated - c.osl);
             self.free_blocks += c.size * c.blocks;
@@ -303,7 +303,7 @@ impl<'e, 'a> Machine<'e, 'a> {
         let mut i = 0;
         while i < self.lockstep.len {
             let (generated, held) = self.member_now(i);
-            let need_each = (self.blocks_for(self.isl + generated + self.verify) - held).max(0.0);
+            let need_each = (self.blocks_for(self.running[i].isl + generated + self.verify) - held).max(0.0);
             let need = need_each * self.running[i].size;
             while need > self.free_blocks {
                 // A preemption puts its victim at the head of the waiting queue behind what is already free:

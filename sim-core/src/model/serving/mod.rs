@@ -24,8 +24,10 @@
 //! (decoding cohorts stepped as one), `jump` (decode-only stretches run at once), `cohort` (requests that behave
 //! alike, and a batch's output length classes), `tally` (the window's statistics and `Measured`), `resolution`,
 //! `plan` (`Run`, which loop a sweep point runs, saturation), `memo`, `batch_window` (one-batch throughputs), and
-//! the two loops, `colocated` and `disaggregated`.
+//! the two closed loops, `colocated` and `disaggregated`; `open_loop` (requests sent at their own times, each its
+//! own cohort) with `arrivals` (their seeded times and lengths).
 
+mod arrivals;
 mod batch_window;
 mod cohort;
 mod colocated;
@@ -35,6 +37,7 @@ mod kv_pool;
 mod lockstep;
 mod machine;
 mod memo;
+mod open_loop;
 mod plan;
 mod resolution;
 mod step;
@@ -45,8 +48,10 @@ use colocated::colocated_with;
 use disaggregated::disaggregated_with;
 
 pub use crate::dataset::schema::OutputLengths;
+pub use arrivals::{LengthSpread, OpenLoad, OpenLoadError, Request, EXPONENTIAL_CAP, MAX_PROMPTS};
 pub use cohort::output_length_classes;
 pub use memo::LoopMemo;
+pub use open_loop::{open_loop, OpenLoopError, OpenMeasured};
 pub use plan::Run;
 pub use resolution::Resolution;
 pub use tally::Measured;

@@ -22,6 +22,9 @@ pub(super) struct StepOut {
     /// Requests whose prompt is computed (PD's prefill side hands these over).
     pub(super) prefilled: Vec<Cohort>,
     pub(super) preempted: f64,
+    /// Requests that produced tokens in this step after their first: each saw one inter-token gap as long as the
+    /// step (what an open loop's ITL counts).
+    pub(super) gaps: f64,
 }
 
 impl<'e, 'a> Machine<'e, 'a> {
@@ -35,10 +38,11 @@ impl<'e, 'a> Machine<'e, 'a> {
             let g = &self.lockstep;
             for i in 0..self.running.len() - 1 {
                 let (x, y) = (&self.running[i], &self.running[i + 1]);
-                // Only two cohorts alike merge: of one length, both decoding, and both past their first token
+                // Only two cohorts alike merge: of one prompt and output length, both decoding, and both past their first token
                 // or neither (PD's decode side receives hand-offs decoding but before their first token; merged
                 // with a cohort past it they would take its earlier one: a negative TTFT, a TPOT far too long).
                 if x.osl != y.osl
+                    || x.isl != y.isl
                     || i + 1 >= g.len
                         && (x.prefilling() || y.prefilling() || x.first_token_s.is_some() != y.first_token_s.is_some())
                 {
@@ -80,6 +84,7 @@ impl<'e, 'a> Machine<'e, 'a> {
         out.done.clear();
         out.prefilled.clear();
         out.preempted = 0.0;
+        out.gaps = 0.0;
         let mut plan = std::mem::take(&mut self.plan);
         plan.clear();
         // The step's load is summed as work is planned, in plan order: a planned cohort never changes size
@@ -123,7 +128,7 @@ impl<'e, 'a> Machine<'e, 'a> {
                 let per = (c.prompt - c.computed).min(budget / c.size);
                 (Work::Prefill { per, offset: c.computed }, per, c.computed + per)
             } else {
-                let ctx = self.isl + c.generated;
+                let ctx = c.isl + c.generated;
                 (Work::Decode { ctx }, self.verify, ctx + self.verify)
             };
             if budget < per_req * c.size * (1.0 - 1e-9) && matches!(work, Work::Decode { .. }) || per_req <= 0.0 {
@@ -220,6 +225,7 @@ impl<'e, 'a> Machine<'e, 'a> {
             g.advance += a;
             g.measures.add(a, &g.rate);
             self.emitted += g.seqs * a;
+            out.gaps += g.seqs;
         }
         let mut finished = std::mem::take(&mut self.finished);
         finished.clear();
@@ -241,6 +247,9 @@ impl<'e, 'a> Machine<'e, 'a> {
                     }
                 }
                 Work::Decode { .. } => {
+                    if c.first_token_s.is_some() {
+                        out.gaps += c.size;
+                    }
                     Self::advance(&mut self.emitted, c, self.accepted);
                     c.first_token_s.get_or_insert(now);
                 }

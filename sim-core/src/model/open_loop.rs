@@ -1,0 +1,97 @@
+//! One open-loop point of a mode (`OpenLoopPrediction`): `vllm bench serve` at a request rate against one engine
+//! (single, TP2) or two copies (DP2, every other request to each under a balanced router, a seeded coin per
+//! request under a random one). PD is refused: its hand-off loop keeps one prompt length per run.
+
+use super::latency::LatencyStats;
+use super::modes::engine;
+use super::serving::{open_loop, OpenLoad, OpenLoadError, OpenLoopError};
+use super::{Bottleneck, Coefficients};
+use crate::dataset::schema::DpRouter;
+use crate::scenario::Scenario;
+use crate::Mode;
+use serde::Serialize;
+
+/// One predicted point of an open loop: what was sent and what `vllm bench serve` would print.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OpenLoopPrediction {
+    pub mode: Mode,
+    /// The workload's stated lengths (requests draw theirs around them as `load.lengths` says).
+    pub isl: u32,
+    pub osl: u32,
+    pub load: OpenLoad,
+    /// From the benchmark's start to the last finish, seconds.
+    pub duration_s: f64,
+    /// Requests completed over the duration (vLLM's `request_throughput`).
+    pub achieved_rate: f64,
+    /// Every output token over the duration (vLLM's `output_throughput`).
+    pub output_tok_s: f64,
+    pub output_tokens: f64,
+    /// Most requests in flight at once (exact; vLLM buckets it by the second).
+    pub peak_concurrency: f64,
+    pub ttft: LatencyStats,
+    pub tpot: LatencyStats,
+    pub itl: LatencyStats,
+    pub e2e: LatencyStats,
+    pub bottleneck: Bottleneck,
+    pub preemptions_per_request: f64,
+}
+
+/// Why an open-loop point has no answer.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum OpenLoopRefusal {
+    #[error(transparent)]
+    Load(#[from] OpenLoadError),
+    #[error(transparent)]
+    Loop(#[from] OpenLoopError),
+    #[error(
+        "pd: the open loop runs on one engine or two copies (single, tp2, dp2); PD's hand-off loop keeps one \
+         prompt length per run, so an open load with its own per-request lengths is not simulated"
+    )]
+    PdNotSupported,
+}
+
+/// Predicts `mode` under `load` for a workload of `isl` prompt and `osl` output tokens.
+pub fn predict_open_loop(
+    s: &Scenario,
+    k: &Coefficients,
+    mode: Mode,
+    isl: u32,
+    osl: u32,
+    load: &OpenLoad,
+) -> Result<OpenLoopPrediction, OpenLoopRefusal> {
+    let requests = load.requests(isl, osl)?;
+    let n = requests.len();
+    let measured = match mode {
+        Mode::Single | Mode::Tp2 => {
+            let e = engine(s, k, if mode == Mode::Tp2 { 2.0 } else { 1.0 });
+            open_loop(&[&e], &requests, &vec![0; n], load.max_concurrency)?
+        }
+        Mode::Dp2 => {
+            let e = engine(s, k, 1.0);
+            let route: Vec<usize> = match s.router {
+                DpRouter::Balanced => (0..n).map(|i| i % 2).collect(),
+                DpRouter::Random => load.coins().into_iter().map(usize::from).collect(),
+            };
+            open_loop(&[&e, &e], &requests, &route, load.max_concurrency)?
+        }
+        Mode::Pd => return Err(OpenLoopRefusal::PdNotSupported),
+    };
+    let per_s = |x: f64| if measured.duration_s > 0.0 { x / measured.duration_s } else { 0.0 };
+    Ok(OpenLoopPrediction {
+        mode,
+        isl,
+        osl,
+        load: *load,
+        duration_s: measured.duration_s,
+        achieved_rate: per_s(measured.completed),
+        output_tok_s: per_s(measured.output_tokens),
+        output_tokens: measured.output_tokens,
+        peak_concurrency: measured.peak_in_flight,
+        ttft: measured.ttft,
+        tpot: measured.tpot,
+        itl: measured.itl,
+        e2e: measured.e2e,
+        bottleneck: measured.bottleneck,
+        preemptions_per_request: measured.preemptions_per_request,
+    })
+}
