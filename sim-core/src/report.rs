@@ -1,10 +1,12 @@
 //! Measured against predicted: every published point next to the model's number, with error statistics.
 
 use crate::dataset::schema::{AccuracyFile, REPORT_DATASET};
-use crate::dataset::{Dataset, MeasuredPoint};
+use crate::dataset::{Dataset, MeasuredPoint, OpenLoopRun};
 use crate::diagnostic::Diagnostic;
 use crate::fit::Calibration;
 use crate::model::fabric::{compare, FabricRow};
+use crate::model::open_loop::predict_open_loop;
+use crate::model::serving::{LengthSpread, OpenLoad};
 use crate::model::{predict, Coefficients};
 use crate::plan::{explain, PlanRow};
 use crate::scenario::{resolve, Scenario};
@@ -58,6 +60,15 @@ pub struct ReportRow {
     /// the mean TPOT (`PointLatency::mean_tpot_ms`). No fit reads them: their errors are always predictions'.
     pub measured_ttft_s: Option<f64>,
     pub measured_tpot_s: Option<f64>,
+    /// For a run sent at a rate, predicted as an open loop: whether the machine kept up with the offered rate
+    /// (`OpenLoopRun::kept_up`); `None` for every other point.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub open_loop_kept_up: Option<bool>,
+    /// The median TTFT the source states and, for an open-loop prediction, the predicted one, seconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub measured_median_ttft_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub predicted_median_ttft_s: Option<f64>,
     pub role: PointRole,
     pub flags: Vec<String>,
     pub bottleneck: String,
@@ -147,7 +158,17 @@ pub fn build_for(
         .iter()
         .filter_map(|p| {
             let s = scenarios.get(&p.scenario)?;
-            let pr = predict(s, engines.get(&p.scenario).unwrap_or(k), p.mode, p.isl, p.osl, p.concurrency);
+            let k = engines.get(&p.scenario).unwrap_or(k);
+            let mut pr = predict(s, k, p.mode, p.isl, p.osl, p.concurrency);
+            // A run sent at a rate is predicted as one: the open loop at its rate, prompts, arrivals and spread.
+            let open = p.open_loop.as_ref().and_then(|run| open_loop_expected(s, k, p, run));
+            if let Some(o) = &open {
+                pr.output_tok_s = o.output_tok_s;
+                pr.ttft_s = o.ttft.mean_s;
+                pr.tpot_s = o.tpot.mean_s;
+                pr.preemptions_per_request = o.preemptions_per_request;
+                pr.bottleneck = o.bottleneck;
+            }
             let role = if p.is_flagged() {
                 PointRole::Flagged
             } else if fitted_on(p) {
@@ -171,6 +192,9 @@ pub fn build_for(
                 predicted_preemptions_per_request: pr.preemptions_per_request,
                 measured_ttft_s: p.latency.ttft_ms.map(|ms| ms / 1e3),
                 measured_tpot_s: p.latency.mean_tpot_ms().map(|ms| ms / 1e3),
+                open_loop_kept_up: p.open_loop.as_ref().filter(|_| open.is_some()).map(|run| run.kept_up()),
+                measured_median_ttft_s: p.latency.median_ttft_ms.map(|ms| ms / 1e3),
+                predicted_median_ttft_s: open.as_ref().map(|o| o.ttft.median_s),
                 role,
                 flags: p.flags.iter().map(|f| f.name().to_string()).collect(),
                 bottleneck: pr.bottleneck.name().to_string(),
@@ -251,6 +275,57 @@ impl ReportRow {
     /// APE of the predicted mean TPOT against the stated one.
     pub fn tpot_ape(&self) -> Option<f64> {
         stated_ape(self.predicted_tpot_s, self.measured_tpot_s)
+    }
+}
+
+/// Seeds an open-loop run is replayed with: a run of a hundred prompts draws its lengths and gaps once, and one
+/// draw's mean output length alone sits a few percent from the stated one, so the prediction is the mean over
+/// several draws (the measured run is one draw of its own, which no seed here can replay).
+const OPEN_LOOP_SEEDS: u64 = 4;
+
+/// The open-loop prediction of a run sent at a rate: throughput and latency statistics averaged over
+/// `OPEN_LOOP_SEEDS` draws of its load; `None` when the loop refuses it.
+fn open_loop_expected(
+    s: &Scenario,
+    k: &Coefficients,
+    p: &MeasuredPoint,
+    run: &OpenLoopRun,
+) -> Option<crate::model::open_loop::OpenLoopPrediction> {
+    let draws: Vec<_> = (0..OPEN_LOOP_SEEDS)
+        .map(|seed| predict_open_loop(s, k, p.mode, p.isl, p.osl, &OpenLoad { seed, ..load_of(run) }).ok())
+        .collect::<Option<_>>()?;
+    let n = draws.len() as f64;
+    let mean = |f: &dyn Fn(&crate::model::open_loop::OpenLoopPrediction) -> f64| draws.iter().map(f).sum::<f64>() / n;
+    let mut out = draws.first()?.clone();
+    out.output_tok_s = mean(&|d| d.output_tok_s);
+    out.achieved_rate = mean(&|d| d.achieved_rate);
+    out.ttft.mean_s = mean(&|d| d.ttft.mean_s);
+    out.ttft.median_s = mean(&|d| d.ttft.median_s);
+    out.tpot.mean_s = mean(&|d| d.tpot.mean_s);
+    out.preemptions_per_request = mean(&|d| d.preemptions_per_request);
+    Some(out)
+}
+
+/// The load an open-loop run sent, as the open loop replays it: its rate, prompts (vLLM's default 1,000 where the
+/// source states none), arrivals and length spread (seed 0; `open_loop_expected` draws several).
+fn load_of(run: &OpenLoopRun) -> OpenLoad {
+    OpenLoad {
+        rate: run.rate,
+        burstiness: run.burstiness,
+        max_concurrency: None,
+        prompts: run.num_prompts.unwrap_or(1000),
+        lengths: match run.random_range_ratio {
+            Some(range_ratio) if range_ratio > 0.0 => LengthSpread::Uniform { range_ratio },
+            _ => LengthSpread::Fixed,
+        },
+        seed: 0,
+    }
+}
+
+impl ReportRow {
+    /// APE of the predicted median TTFT of an open-loop run against the stated one.
+    pub fn median_ttft_ape(&self) -> Option<f64> {
+        self.predicted_median_ttft_s.and_then(|p| stated_ape(p, self.measured_median_ttft_s))
     }
 }
 

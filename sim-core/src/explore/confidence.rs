@@ -266,6 +266,7 @@ mod tests {
             met: None,
             ttft: None,
             tpot: None,
+            open_loop: None,
             checks: Vec::new(),
         }
     }

@@ -74,9 +74,21 @@ pub struct ProtocolRow {
     /// its source gives), on the points the question judges; `None` where no judged point states one.
     pub ttft: Option<ErrorStats>,
     pub tpot: Option<ErrorStats>,
+    /// The same fits' errors on the dataset's runs sent at a rate that the machine kept up with, each predicted
+    /// as an open loop (`None` without such runs).
+    pub open_loop: Option<OpenLoopErrors>,
     /// Every other frozen target for this dataset and question (a latency, a subset of points, the modes'
     /// order), each with what the model gives.
     pub checks: Vec<TargetCheck>,
+}
+
+/// Errors on open-loop runs the machine kept up with: output throughput, and the median TTFT where stated.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct OpenLoopErrors {
+    pub throughput: ErrorStats,
+    pub worst_throughput_ape: f64,
+    pub median_ttft: Option<ErrorStats>,
+    pub worst_median_ttft_ape: Option<f64>,
 }
 
 /// A frozen target other than the throughput median and p90, with the model's result.
@@ -443,6 +455,18 @@ fn protocol_row(
     };
     let train: Vec<MeasuredPoint> = points.iter().filter(|p| fit_on(p)).cloned().collect();
     let judged: Vec<MeasuredPoint> = points.iter().filter(|p| judge(p)).cloned().collect();
+    // Runs sent at a rate are never fitted (flagged); the fitted and left-out questions predict them as open
+    // loops beside the rest, for the open-loop targets.
+    let open_loop: Vec<MeasuredPoint> = points
+        .iter()
+        .filter(|p| {
+            q != Question::PairFromOne
+                && p.dataset == dataset
+                && p.open_loop.is_some()
+                && scenarios.contains_key(&p.scenario)
+        })
+        .cloned()
+        .collect();
     let missing = if judged.is_empty() {
         Some(match q {
             Question::PairFromOne => "no two-machine point of a setup that also has one-machine points".to_string(),
@@ -465,6 +489,7 @@ fn protocol_row(
             met: None,
             ttft: None,
             tpot: None,
+            open_loop: None,
             checks: Vec::new(),
         };
     }
@@ -481,10 +506,11 @@ fn protocol_row(
     };
     let engine_of = |p: &MeasuredPoint| scenarios.get(&p.scenario).map(|s| s.engine.as_str()).unwrap_or("");
     let (mut n, mut apes, mut ttft, mut tpot) = (0, Vec::new(), Vec::new(), Vec::new());
+    let (mut open_tok, mut open_ttft) = (Vec::new(), Vec::new());
     for g in &groups {
         let in_group = |p: &MeasuredPoint| g.is_empty() || engine_of(p) == g;
         let train_g: Vec<MeasuredPoint> = train.iter().filter(|p| in_group(p)).cloned().collect();
-        let judged_g: Vec<MeasuredPoint> = judged.iter().filter(|p| in_group(p)).cloned().collect();
+        let judged_g: Vec<MeasuredPoint> = judged.iter().chain(&open_loop).filter(|p| in_group(p)).cloned().collect();
         if train_g.is_empty() || judged_g.is_empty() {
             continue;
         }
@@ -503,6 +529,9 @@ fn protocol_row(
         apes.extend(judged_rows().map(|r| r.ape));
         ttft.extend(judged_rows().filter_map(|r| r.ttft_ape()));
         tpot.extend(judged_rows().filter_map(|r| r.tpot_ape()));
+        let kept_up = || report.rows.iter().filter(|r| r.open_loop_kept_up == Some(true));
+        open_tok.extend(kept_up().map(|r| r.ape));
+        open_ttft.extend(kept_up().filter_map(|r| r.median_ttft_ape()));
     }
     let error = ErrorStats::of(&apes);
     ProtocolRow {
@@ -516,6 +545,12 @@ fn protocol_row(
         met: None,
         ttft: ErrorStats::of(&ttft),
         tpot: ErrorStats::of(&tpot),
+        open_loop: ErrorStats::of(&open_tok).map(|throughput| OpenLoopErrors {
+            throughput,
+            worst_throughput_ape: open_tok.iter().copied().fold(0.0, f64::max),
+            median_ttft: ErrorStats::of(&open_ttft),
+            worst_median_ttft_ape: open_ttft.iter().copied().reduce(f64::max),
+        }),
         checks: Vec::new(),
     }
 }
@@ -523,17 +558,31 @@ fn protocol_row(
 /// A frozen target other than the headline throughput one, judged on what the row's fits gave.
 fn target_check(row: &ProtocolRow, t: &ProtocolTarget) -> TargetCheck {
     let target = Target::of(t);
+    let none_kept_up = || Some("no open-loop run the machine kept up with".to_string());
     let (error, missing) = match (t.metric, t.points) {
+        (Metric::Throughput, Some(PointSet::OpenLoopKeptUp)) => match row.open_loop {
+            Some(o) => (Some(o.throughput), None),
+            None => (None, none_kept_up()),
+        },
+        (Metric::Ttft, Some(PointSet::OpenLoopKeptUp)) => match row.open_loop.and_then(|o| o.median_ttft) {
+            Some(e) => (Some(e), None),
+            None => (None, none_kept_up()),
+        },
         (_, Some(PointSet::OpenLoopKeptUp)) => {
-            (None, Some("the model's open-loop prediction is not yet compared with open-loop points".to_string()))
+            (None, Some(format!("no {} is compared on open-loop runs", t.metric.name())))
         }
         (Metric::ModeOrder, None) => (None, Some("the modes' order is not yet compared".to_string())),
         (Metric::Throughput, None) => (row.error, row.missing.clone()),
         (Metric::Ttft, None) => (row.ttft, row.ttft.is_none().then(|| "no judged point states a TTFT".to_string())),
         (Metric::Tpot, None) => (row.tpot, row.tpot.is_none().then(|| "no judged point states a TPOT".to_string())),
     };
-    // Only throughput keeps its worst point; a latency target with a worst-point bound is not met unproven.
-    let worst_ape = if t.metric == Metric::Throughput { row.worst_ape } else { None };
+    // A latency over every judged point keeps no worst point: a target bounding it is not met unproven.
+    let worst_ape = match (t.metric, t.points) {
+        (Metric::Throughput, None) => row.worst_ape,
+        (Metric::Throughput, Some(_)) => row.open_loop.map(|o| o.worst_throughput_ape),
+        (Metric::Ttft, Some(_)) => row.open_loop.and_then(|o| o.worst_median_ttft_ape),
+        _ => None,
+    };
     TargetCheck {
         metric: t.metric,
         points: t.points,

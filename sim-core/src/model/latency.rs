@@ -39,6 +39,22 @@ impl LatencyStats {
     }
 }
 
+impl LatencyStats {
+    /// Every sample `d` seconds later: the statistics of a latency that gained a constant (a request's time
+    /// outside the engine's steps). No samples stay none.
+    pub fn shifted(self, d: f64) -> Self {
+        if self == LatencyStats::default() {
+            return self;
+        }
+        LatencyStats {
+            mean_s: self.mean_s + d,
+            median_s: self.median_s + d,
+            p90_s: self.p90_s + d,
+            p99_s: self.p99_s + d,
+        }
+    }
+}
+
 /// numpy's `percentile(x, p)` (method "linear") of the `n` values `sorted` lists with their counts: the value at
 /// the fractional rank `p/100 (n - 1)`, interpolated between its two neighbours.
 fn percentile(sorted: &[(f64, f64)], n: f64, p: f64) -> f64 {

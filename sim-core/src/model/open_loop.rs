@@ -76,21 +76,26 @@ pub fn predict_open_loop(
         }
         Mode::Pd => return Err(OpenLoopRefusal::PdNotSupported),
     };
-    let per_s = |x: f64| if measured.duration_s > 0.0 { x / measured.duration_s } else { 0.0 };
+    // Each request reaches the engine `request_overhead_s` after it is sent (a constant for every request, so
+    // the engine's timeline only moves later) and pays it before its first token: TTFT, end-to-end latency and
+    // the run's duration gain it, TPOT and ITL do not.
+    let overhead = k.request_overhead_s;
+    let duration_s = measured.duration_s + if measured.completed > 0.0 { overhead } else { 0.0 };
+    let per_s = |x: f64| if duration_s > 0.0 { x / duration_s } else { 0.0 };
     Ok(OpenLoopPrediction {
         mode,
         isl,
         osl,
         load: *load,
-        duration_s: measured.duration_s,
+        duration_s,
         achieved_rate: per_s(measured.completed),
         output_tok_s: per_s(measured.output_tokens),
         output_tokens: measured.output_tokens,
         peak_concurrency: measured.peak_in_flight,
-        ttft: measured.ttft,
+        ttft: measured.ttft.shifted(overhead),
         tpot: measured.tpot,
         itl: measured.itl,
-        e2e: measured.e2e,
+        e2e: measured.e2e.shifted(overhead),
         bottleneck: measured.bottleneck,
         preemptions_per_request: measured.preemptions_per_request,
     })
