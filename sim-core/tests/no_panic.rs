@@ -8,7 +8,9 @@ mod fsio;
 use fsio::load_dir;
 use proptest::prelude::*;
 use sim_core::dataset::SourceText;
-use sim_core::explore::{SweepQuery, Workspace};
+use sim_core::explore::{OpenLoopQuery, SweepQuery, Workspace};
+use sim_core::model::serving::{LengthSpread, OpenLoad};
+use sim_core::Mode;
 use std::sync::OnceLock;
 
 fn shipped() -> &'static Vec<SourceText> {
@@ -55,5 +57,47 @@ proptest! {
             }
         }
         run_with(index, String::from_utf8_lossy(&bytes).into_owned());
+    }
+}
+
+/// The shipped workspace, loaded once, for the open-loop queries below.
+fn workspace() -> &'static Workspace {
+    static W: OnceLock<Workspace> = OnceLock::new();
+    W.get_or_init(|| Workspace::load(shipped(), None))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Any open load on any shipped scenario and mode answers or refuses, never panics: rates from the tiny to
+    /// the infinite, any burstiness, cap and range ratio (the query layer checks them first).
+    #[test]
+    fn any_open_load_answers_or_refuses(
+        scenario in 0usize..64,
+        rate_exp in -12.0f64..6.0,
+        infinite in proptest::bool::weighted(0.1),
+        burstiness in -1.0f64..50.0,
+        cap in 0u32..8,
+        prompts in 0u32..24,
+        ratio in -0.5f64..1.5,
+        exponential in any::<bool>(),
+        seed in any::<u64>(),
+        mode in 0usize..4,
+    ) {
+        let ws = workspace();
+        let ids: Vec<&String> = ws.dataset.scenarios.keys().collect();
+        let id = ids[scenario % ids.len()];
+        let Ok(run) = ws.report_run(id, &[], sim_core::fit::FitSet::All) else { return Ok(()) };
+        let lengths = if exponential { LengthSpread::Exponential } else { LengthSpread::Uniform { range_ratio: ratio } };
+        let load = OpenLoad {
+            rate: if infinite { f64::INFINITY } else { 10f64.powf(rate_exp) },
+            burstiness,
+            max_concurrency: (cap > 0).then_some(cap),
+            prompts,
+            lengths,
+            seed,
+        };
+        let q = OpenLoopQuery { modes: vec![Mode::ALL[mode % Mode::ALL.len()]], rates: vec![load.rate], load };
+        let _ = run.open_loop(&q);
     }
 }

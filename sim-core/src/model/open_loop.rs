@@ -1,10 +1,10 @@
 //! One open-loop point of a mode (`OpenLoopPrediction`): `vllm bench serve` at a request rate against one engine
-//! (single, TP2) or two copies (DP2, every other request to each under a balanced router, a seeded coin per
-//! request under a random one). PD is refused: its hand-off loop keeps one prompt length per run.
+//! (single, TP2), two copies (DP2, every other request to each under a balanced router, a seeded coin per
+//! request under a random one) or a PD pair (each request's KV cache handed over at its own prompt length).
 
 use super::latency::LatencyStats;
-use super::modes::engine;
-use super::serving::{open_loop, OpenLoad, OpenLoadError, OpenLoopError};
+use super::modes::{engine, handoff_s};
+use super::serving::{open_loop, open_loop_pd, OpenLoad, OpenLoadError, OpenLoopError};
 use super::{Bottleneck, Coefficients};
 use crate::dataset::schema::DpRouter;
 use crate::scenario::Scenario;
@@ -43,11 +43,6 @@ pub enum OpenLoopRefusal {
     Load(#[from] OpenLoadError),
     #[error(transparent)]
     Loop(#[from] OpenLoopError),
-    #[error(
-        "pd: the open loop runs on one engine or two copies (single, tp2, dp2); PD's hand-off loop keeps one \
-         prompt length per run, so an open load with its own per-request lengths is not simulated"
-    )]
-    PdNotSupported,
 }
 
 /// Predicts `mode` under `load` for a workload of `isl` prompt and `osl` output tokens.
@@ -74,7 +69,10 @@ pub fn predict_open_loop(
             };
             open_loop(&[&e, &e], &requests, &route, load.max_concurrency)?
         }
-        Mode::Pd => return Err(OpenLoopRefusal::PdNotSupported),
+        Mode::Pd => {
+            let (pre, dec) = (engine(s, k, 1.0), engine(s, k, 1.0));
+            open_loop_pd(&pre, &dec, &|isl| handoff_s(s, isl), &requests, load.max_concurrency)?
+        }
     };
     // Each request reaches the engine `request_overhead_s` after it is sent (a constant for every request, so
     // the engine's timeline only moves later) and pays it before its first token: TTFT, end-to-end latency and

@@ -574,12 +574,7 @@ fn run(cmd: Command, out: &mut Out) -> Result<u8, CliError> {
                 Some(m) => vec![m],
                 None => run.scenario.modes.clone(),
             };
-            // Without --mode, an open loop runs the scenario's modes it can (PD's refusal is said once).
-            let open_modes: Vec<Mode> = modes.iter().copied().filter(|m| mode.is_some() || *m != Mode::Pd).collect();
-            if let Some(q) = open.query(open_modes) {
-                if mode.is_none() && modes.contains(&Mode::Pd) {
-                    warn(&format!("note: {}", sim_core::model::open_loop::OpenLoopRefusal::PdNotSupported));
-                }
+            if let Some(q) = open.query(modes.clone()) {
                 let points = run.open_loop(&q).map_err(|e| CliError::Usage(e.to_string()))?;
                 out.table(&render::open_loop(&points), format == Format::Csv, format == Format::Json);
                 return Ok(0);

@@ -24,8 +24,8 @@
 //! (decoding cohorts stepped as one), `jump` (decode-only stretches run at once), `cohort` (requests that behave
 //! alike, and a batch's output length classes), `tally` (the window's statistics and `Measured`), `resolution`,
 //! `plan` (`Run`, which loop a sweep point runs, saturation), `memo`, `batch_window` (one-batch throughputs), and
-//! the two closed loops, `colocated` and `disaggregated`; `open_loop` (requests sent at their own times, each its
-//! own cohort) with `arrivals` (their seeded times and lengths).
+//! the two closed loops, `colocated` and `disaggregated`; `open_loop` and `open_loop_pd` (requests sent at their
+//! own times, each its own cohort) with `arrivals` (their seeded times and lengths).
 
 mod arrivals;
 mod batch_window;
@@ -38,6 +38,7 @@ mod lockstep;
 mod machine;
 mod memo;
 mod open_loop;
+mod open_loop_pd;
 mod plan;
 mod resolution;
 mod step;
@@ -52,6 +53,7 @@ pub use arrivals::{LengthSpread, OpenLoad, OpenLoadError, Request, EXPONENTIAL_C
 pub use cohort::output_length_classes;
 pub use memo::LoopMemo;
 pub use open_loop::{open_loop, OpenLoopError, OpenMeasured};
+pub use open_loop_pd::open_loop_pd;
 pub use plan::Run;
 pub use resolution::Resolution;
 pub use tally::Measured;

@@ -1,6 +1,7 @@
 //! The open loop (`vllm bench serve` at a request rate): requests sent at their own times whatever the engine
 //! does, each simulated as its own cohort of one that never merges, so every request's TTFT, TPOT and end-to-end
-//! latency is its own; one engine or several copies behind a router, and an optional client-side cap.
+//! latency is its own; one engine or several copies behind a router, and an optional client-side cap (a PD pair:
+//! `open_loop_pd`).
 //!
 //! ```text
 //!   client:  due times (arrivals) --cap: wait for a free slot--> send --route--> engine k's queue
@@ -53,7 +54,7 @@ pub enum OpenLoopError {
 
 /// Cohorts never merge (each request is its own) and decoding ones step together in the lockstep, which keeps
 /// every member's own progress.
-const OPEN_LOOP: Resolution = Resolution { max_cohorts: usize::MAX, ..Resolution::SWEEP };
+pub(super) const OPEN_LOOP: Resolution = Resolution { max_cohorts: usize::MAX, ..Resolution::SWEEP };
 
 /// Runs `requests` (in the order they are due) against `engines`, request `i` going to engine `route[i]`, at most
 /// `cap` in flight.
@@ -175,7 +176,7 @@ fn has_work(m: &Machine) -> bool {
 
 /// When request `r` is sent: when it is due, or, under a cap, when the earliest free slot frees if later; `None`
 /// while every slot is taken.
-fn send_time(r: &Request, capped: bool, slots: &BinaryHeap<Reverse<Time>>) -> Option<f64> {
+pub(super) fn send_time(r: &Request, capped: bool, slots: &BinaryHeap<Reverse<Time>>) -> Option<f64> {
     if !capped {
         return Some(r.arrival_s);
     }
@@ -184,7 +185,7 @@ fn send_time(r: &Request, capped: bool, slots: &BinaryHeap<Reverse<Time>>) -> Op
 
 /// A time ordered totally (`f64::total_cmp`), for the heap of free slots.
 #[derive(Debug, Clone, Copy, PartialEq)]
-struct Time(f64);
+pub(super) struct Time(pub(super) f64);
 impl Eq for Time {}
 impl PartialOrd for Time {
     fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
@@ -199,22 +200,22 @@ impl Ord for Time {
 
 /// The requests' latencies as they finish.
 #[derive(Default)]
-struct OpenTally {
+pub(super) struct OpenTally {
     ttft: Vec<f64>,
     tpot: Vec<f64>,
     e2e: Vec<f64>,
     /// (a step's length, requests that waited it between two of their tokens).
-    gaps: Vec<(f64, f64)>,
+    pub(super) gaps: Vec<(f64, f64)>,
     output_tokens: f64,
-    completed: f64,
-    preemptions: f64,
+    pub(super) completed: f64,
+    pub(super) preemptions: f64,
     last_finish_s: f64,
-    peak_in_flight: f64,
+    pub(super) peak_in_flight: f64,
 }
 
 impl OpenTally {
     /// Books request `c` (a cohort of one) finished at `now`.
-    fn finish(&mut self, c: &Cohort, now: f64) {
+    pub(super) fn finish(&mut self, c: &Cohort, now: f64) {
         let e2e = now - c.arrival_s;
         let ttft = c.first_token_s.unwrap_or(now) - c.arrival_s;
         self.ttft.push(ttft);
@@ -227,7 +228,7 @@ impl OpenTally {
         self.last_finish_s = self.last_finish_s.max(now);
     }
 
-    fn measured(mut self, bottleneck: Bottleneck) -> OpenMeasured {
+    pub(super) fn measured(mut self, bottleneck: Bottleneck) -> OpenMeasured {
         OpenMeasured {
             duration_s: self.last_finish_s,
             completed: self.completed,
