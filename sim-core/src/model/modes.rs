@@ -46,21 +46,46 @@ pub fn engine<'a>(s: &'a Scenario, k: &'a Coefficients, span_machines: f64) -> E
 }
 
 /// A prediction from a measured closed-loop run.
-/// One engine's (or PD pair's) loop as a prediction; the first token reaches the client `request_overhead_s`
-/// after the engine sampled it, and the request reached the engine that much after it was sent.
+/// One engine's (or PD pair's) loop as a prediction. A request reaches the engine `request_overhead_s` after it
+/// is sent (its first token reaches the client that much after the engine sampled it, the two halves of one
+/// constant): TTFT gains it; a run sent all at once lasts that much longer for its client; a closed loop's clients
+/// spend it outside the engine each request, which takes the place of as much of their queueing and, past the
+/// queue, lengthens their TTFT and their cycle. A batch's rate is measured from its first first token, which the
+/// constant only moves.
 fn prediction(
     k: &Coefficients,
+    load: ScenarioLoad,
     (mode, isl, osl, concurrency): (Mode, u32, u32, u32),
     r: &Measured,
     a: f64,
 ) -> Prediction {
+    let o = k.request_overhead_s;
+    let tokens = f64::from(concurrency.max(1)) * f64::from(osl.max(1));
+    let stretched = |extra: f64| {
+        if r.output_tok_s > 0.0 {
+            let span = tokens / r.output_tok_s;
+            r.output_tok_s * span / (span + extra)
+        } else {
+            r.output_tok_s
+        }
+    };
+    // What the client waits beyond the engine's own answer: in a closed loop the time outside the engine takes
+    // the place of as much queueing.
+    let beyond = match load {
+        ScenarioLoad::ClosedLoop => (o - r.queue_s).max(0.0),
+        ScenarioLoad::AllAtOnce | ScenarioLoad::Batch => o,
+    };
+    let output_tok_s = match load {
+        ScenarioLoad::AllAtOnce | ScenarioLoad::ClosedLoop => stretched(beyond),
+        ScenarioLoad::Batch => r.output_tok_s,
+    };
     Prediction {
         mode,
         isl,
         osl,
         concurrency,
-        output_tok_s: r.output_tok_s,
-        ttft_s: r.ttft_s + k.request_overhead_s,
+        output_tok_s,
+        ttft_s: r.ttft_s + beyond,
         tpot_s: r.tpot_s,
         step_s: r.mean_step_s,
         resident_seqs: r.resident,
@@ -69,7 +94,7 @@ fn prediction(
         tokens_per_step: a,
         preemptions_per_request: r.preemptions_per_request,
         kv_utilization: r.kv_utilization,
-        queue_s: r.queue_s,
+        queue_s: if load == ScenarioLoad::ClosedLoop { (r.queue_s - o).max(0.0) } else { r.queue_s },
     }
 }
 
@@ -105,7 +130,7 @@ fn predict_memo(
                 ScenarioLoad::Batch => colocated_batch(&e, c, fi, fo, Run::Batch, lengths),
                 ScenarioLoad::AllAtOnce => colocated_batch(&e, c, fi, fo, Run::AllAtOnce, lengths),
             };
-            prediction(k, (mode, isl, osl, concurrency), &r, e.tokens_per_step())
+            prediction(k, s.load, (mode, isl, osl, concurrency), &r, e.tokens_per_step())
         }
         Mode::Pd => {
             let pre = engine(s, k, 1.0);
@@ -117,7 +142,7 @@ fn predict_memo(
                     disaggregated_run(&pre, &dec, handoff_s(s, fi), c, fi, fo, Run::AllAtOnce, lengths)
                 }
             };
-            prediction(k, (mode, isl, osl, concurrency), &r, dec.tokens_per_step())
+            prediction(k, s.load, (mode, isl, osl, concurrency), &r, dec.tokens_per_step())
         }
         Mode::Dp2 => two_copies(s, k, isl, osl, concurrency),
     }
