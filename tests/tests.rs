@@ -398,7 +398,7 @@ fn external_datasets_are_predicted_never_fitted() {
         points.iter().filter(|p| p.dataset != REPORT_DATASET).map(|p| p.dataset.clone()).collect();
     assert_eq!(
         external.iter().map(String::as_str).collect::<Vec<_>>(),
-        ["gpustack-h100", "kubis-dgx-spark", "nvidia-nim-h100"],
+        ["flash7777-gb10-pair", "gpustack-h100", "kubis-dgx-spark", "nvidia-nim-h100"],
         "datasets with throughput points besides the report"
     );
     let report = ws.accuracy(FitSet::All);
@@ -477,6 +477,34 @@ fn external_datasets_are_predicted_never_fitted() {
         assert!(!plan.reason.is_empty(), "{id}: a recommendation without a reason");
         assert!(!plan.rows.is_empty(), "{id}: no plan rows");
         eprintln!("plan {id}: {} - {}", plan.recommended_mode.name(), plan.reason);
+    }
+}
+
+/// Two GB10 machines, one stream (external-sweeps.md S5): over RoCE TP=2 (91.6 tok/s) beats EP=2 (85.5), which beats
+/// PP=2 (71.3); over TCP sockets PP=2 (70.4) beats TP=2 (45.3), which beats EP=2 (35.0). A collective's network hops
+/// at the transport's round trip and the per-step control round trip are what reorder them: the model, fitted on
+/// none of these points, ranks the three modes as measured on each transport. The margins it predicts are printed.
+#[test]
+fn the_gb10_pair_ranks_pp_tp_and_ep_as_measured_over_roce_and_tcp() {
+    let ws = workspace();
+    let report = ws.accuracy(FitSet::All);
+    for scenario in ["flash7777-qwen3-coder-30b-a3b-gb10-pair", "flash7777-qwen3-coder-30b-a3b-gb10-pair-tcp"] {
+        let rows: Vec<&report::ReportRow> = report
+            .rows
+            .iter()
+            .filter(|r| r.scenario == scenario && [Mode::Tp2, Mode::Pp2, Mode::Ep2].contains(&r.mode))
+            .collect();
+        assert_eq!(rows.len(), 3, "{scenario}: one point per mode");
+        assert!(rows.iter().all(|r| r.role == PointRole::Predicted), "{scenario}: never fitted");
+        let ranked = |tok_s: fn(&report::ReportRow) -> f64| {
+            let mut modes: Vec<(Mode, f64)> = rows.iter().map(|r| (r.mode, tok_s(r))).collect();
+            modes.sort_by(|a, b| b.1.total_cmp(&a.1));
+            modes
+        };
+        let (measured, predicted) = (ranked(|r| r.measured_tok_s), ranked(|r| r.predicted_tok_s));
+        eprintln!("{scenario}: measured {measured:?}, predicted {predicted:?}");
+        let order = |v: &[(Mode, f64)]| v.iter().map(|(m, _)| *m).collect::<Vec<_>>();
+        assert_eq!(order(&predicted), order(&measured), "{scenario}: the modes' order");
     }
 }
 

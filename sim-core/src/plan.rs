@@ -325,6 +325,17 @@ pub fn explain(row: &PlanRow, spilled_bytes: f64, better: Mode, router: DpRouter
         (Mode::Tp2, false) => {
             format!("the model fits one machine, but TP2 (bound: {}) wins at this load", bound(Mode::Tp2))
         }
+        (Mode::Pp2, spills) => format!(
+            "{}PP2 wins: each machine holds half of the layers and the pipeline keeps both busy at this load \
+             (bound: {})",
+            if spills { format!("one machine spills {:.0} GB; ", spilled_bytes / 1e9) } else { String::new() },
+            bound(Mode::Pp2)
+        ),
+        (Mode::Ep2, spills) => format!(
+            "{}EP2 wins: the experts are split across the machines (bound: {})",
+            if spills { format!("one machine spills {:.0} GB; ", spilled_bytes / 1e9) } else { String::new() },
+            bound(Mode::Ep2)
+        ),
         (Mode::Pd, spills) => format!(
             "{}PD wins: decode never pauses for prefill (bound: {})",
             if spills {

@@ -7,6 +7,7 @@ pub mod bandwidth;
 pub mod batching;
 pub mod fabric;
 pub mod modes;
+pub mod nccl;
 pub mod plausibility;
 pub mod serving;
 pub mod steady;
@@ -427,6 +428,8 @@ pub enum Bottleneck {
     KvCapacity,
     PrefillRate,
     DoesNotFit,
+    /// The mode cannot run this model (expert parallel on a dense model).
+    NoExperts,
 }
 
 impl Bottleneck {
@@ -440,6 +443,7 @@ impl Bottleneck {
             Bottleneck::KvCapacity => "kv_capacity",
             Bottleneck::PrefillRate => "prefill_rate",
             Bottleneck::DoesNotFit => "does_not_fit",
+            Bottleneck::NoExperts => "no_experts_to_split",
         }
     }
 }
