@@ -7,9 +7,7 @@ use crate::spec::{MLA_NOPE_HEAD_DIM, MLA_V_HEAD_DIM};
 use crate::units::{parse_unit, Dimension};
 use serde::Serialize;
 
-pub use crate::spec::{
-    AllReduceCurve, AttentionSpec, HardwareSpec, HostPin, LinkParams, ModelSpec,
-};
+pub use crate::spec::{AllReduceCurve, AttentionSpec, HardwareSpec, HostPin, LinkParams, ModelSpec};
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Scenario {

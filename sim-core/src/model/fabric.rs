@@ -13,8 +13,8 @@
 //! (src/graph/tuning.cc, `ncclTopoTuneModel`) makes it 2(n-1) steps and converts the bus bandwidth to algorithm
 //! bandwidth by n / (2(n-1)), so S bytes take 2(n-1)/n x S / busbw: 1 at two ranks, 1.75 at eight.
 
-use crate::dataset::schema::{Collective, FabricFile};
 use super::nccl::{Call, Communicator};
+use crate::dataset::schema::{Collective, FabricFile};
 use crate::spec::{AllReduceCurve, HardwareSpec, LinkParams};
 use serde::Serialize;
 

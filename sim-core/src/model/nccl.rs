@@ -105,7 +105,8 @@ impl Communicator {
             // NCCL runs all-gather and reduce-scatter as rings only.
             (Call::Gather, _) => {
                 let a = Algorithm::Ring as usize;
-                let (intra_us, net_us) = (HW_LAT_US[intra_hw][a][p], HW_LAT_US[2][a][p].max(self.net_hop_floor_s * 1e6));
+                let (intra_us, net_us) =
+                    (HW_LAT_US[intra_hw][a][p], HW_LAT_US[2][a][p].max(self.net_hop_floor_s * 1e6));
                 let inter = m - 1.0;
                 BASE_LAT_US[a][p] + ((n - 1.0) - inter).max(0.0) * intra_us.max(overhead_us) + inter * net_us
             }
@@ -136,7 +137,10 @@ mod tests {
         assert_eq!(us(eight.latency_s(Call::AllReduce, Algorithm::Tree, Protocol::Ll)), 15.2);
         assert_eq!(us(eight.small_message_latency_s(Call::AllReduce)), 15.0);
         // Two NVLink GPUs: 6.6 + 2 x 0.6; four over PCIe: 6.6 + 6 x 1.0.
-        assert_eq!(us(Communicator::in_machine(2.0, IntraFabric::Nvlink).small_message_latency_s(Call::AllReduce)), 7.8);
+        assert_eq!(
+            us(Communicator::in_machine(2.0, IntraFabric::Nvlink).small_message_latency_s(Call::AllReduce)),
+            7.8
+        );
         assert_eq!(us(Communicator::in_machine(4.0, IntraFabric::Pcie).small_message_latency_s(Call::AllReduce)), 12.6);
         // One rank: nothing to reduce.
         assert_eq!(Communicator::in_machine(1.0, IntraFabric::Nvlink).small_message_latency_s(Call::AllReduce), 0.0);
