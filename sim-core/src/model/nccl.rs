@@ -24,7 +24,7 @@
 //! NCCL's ring counts `2m` network steps for an all-reduce across `m > 1` machines, which for one GPU per
 //! machine exceeds the ring's `2(n-1)` steps; the in-machine steps are then counted as zero, not negative.
 
-pub use crate::dataset::schema::IntraMachineFabric as IntraFabric;
+pub use crate::spec::IntraMachineFabric as IntraFabric;
 
 /// NCCL's collective algorithms that a small message can take here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

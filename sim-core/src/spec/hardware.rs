@@ -1,7 +1,6 @@
 //! One machine and the link between machines, in SI units: what a step's collectives and reads run on.
 
-use crate::dataset::schema::{IntraMachineFabric, TransportKind};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One machine, in SI units (bytes, bytes/s, FLOP/s, seconds).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -61,6 +60,44 @@ impl HardwareSpec {
                 transport: TransportKind::Rdma,
                 round_trip_s: 3e-6,
             },
+        }
+    }
+}
+
+/// What joins the GPUs inside one machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub enum IntraMachineFabric {
+    /// NVLink (or NVSwitch).
+    #[default]
+    #[serde(rename = "nvlink")]
+    Nvlink,
+    /// PCIe peer-to-peer or through the host.
+    #[serde(rename = "pcie")]
+    Pcie,
+}
+
+/// What kind of transport a link's messages travel by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub enum TransportKind {
+    /// GPUDirect RDMA over InfiniBand or RoCE.
+    #[serde(rename = "rdma")]
+    Rdma,
+    /// RDMA through host-memory buffers (no GPUDirect RDMA on the GPU).
+    #[serde(rename = "host_staged_rdma")]
+    HostStagedRdma,
+    /// TCP sockets.
+    #[serde(rename = "tcp_socket")]
+    TcpSocket,
+}
+
+impl TransportKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            TransportKind::Rdma => "GPUDirect RDMA",
+            TransportKind::HostStagedRdma => "host-staged RDMA",
+            TransportKind::TcpSocket => "TCP sockets",
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Hardware files: one machine's memory tiers, compute, host link, machine-to-machine link and microbenchmarks.
 
 use super::Quantity;
+pub use crate::spec::{IntraMachineFabric, TransportKind};
 use serde::{Deserialize, Serialize};
 
 /// One machine: GPU memory tier, CPU memory tier and the path between them, compute, NIC.
@@ -122,44 +123,6 @@ pub struct LinkTransport {
     pub round_trip: Quantity,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
-}
-
-/// What joins the GPUs inside one machine.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-pub enum IntraMachineFabric {
-    /// NVLink (or NVSwitch).
-    #[default]
-    #[serde(rename = "nvlink")]
-    Nvlink,
-    /// PCIe peer-to-peer or through the host.
-    #[serde(rename = "pcie")]
-    Pcie,
-}
-
-/// What kind of transport a link's messages travel by.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-pub enum TransportKind {
-    /// GPUDirect RDMA over InfiniBand or RoCE.
-    #[serde(rename = "rdma")]
-    Rdma,
-    /// RDMA through host-memory buffers (no GPUDirect RDMA on the GPU).
-    #[serde(rename = "host_staged_rdma")]
-    HostStagedRdma,
-    /// TCP sockets.
-    #[serde(rename = "tcp_socket")]
-    TcpSocket,
-}
-
-impl TransportKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            TransportKind::Rdma => "GPUDirect RDMA",
-            TransportKind::HostStagedRdma => "host-staged RDMA",
-            TransportKind::TcpSocket => "TCP sockets",
-        }
-    }
 }
 
 /// One size of a measured all-reduce sweep across the link.
