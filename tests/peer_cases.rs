@@ -124,7 +124,9 @@ pub fn sim_core_scenario(c: &Case) -> Scenario {
         flops_fp8: BF16_FLOPS,
         flops_bf16: BF16_FLOPS,
         intra_bytes_per_sec: f64::INFINITY,
-        intra_call_latency_s: 0.0,
+        // The peer charges no collective latency inside a machine.
+        intra_call_latency_s: Some(0.0),
+        intra_fabric: sim_core::spec::IntraMachineFabric::Nvlink,
         sparse_attention_head_tile: 0.0,
         link: LinkParams {
             rails: 1.0,
@@ -132,6 +134,9 @@ pub fn sim_core_scenario(c: &Case) -> Scenario {
             payload_efficiency: 0.9,
             call_latency_s: 20e-6,
             all_reduce: AllReduceCurve::default(),
+            // No control round trip: the peer has none.
+            transport: sim_core::spec::TransportKind::Rdma,
+            round_trip_s: 0.0,
         },
     };
     let (routed_experts, experts_per_token) = c.routing.map_or((0.0, 0.0), |(e, k, _)| (f64::from(e), f64::from(k)));

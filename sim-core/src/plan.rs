@@ -256,7 +256,7 @@ pub fn plan(s: &Scenario, k: &Coefficients) -> Plan {
         model: s.model.id.clone(),
         hardware: s.hardware.id.clone(),
         engine: s.engine.clone(),
-        link: link_cost(&s.hardware.link),
+        link: link_cost(&s.hardware),
         recommended_mode,
         reason,
         placements: vec![
@@ -268,9 +268,11 @@ pub fn plan(s: &Scenario, k: &Coefficients) -> Plan {
     }
 }
 
-/// How TP across the machines costs one all-reduce over `link`, in words: the hardware file's measured sweep
-/// where it gives one, else the physics (per-call latency plus bytes over the payload bandwidth).
-pub fn link_cost(link: &crate::spec::LinkParams) -> String {
+/// How TP across the machines costs one all-reduce over `hw`'s link, in words: the hardware file's measured
+/// sweep where it gives one, else the physics (NCCL's per-call latency for two machines of `hw` on the link's
+/// transport, plus bytes over the payload bandwidth).
+pub fn link_cost(hw: &crate::spec::HardwareSpec) -> String {
+    let link = &hw.link;
     let p = link.all_reduce.points();
     match (p.first(), p.last()) {
         (Some(&(small, _)), Some(&(large, _))) => format!(
@@ -280,12 +282,14 @@ pub fn link_cost(link: &crate::spec::LinkParams) -> String {
             large / 1e3
         ),
         _ => format!(
-            "TP across machines pays {:.0} us per all-reduce plus its bytes at {:.1} GB/s ({:.0} Gb/s x {}, no measured \
-             all-reduce sweep)",
-            link.call_latency_s * 1e6,
+            "TP across machines pays {:.1} us per all-reduce (NCCL's cost model, {}) plus its bytes at {:.1} GB/s \
+             ({:.0} Gb/s x {}, no measured all-reduce sweep) and {:.0} us of control per step",
+            crate::model::fabric::tp_all_reduce(hw, 2.0).1 * 1e6,
+            link.transport.name(),
             link.payload_bytes_per_sec() * crate::model::modes::ALLREDUCE_LINK_EFFICIENCY / 1e9,
             link.line_rate_bytes_per_sec_per_rail * 8.0 / 1e9,
-            link.rails
+            link.rails,
+            link.round_trip_s * 1e6
         ),
     }
 }
@@ -325,6 +329,17 @@ pub fn explain(row: &PlanRow, spilled_bytes: f64, better: Mode, router: DpRouter
         (Mode::Tp2, false) => {
             format!("the model fits one machine, but TP2 (bound: {}) wins at this load", bound(Mode::Tp2))
         }
+        (Mode::Pp2, spills) => format!(
+            "{}PP2 wins: each machine holds half of the layers and the pipeline keeps both busy at this load \
+             (bound: {})",
+            if spills { format!("one machine spills {:.0} GB; ", spilled_bytes / 1e9) } else { String::new() },
+            bound(Mode::Pp2)
+        ),
+        (Mode::Ep2, spills) => format!(
+            "{}EP2 wins: the experts are split across the machines (bound: {})",
+            if spills { format!("one machine spills {:.0} GB; ", spilled_bytes / 1e9) } else { String::new() },
+            bound(Mode::Ep2)
+        ),
         (Mode::Pd, spills) => format!(
             "{}PD wins: decode never pauses for prefill (bound: {})",
             if spills {

@@ -7,9 +7,7 @@ use crate::spec::{MLA_NOPE_HEAD_DIM, MLA_V_HEAD_DIM};
 use crate::units::{parse_unit, Dimension};
 use serde::Serialize;
 
-pub use crate::spec::{
-    AllReduceCurve, AttentionSpec, HardwareSpec, HostPin, LinkParams, ModelSpec, DEFAULT_INTRA_CALL_LATENCY_S,
-};
+pub use crate::spec::{AllReduceCurve, AttentionSpec, HardwareSpec, HostPin, LinkParams, ModelSpec};
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Scenario {
@@ -54,7 +52,8 @@ pub fn hardware_spec(h: &HardwareFile) -> HardwareSpec {
         // Without a stated BF16 rate, half the FP8 rate (see `HardwareFile::compute_bf16`).
         flops_bf16: h.compute_bf16.as_ref().map(si).unwrap_or_else(|| si(&h.compute_fp8) / 2.0),
         intra_bytes_per_sec: h.intra_machine_bandwidth.as_ref().map(si).unwrap_or(f64::INFINITY),
-        intra_call_latency_s: h.intra_machine_call_latency.as_ref().map(si).unwrap_or(DEFAULT_INTRA_CALL_LATENCY_S),
+        intra_call_latency_s: h.intra_machine_call_latency.as_ref().map(si),
+        intra_fabric: h.intra_machine_fabric.unwrap_or_default(),
         sparse_attention_head_tile: h.sparse_attention_head_tile.as_ref().map(si).unwrap_or(0.0),
         link: LinkParams {
             rails: si(&link.rails),
@@ -62,6 +61,8 @@ pub fn hardware_spec(h: &HardwareFile) -> HardwareSpec {
             payload_efficiency: si(&link.payload_efficiency) / 100.0,
             call_latency_s: si(&link.collective_call_latency),
             all_reduce: AllReduceCurve::new(link.all_reduce_times.iter().map(|r| (r.size_bytes, si(&r.time)))),
+            transport: link.transport.kind,
+            round_trip_s: si(&link.transport.round_trip),
         },
     }
 }
@@ -218,12 +219,12 @@ pub const OVERRIDES: &[OverrideKey] = &[
     hw("hardware.flops_fp8", "FLOP/s", |h| &mut h.flops_fp8),
     hw("hardware.flops_bf16", "FLOP/s", |h| &mut h.flops_bf16),
     hw("hardware.intra_bytes_per_sec", "B/s", |h| &mut h.intra_bytes_per_sec),
-    hw("hardware.intra_call_latency_s", "s", |h| &mut h.intra_call_latency_s),
     hw("hardware.sparse_attention_head_tile", "count", |h| &mut h.sparse_attention_head_tile),
     hw("link.rails", "count", |h| &mut h.link.rails),
     hw("link.line_rate_bytes_per_sec_per_rail", "B/s", |h| &mut h.link.line_rate_bytes_per_sec_per_rail),
     hw("link.payload_efficiency", "fraction", |h| &mut h.link.payload_efficiency),
     hw("link.call_latency_s", "s", |h| &mut h.link.call_latency_s),
+    hw("link.round_trip_s", "s", |h| &mut h.link.round_trip_s),
     model("model.weight_bytes", "B", |m| &mut m.weight_bytes),
     model("model.routed_expert_bytes", "B", |m| &mut m.routed_expert_bytes),
     model("model.active_params", "count", |m| &mut m.active_params),

@@ -805,11 +805,12 @@ fn a_measured_all_reduce_sweep_replaces_the_link_physics_only_across_machines() 
     let k = Coefficients::default();
     let s = &scenarios()["kubis-gpt-oss-120b-dgx-spark"];
     assert!(s.hardware.link.all_reduce.is_empty(), "the shipped DGX Spark file gives no sweep");
-    // A sweep measuring exactly what the physics charges (latency + bytes over the all-reduce bandwidth) at
-    // sizes spanning a decode step's and a prompt's messages predicts what the physics does.
+    // A sweep measuring exactly what the physics charges (NCCL's call latency + bytes over the all-reduce
+    // bandwidth) at sizes spanning a decode step's and a prompt's messages predicts what the physics does.
     let link = &s.hardware.link;
     let bw = link.payload_bytes_per_sec() * ALLREDUCE_LINK_EFFICIENCY;
-    let physics = |b: f64| link.call_latency_s + b / bw;
+    let latency_s = sim_core::model::fabric::tp_all_reduce(&s.hardware, 2.0).1;
+    let physics = |b: f64| latency_s + b / bw;
     let sizes = [1.0, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9];
     let mut same = s.clone();
     same.hardware.link.all_reduce = AllReduceCurve::new(sizes.map(|b| (b, physics(b))));
@@ -1057,4 +1058,29 @@ fn pd_runs_an_open_loop_as_the_pair_serves_one_request_alone() {
         ran += 1;
     }
     assert!(ran >= CASES_THAT_RUN, "{ran} cases ran");
+}
+
+/// Crossing machines: a pipeline's one stream pays both stages back to back, so it gains nothing over one machine
+/// and loses the hop and the control round trip, while at many streams both stages work at once; over TCP
+/// sockets every collective's network hop costs half the transport's round trip, which slows TP2 and EP2 and
+/// leaves PP2 (one hop per step) nearly where it was; a dense model cannot run expert parallel.
+#[test]
+fn pipeline_and_expert_parallel_pay_what_crossing_machines_costs() {
+    let k = Coefficients::default();
+    let s = &scenarios()["flash7777-qwen3-coder-30b-a3b-gb10-pair"];
+    let tok_s = |s: &Scenario, mode: Mode, c: u32| predict(s, &k, mode, 1, 512, c).output_tok_s;
+    let (single, pp) = (tok_s(s, Mode::Single, 1), tok_s(s, Mode::Pp2, 1));
+    assert!(pp <= single && pp > 0.9 * single, "one stream: pp2 {pp} against one machine's {single}");
+    assert!(tok_s(s, Mode::Pp2, 64) > 1.05 * tok_s(s, Mode::Single, 64), "64 streams keep both stages busy");
+    let mut tcp = s.clone();
+    tcp.hardware.link.round_trip_s = 200e-6;
+    for mode in [Mode::Tp2, Mode::Ep2] {
+        let (fast, slow) = (tok_s(s, mode, 1), tok_s(&tcp, mode, 1));
+        assert!(slow < 0.6 * fast, "{mode:?}: {slow} over TCP against {fast} over RDMA");
+    }
+    let (fast, slow) = (tok_s(s, Mode::Pp2, 1), tok_s(&tcp, Mode::Pp2, 1));
+    assert!(slow < fast && slow > 0.95 * fast, "pp2: {slow} over TCP against {fast}");
+    let dense = &scenarios()["nim-llama-3.3-70b-instruct-h100x2"];
+    let refused = predict(dense, &k, Mode::Ep2, 1024, 128, 8);
+    assert_eq!((refused.output_tok_s, refused.bottleneck.name()), (0.0, "no_experts_to_split"));
 }

@@ -55,8 +55,11 @@ fn nim_left_out_lands_within_30_percent_at_every_concurrency() {
     assert!(worst >= e.p90_ape && worst <= 30.0, "{row:?}");
 }
 
+/// The link's assumed per-call latency (35 us) now reaches only PD's KV hand-off, once per request: TP's
+/// collectives pay NCCL's own modelled latency (`model::nccl`, reported elsewhere). Halving and doubling it reaches
+/// the pair's predictions (PD) but moves the predictive median by little, where it moved TP's by points before.
 #[test]
-fn sensitivity_moves_with_the_link_latency() {
+fn sensitivity_reaches_pd_through_the_link_latency_and_tp_no_longer() {
     let ws = workspace();
     let link: Vec<_> = ws.assumptions().into_iter().filter(|a| a.label.starts_with("link.call_latency_s")).collect();
     assert_eq!(link.len(), 1);
@@ -64,12 +67,8 @@ fn sensitivity_moves_with_the_link_latency() {
     let r = &rows[0];
     assert_eq!(r.scales, vec![0.5, 1.0, 2.0]);
     assert!((r.value - 35e-6).abs() < 1e-12, "the link latency as used: {}", r.value);
-    // Pair points pay the per-call latency on every collective: the predictive error must react to it, both
-    // ways, and clearly at least one way. (A median is a coarse statistic: since a drafting model's linear layers
-    // hold a state per draft token, doubling the latency moves it by 0.3 points, halving it by 5.2.)
     let p = &r.predictive_median;
-    assert!(p[0] != p[1] && p[2] != p[1], "both scalings must reach the predictions: {p:?}");
-    assert!((p[0] - p[1]).abs().max((p[2] - p[1]).abs()) > 1.0, "{p:?}");
+    assert!((p[0] - p[1]).abs().max((p[2] - p[1]).abs()) < 0.5, "{p:?}");
 }
 
 #[test]

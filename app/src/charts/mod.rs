@@ -50,6 +50,8 @@ pub fn mode_colour(m: Mode) -> RGBColor {
         Mode::Tp2 => OKABE_ITO[1],
         Mode::Pd => OKABE_ITO[2],
         Mode::Dp2 => OKABE_ITO[3],
+        Mode::Pp2 => OKABE_ITO[4],
+        Mode::Ep2 => OKABE_ITO[6],
     }
 }
 
@@ -60,6 +62,9 @@ pub fn mode_shape(m: Mode) -> &'static str {
         Mode::Tp2 => "triangle",
         Mode::Pd => "square",
         Mode::Dp2 => "cross",
+        // The pipeline and expert-parallel modes take PD's and TP2's shapes in their own colours.
+        Mode::Pp2 => "square",
+        Mode::Ep2 => "triangle",
     }
 }
 

@@ -18,6 +18,8 @@ pub fn mode_sentence(m: Mode) -> &'static str {
         Mode::Tp2 => "Buy the second machine and run both as one engine (TP2)",
         Mode::Pd => "Buy the second machine and split prefill from decode (PD)",
         Mode::Dp2 => "Buy the second machine and run two independent copies behind a router",
+        Mode::Pp2 => "Buy the second machine and put half of the layers on each (PP2)",
+        Mode::Ep2 => "Buy the second machine and split the experts across both (EP2)",
     }
 }
 

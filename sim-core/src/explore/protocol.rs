@@ -263,13 +263,14 @@ impl Workspace {
         self.scenarios.iter().map(|(id, s)| (id.clone(), self.engine_settings(&s.engine))).collect()
     }
 
-    /// The assumed values the sensitivity table varies: the link's per-call latency, the reserves and the
+    /// The assumed values the sensitivity table varies: the link's per-call latency (PD's KV hand-off; TP's calls
+    /// pay NCCL's modelled latency, `model::nccl`), the reserves and the
     /// prefill chunk the engine is assumed to use, the row tile of the MoE kernel its profile assumes, and every
     /// model-card field whose basis is `assumed` (of the models the calibration dataset measured).
     pub fn assumptions(&self) -> Vec<Assumption> {
         let mut out = vec![
             Assumption {
-                label: "link.call_latency_s (every scenario)".into(),
+                label: "link.call_latency_s (PD's hand-off, every scenario)".into(),
                 apply: Change::Override { key: "link.call_latency_s", model: None },
             },
             Assumption {

@@ -14,6 +14,8 @@
 //!                 / (BF16 peak x 0.65 x tp / head padding)
 //!               + sparse indexer FLOPs / (BF16 peak x 0.65)      (every TP rank scores with all indexer heads)
 //!   t_comm    = (2 * layers + 2 + 4 * k) * alpha * scale + 2 * layers * T * hidden * 2 B / all-reduce bw  (TP)
+//!               alpha: NCCL's latency for the ranks and hops (`nccl`); + one link round trip per step when the
+//!               engine spans machines (the driver's control message); EP and PP: `Span`
 //!   t_draft   = passes * (max((draft bytes + draft experts touched by n tokens) / tp + drafter KV at each context)
 //!                        / (eta_hbm * B_hbm), drafter attention FLOPs / BF16 peak / tp / eta_c) + draft overhead)
 //!   t_host    = the share of t_compute whose weights sit in CPU memory (spilled or pinned)
@@ -56,6 +58,36 @@ pub struct Engine<'a> {
     pub attention_padding: f64,
     /// The step's token budget and sequence cap on this GPU (`Coefficients::batch_limits`).
     pub limits: super::BatchLimits,
+    /// How the engine is laid across machines: its control cost per step, expert and pipeline parallelism.
+    pub span: Span,
+}
+
+/// What an engine laid across machines pays per step that one machine does not (all zero on one machine).
+///
+/// ```text
+///   control:   head [driver] --scheduler output--> [remote worker]   one link round trip per step
+///   EP:        per MoE layer, dispatch (all-gather) + combine (reduce-scatter) in place of its all-reduce
+///   PP:        [stage A: layers 1..L/2] --activations--> [stage B: layers L/2+1..L]   one hop per micro-batch
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Span {
+    /// The driver's per-step send of the scheduler's output to the remote worker and its answer: one round trip
+    /// on the link's transport, seconds (0 on one machine).
+    pub control_s: f64,
+    /// NCCL's latency of one expert-parallel dispatch or combine call (an all-gather or a reduce-scatter over the
+    /// expert-parallel ranks), seconds; 0 without expert parallelism.
+    pub expert_gather_latency_s: f64,
+    /// Pipeline stages the layers are split across (1 or 0: none). vLLM keeps as many micro-batches in flight.
+    pub pipeline_stages: f64,
+    /// One activation hop between stages: its latency (s) and the link's payload rate (bytes/s).
+    pub stage_hop_latency_s: f64,
+    pub stage_hop_bytes_per_sec: f64,
+}
+
+impl Span {
+    fn stages(&self) -> f64 {
+        self.pipeline_stages.max(1.0)
+    }
 }
 
 /// What one step carries: decoding sequences, prompt tokens, and the attention work at their contexts.
@@ -109,6 +141,22 @@ impl StepLoad {
             self.draft_kv_read_bytes += a.draft_pass_kv_bytes_of(kv_per_layer, x);
             self.draft_attention_flops += a.draft_pass_flops_of(x);
             self.draft_indexer_flops += a.indexer_draft_pass_flops_of(x);
+        }
+    }
+
+    /// This load with every measure times `f` (a micro-batch's share of a step's load: every field is a sum
+    /// over the step's sequences and chunks).
+    pub fn scaled(&self, f: f64) -> StepLoad {
+        StepLoad {
+            decode_seqs: self.decode_seqs * f,
+            prefill_tokens: self.prefill_tokens * f,
+            kv_read_bytes: self.kv_read_bytes * f,
+            state_rw_bytes: self.state_rw_bytes * f,
+            attention_flops: self.attention_flops * f,
+            draft_kv_read_bytes: self.draft_kv_read_bytes * f,
+            draft_attention_flops: self.draft_attention_flops * f,
+            indexer_flops: self.indexer_flops * f,
+            draft_indexer_flops: self.draft_indexer_flops * f,
         }
     }
 
@@ -247,8 +295,45 @@ pub struct StepCosts<'e, 'a> {
 }
 
 impl StepCosts<'_, '_> {
-    /// Time of one engine step carrying `load`.
+    /// Time of one engine step carrying `load`: one pass through the model, or under pipeline parallelism the
+    /// cycle in which every running sequence advances once.
+    ///
+    /// A pipeline of `p` stages splits the running sequences into up to `p` micro-batches (vLLM's virtual
+    /// engines); each stage holds `1/p` of the layers and passes each micro-batch's activations on over the link.
+    /// In one cycle every stage runs every micro-batch once, so the cycle is `p` stage passes over a
+    /// micro-batch: one stream pays both stages back to back, and a full pipeline works both machines at once
+    /// on half of the batch each. The scheduler runs once per micro-batch; one activation hop and the driver's
+    /// control round trip are paid per cycle.
     pub fn step(&self, load: &StepLoad) -> StepTime {
+        let span = &self.e.span;
+        let stages = span.stages();
+        if stages <= 1.0 {
+            return self.pass(load, 1.0);
+        }
+        let micro = if load.decode_seqs >= stages { stages } else { 1.0 };
+        let part = load.scaled(1.0 / micro);
+        let one = self.pass(&part, stages);
+        let k = self.e.k;
+        let step_overhead_s = if one.total_s > 0.0 { k.step_overhead_s } else { 0.0 };
+        let m = self.e.model;
+        let tokens = part.decode_seqs * (m.draft_tokens + 1.0) + part.prefill_tokens;
+        let hop_s = span.stage_hop_latency_s + tokens * m.hidden_size * 2.0 / span.stage_hop_bytes_per_sec;
+        let link_s = if one.total_s > 0.0 { hop_s + span.control_s } else { 0.0 };
+        let scale = |x: f64| stages * x;
+        StepTime {
+            total_s: scale(one.total_s - step_overhead_s) + micro * step_overhead_s + link_s,
+            hbm_s: scale(one.hbm_s),
+            slow_s: scale(one.slow_s),
+            compute_s: scale(one.compute_s),
+            comm_s: scale(one.comm_s) + link_s,
+            overhead_s: scale(one.overhead_s - step_overhead_s) + micro * step_overhead_s,
+        }
+    }
+
+    /// One forward pass over `1/stages` of the layers (all of them without a pipeline), with the tensor- or
+    /// expert-parallel collectives of those layers and, on an engine spanning machines without a pipeline, the
+    /// driver's control round trip.
+    fn pass(&self, load: &StepLoad, stages: f64) -> StepTime {
         let e = self.e;
         let m = e.model;
         let k = e.k;
@@ -286,28 +371,37 @@ impl StepCosts<'_, '_> {
         } else {
             (routed_per_token * host_routed + dense_per_token * host_dense) * multiplied * scale
         };
+        let layers = m.layers / stages;
         let comm_s = if tp > 1.0 && tokens > 0.0 {
             // Per forward pass: two all-reduces per layer, one for the vocabulary-parallel embedding and one
             // gather of the LM head's logits; each draft pass is one more layer with its own embedding and head.
-            let main_calls = 2.0 * m.layers + 2.0;
+            // Under expert parallelism each MoE layer's all-reduce becomes a dispatch and a combine (vLLM's
+            // all-gather / reduce-scatter backend), moving the same bytes in two calls.
+            let ep = e.span.expert_gather_latency_s > 0.0;
+            let main_calls = if ep { layers + 2.0 } else { 2.0 * layers + 2.0 };
+            let gather_calls = if ep { 2.0 * layers } else { 0.0 };
             let draft_calls = if seqs > 0.0 { m.draft_passes_per_step() * 4.0 } else { 0.0 };
+            let gather_s = gather_calls * e.span.expert_gather_latency_s * k.tp_latency_scale;
             // A layer's all-reduce carries every token's BF16 hidden state (tokens x hidden x 2 bytes).
-            match e.allreduce_measured {
-                // Measured: every call pays the smallest measured call (the fixed cost, scaled like a latency);
-                // a layer's all-reduces add what the sweep measured beyond it at their size.
-                Some(curve) => {
-                    let floor = curve.floor_s();
-                    (main_calls + draft_calls) * floor * k.tp_latency_scale
-                        + 2.0 * m.layers * (curve.seconds(tokens * m.hidden_size * 2.0) - floor)
+            gather_s
+                + match e.allreduce_measured {
+                    // Measured: every call pays the smallest measured call (the fixed cost, scaled like a
+                    // latency); a layer's all-reduces add what the sweep measured beyond it at their size.
+                    Some(curve) => {
+                        let floor = curve.floor_s();
+                        (main_calls + draft_calls) * floor * k.tp_latency_scale
+                            + 2.0 * layers * (curve.seconds(tokens * m.hidden_size * 2.0) - floor)
+                    }
+                    None => {
+                        (main_calls + draft_calls) * e.allreduce_latency_s * k.tp_latency_scale
+                            + 2.0 * layers * tokens * m.hidden_size * 2.0 / e.allreduce_bytes_per_sec
+                    }
                 }
-                None => {
-                    (main_calls + draft_calls) * e.allreduce_latency_s * k.tp_latency_scale
-                        + 2.0 * m.layers * tokens * m.hidden_size * 2.0 / e.allreduce_bytes_per_sec
-                }
-            }
         } else {
             0.0
         };
+        // The driver reaches its remote worker once a step; a pipeline pays it once a cycle (`step`).
+        let comm_s = comm_s + if tokens > 0.0 && stages <= 1.0 { e.span.control_s } else { 0.0 };
         let draft_s = if seqs > 0.0 && m.draft_tokens > 0.0 {
             // Each draft pass runs one token per sequence: its MoE layer touches experts by the same
             // distinct-expert formula as the main pass, at that token count.
@@ -327,7 +421,7 @@ impl StepCosts<'_, '_> {
         // sampling, lookahead slots) that vLLM reports dominating large-batch steps (vllm#15029).
         let spec_s = if m.draft_tokens > 0.0 { k.spec_per_seq_overhead_s * seqs } else { 0.0 };
         let overhead_s = if tokens > 0.0 {
-            k.step_overhead_s + k.per_layer_overhead_s * m.layers + k.per_seq_overhead_s * seqs + spec_s + draft_s
+            k.step_overhead_s + k.per_layer_overhead_s * layers + k.per_seq_overhead_s * seqs + spec_s + draft_s
         } else {
             0.0
         };

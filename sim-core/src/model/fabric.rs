@@ -13,6 +13,7 @@
 //! (src/graph/tuning.cc, `ncclTopoTuneModel`) makes it 2(n-1) steps and converts the bus bandwidth to algorithm
 //! bandwidth by n / (2(n-1)), so S bytes take 2(n-1)/n x S / busbw: 1 at two ranks, 1.75 at eight.
 
+use super::nccl::{Call, Communicator};
 use crate::dataset::schema::{Collective, FabricFile};
 use crate::spec::{AllReduceCurve, HardwareSpec, LinkParams};
 use serde::Serialize;
@@ -31,39 +32,40 @@ pub fn ring_all_reduce_factor(ranks: f64) -> f64 {
     }
 }
 
-/// Latency of one in-machine hop of a ring all-reduce whose ring also crosses the network, seconds: NCCL's NVLink
-/// ring latency for the LL protocol (decode-sized messages), 0.47 us, times the 1.8 its tuner applies to LL's
-/// in-machine hops when the communicator spans nodes (src/graph/tuning.cc: `hwLat[NCCL_HW_NVLINK][RING][LL]`,
-/// `if (nNodes > 1 && p == NCCL_PROTO_LL) intraLat *= 1.8`; reported elsewhere).
-pub const RING_NVLINK_HOP_LATENCY_S: f64 = 0.47e-6 * 1.8;
+/// The NCCL communicator of a tensor-parallel engine over `span_machines` machines of `hw`: every GPU of each
+/// machine a rank, the machine's in-machine fabric, and a network hop no faster than half the link transport's
+/// round trip.
+pub fn communicator(hw: &HardwareSpec, span_machines: f64) -> Communicator {
+    let machines = span_machines.max(1.0);
+    Communicator {
+        ranks: hw.gpus.max(1.0) * machines,
+        machines,
+        intra: hw.intra_fabric,
+        net_hop_floor_s: if machines > 1.0 { hw.link.round_trip_s / 2.0 } else { 0.0 },
+    }
+}
 
 /// How one all-reduce of a tensor-parallel engine over `span_machines` machines of `hw` costs: (algorithm
 /// bandwidth, bytes/s; per-call latency, s; the link's measured sweep where it replaces both). Inside one
 /// machine the hardware's intra-machine figure is NCCL's bus bandwidth, so the ring's factor turns it into the
 /// rate at which a message's bytes are reduced.
 ///
-/// Across machines of several GPUs each (16 ranks on two 8-GPU machines) the ring makes 2(n-1) = 30 steps, two
-/// of them over the network (tuning.cc: `nInterSteps = 2*(nNodes-1)`, latency `(nsteps - nInterSteps) x
-/// intraLat + nInterSteps x interLat` over the base). The link's call latency is what a two-rank call across it
-/// costs (the base and its two network steps), so the other 28 steps add `RING_NVLINK_HOP_LATENCY_S` each, and
-/// the link's bus bandwidth carries 2(n-1)/n of the message as inside a machine. Chosen over charging the
-/// two-rank latency alone (what a 16-rank call cost before): NCCL's own cost model counts every ring step. A
-/// measured sweep (taken between single-GPU machines) stands only for the two-rank ring it measured.
+/// The per-call latency is NCCL's own for a decode-sized message (`nccl::Communicator::small_message_latency_s`):
+/// its rank count, its machines, the hops inside each and across the link on the link's transport. Inside one
+/// machine a hardware file's measured call latency replaces it. Across machines of several GPUs each (16 ranks on
+/// two 8-GPU machines) the link's bus bandwidth carries 2(n-1)/n of the message as inside a machine. A measured
+/// sweep (taken between single-GPU machines) stands only for the two-rank ring it measured.
 pub fn tp_all_reduce(hw: &HardwareSpec, span_machines: f64) -> (f64, f64, Option<&AllReduceCurve>) {
     let gpus = hw.gpus.max(1.0);
+    let nccl = communicator(hw, span_machines).small_message_latency_s(Call::AllReduce);
     if span_machines > 1.0 {
         // The slowest hop decides: the link between machines, as measured where a sweep is published.
         let ranks = gpus * span_machines;
         let measured = (!hw.link.all_reduce.is_empty() && ranks <= 2.0).then_some(&hw.link.all_reduce);
-        let in_machine_steps = (2.0 * (ranks - 1.0) - 2.0 * (span_machines - 1.0)).max(0.0);
         let bus = hw.link.payload_bytes_per_sec() * ALLREDUCE_LINK_EFFICIENCY;
-        (
-            bus / ring_all_reduce_factor(ranks),
-            hw.link.call_latency_s + in_machine_steps * RING_NVLINK_HOP_LATENCY_S,
-            measured,
-        )
+        (bus / ring_all_reduce_factor(ranks), nccl, measured)
     } else if gpus > 1.0 {
-        (hw.intra_bytes_per_sec / ring_all_reduce_factor(gpus), hw.intra_call_latency_s, None)
+        (hw.intra_bytes_per_sec / ring_all_reduce_factor(gpus), hw.intra_call_latency_s.unwrap_or(nccl), None)
     } else {
         (f64::INFINITY, 0.0, None)
     }
@@ -164,7 +166,10 @@ mod tests {
         hw.intra_bytes_per_sec = 360e9;
         hw.gpus = 8.0;
         let (bw, lat, measured) = tp_all_reduce(&hw, 1.0);
-        assert!((bw - 360e9 / 1.75).abs() < 1.0 && lat == hw.intra_call_latency_s && measured.is_none(), "{bw}");
+        // NCCL's ring LL over eight NVLink GPUs: 6.6 + 14 x 0.6 us.
+        assert!((bw - 360e9 / 1.75).abs() < 1.0 && (lat - 15.0e-6).abs() < 1e-12 && measured.is_none(), "{bw}");
+        hw.intra_call_latency_s = Some(9e-6);
+        assert_eq!(tp_all_reduce(&hw, 1.0).1, 9e-6, "a measured call latency replaces NCCL's model");
         hw.gpus = 2.0;
         assert_eq!(tp_all_reduce(&hw, 1.0).0, 360e9);
         hw.gpus = 1.0;
@@ -172,17 +177,20 @@ mod tests {
     }
 
     #[test]
-    fn a_ring_over_two_eight_gpu_machines_pays_its_28_in_machine_steps_beside_the_link() {
+    fn across_machines_the_call_pays_nccls_network_hops_on_the_links_transport() {
         let mut hw = HardwareSpec::one_gpu_for_tests(80e9, 3.35e12);
         let bus = hw.link.payload_bytes_per_sec() * ALLREDUCE_LINK_EFFICIENCY;
-        // Two single-GPU machines: the two-rank call, at the link's bus bandwidth.
-        assert_eq!(tp_all_reduce(&hw, 2.0), (bus, hw.link.call_latency_s, None));
-        // Two 8-GPU machines: 30 ring steps, 2 over the network (the link's latency), 28 over NVLink; 15/8 of
-        // the message through the link's bus bandwidth.
+        // Two single-GPU machines over RDMA: NCCL's tree LL, 6.8 + 2 x 5.0 us, at the link's bus bandwidth.
+        let (bw, lat, measured) = tp_all_reduce(&hw, 2.0);
+        assert!(bw == bus && (lat - 16.8e-6).abs() < 1e-12 && measured.is_none(), "{lat}");
+        // TCP sockets with a 300 us round trip: each of the tree's two network hops costs 150 us.
+        hw.link.round_trip_s = 300e-6;
+        assert!((tp_all_reduce(&hw, 2.0).1 - 306.8e-6).abs() < 1e-12);
+        // Two 8-GPU machines: 15/8 of the message through the link's bus bandwidth, a costlier call.
+        hw.link.round_trip_s = 3e-6;
         hw.gpus = 8.0;
-        let (bw, lat, _) = tp_all_reduce(&hw, 2.0);
-        assert!((lat - (hw.link.call_latency_s + 28.0 * RING_NVLINK_HOP_LATENCY_S)).abs() < 1e-15, "{lat}");
-        assert!((bw - bus / 1.875).abs() < 1.0, "{bw}");
+        let (bw, lat16, _) = tp_all_reduce(&hw, 2.0);
+        assert!(lat16 > lat && (bw - bus / 1.875).abs() < 1.0, "{lat16} {bw}");
         // A measured sweep stands only for the two ranks it measured.
         hw.link.all_reduce = AllReduceCurve::new([(1e3, 1e-5), (1e6, 1e-4)]);
         assert!(tp_all_reduce(&hw, 2.0).2.is_none());

@@ -8,6 +8,7 @@ pub mod batching;
 pub mod fabric;
 pub mod latency;
 pub mod modes;
+pub mod nccl;
 pub mod open_loop;
 pub mod plausibility;
 pub mod serving;
@@ -452,6 +453,8 @@ pub enum Bottleneck {
     KvCapacity,
     PrefillRate,
     DoesNotFit,
+    /// The mode cannot run this model (expert parallel on a dense model).
+    NoExperts,
 }
 
 impl Bottleneck {
@@ -465,6 +468,7 @@ impl Bottleneck {
             Bottleneck::KvCapacity => "kv_capacity",
             Bottleneck::PrefillRate => "prefill_rate",
             Bottleneck::DoesNotFit => "does_not_fit",
+            Bottleneck::NoExperts => "no_experts_to_split",
         }
     }
 }

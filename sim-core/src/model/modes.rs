@@ -1,19 +1,26 @@
-//! The cluster modes: one machine (`single`), one engine tensor-parallel over two machines (`tp2`), prefill
-//! on one machine with decode on the other (`pd`), and two independent copies behind a router (`dp2`).
+//! The cluster modes: one machine (`single`), one engine tensor-parallel over two machines (`tp2`), pipeline
+//! parallel (`pp2`), tensor parallel with the experts split across the machines (`ep2`), prefill on one machine
+//! with decode on the other (`pd`), and two independent copies behind a router (`dp2`).
 //!
 //! ```text
 //!   single:  [machine A: prefill + decode]
 //!   tp2:     [A: half of every weight] <== 2 all-reduces per layer per step ==> [B: other half]
+//!   pp2:     [A: first half of the layers] --activations, once per micro-batch--> [B: second half]
+//!   ep2:     [A: half of attention, half of the experts] <== attention all-reduce, MoE dispatch + combine ==> [B]
 //!   pd:      [A: prefill only] --KV cache, one way over the link--> [B: decode only, never pauses]
 //!   dp2:     router --ceil(c/2) clients--> [A: a whole copy]   --floor(c/2) clients--> [B: a whole copy]
 //! ```
+//! Every engine spanning both machines (tp2, pp2, ep2) pays the driver's control round trip per step on the
+//! link's transport (`batching::Span`). A dense model has no experts to split: `ep2` refuses it
+//! (`ep2_refusal`).
 //! DP2's router is the scenario's: balanced (half of the clients each: round-robin or least-load) or random (a
 //! "shuffle" router: binomial splits, averaged; `two_copies_of`); nothing crosses the link.
 //! Every mode runs the step-level closed loop of `serving`; PD runs one prefill engine and one decode engine
 //! joined by the link (KV cache of ISL tokens per request, one way).
 
 use super::bandwidth::place;
-use super::batching::Engine;
+use super::batching::{Engine, Span};
+use super::nccl::Call;
 use super::serving::{colocated_batch, colocated_memo, disaggregated_memo, disaggregated_run, LoopMemo, Measured, Run};
 use super::{Coefficients, Prediction};
 use crate::dataset::schema::{DpRouter, ScenarioLoad};
@@ -22,14 +29,72 @@ use crate::Mode;
 
 pub use super::fabric::ALLREDUCE_LINK_EFFICIENCY;
 
+/// How one engine is laid over the machines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// One machine.
+    One,
+    /// Tensor parallel over both machines.
+    Tensor,
+    /// Tensor parallel attention, routed experts split across both machines (expert parallel).
+    Expert,
+    /// Half of the layers on each machine (pipeline parallel), tensor parallel inside each.
+    Pipeline,
+}
+
+impl Layout {
+    /// The layout a colocated mode runs (`None` for PD and two copies, which run one-machine engines).
+    pub fn of(mode: Mode) -> Option<Layout> {
+        match mode {
+            Mode::Single => Some(Layout::One),
+            Mode::Tp2 => Some(Layout::Tensor),
+            Mode::Ep2 => Some(Layout::Expert),
+            Mode::Pp2 => Some(Layout::Pipeline),
+            Mode::Pd | Mode::Dp2 => None,
+        }
+    }
+}
+
+/// Why `ep2` cannot run `s`'s model, if it cannot: expert parallelism splits routed experts, a dense model has
+/// none.
+pub fn ep2_refusal(s: &Scenario) -> Option<String> {
+    (s.model.routed_experts < 2.0 || s.model.routed_expert_bytes <= 0.0).then(|| {
+        format!("{} is dense: expert parallel splits routed experts across the machines, and it has none", s.model.id)
+    })
+}
+
 /// Builds the engine a mode runs on one machine (or, for TP2, spanning both).
 pub fn engine<'a>(s: &'a Scenario, k: &'a Coefficients, span_machines: f64) -> Engine<'a> {
+    laid_engine(s, k, if span_machines > 1.0 { Layout::Tensor } else { Layout::One })
+}
+
+/// Builds the engine of `layout`: a pipeline stage holds half of the layers, so per GPU it holds and reads
+/// half of the weights and computes half of the model as a two-way split does; its collectives stay inside its
+/// machine.
+pub fn laid_engine<'a>(s: &'a Scenario, k: &'a Coefficients, layout: Layout) -> Engine<'a> {
     let hw = &s.hardware;
     let gpus = hw.gpus.max(1.0);
-    let tp = gpus * span_machines;
+    let machines = if layout == Layout::One { 1.0 } else { 2.0 };
+    let tp = gpus * machines;
     let placement = place(&s.model, hw, tp, k);
-    let attention_padding = s.model.attention_head_padding(hw.sparse_attention_head_tile, placement.tp);
-    let (bw, lat, measured) = super::fabric::tp_all_reduce(hw, span_machines);
+    let attention_padding = s.model.attention_head_padding(
+        hw.sparse_attention_head_tile,
+        if layout == Layout::Pipeline { gpus } else { placement.tp },
+    );
+    let collective_machines = if layout == Layout::Pipeline { 1.0 } else { machines };
+    let (bw, lat, measured) = super::fabric::tp_all_reduce(hw, collective_machines);
+    let link = &hw.link;
+    let span = Span {
+        control_s: if machines > 1.0 { link.round_trip_s } else { 0.0 },
+        expert_gather_latency_s: if layout == Layout::Expert {
+            super::fabric::communicator(hw, machines).small_message_latency_s(Call::Gather)
+        } else {
+            0.0
+        },
+        pipeline_stages: if layout == Layout::Pipeline { 2.0 } else { 1.0 },
+        stage_hop_latency_s: link.round_trip_s / 2.0,
+        stage_hop_bytes_per_sec: link.payload_bytes_per_sec(),
+    };
     Engine {
         model: &s.model,
         hw,
@@ -42,6 +107,7 @@ pub fn engine<'a>(s: &'a Scenario, k: &'a Coefficients, span_machines: f64) -> E
         spilled_routing_share: k.spilled_routing_share_for(&s.model),
         attention_padding,
         limits: k.batch_limits(hw),
+        span,
     }
 }
 
@@ -122,9 +188,13 @@ fn predict_memo(
 ) -> Prediction {
     let (fi, fo, c) = (f64::from(isl.max(1)), f64::from(osl.max(1)), f64::from(concurrency.max(1)));
     let lengths = s.output_lengths(isl, osl);
+    if mode == Mode::Ep2 && ep2_refusal(s).is_some() {
+        return refused(mode, isl, osl, concurrency);
+    }
     match mode {
-        Mode::Single | Mode::Tp2 => {
-            let e = engine(s, k, if mode == Mode::Tp2 { 2.0 } else { 1.0 });
+        Mode::Single | Mode::Tp2 | Mode::Ep2 | Mode::Pp2 => {
+            let layout = Layout::of(mode).unwrap_or(Layout::One);
+            let e = laid_engine(s, k, layout);
             let r = match s.load {
                 ScenarioLoad::ClosedLoop => colocated_memo(&e, c, fi, fo, memo),
                 ScenarioLoad::Batch => colocated_batch(&e, c, fi, fo, Run::Batch, lengths),
@@ -145,6 +215,27 @@ fn predict_memo(
             prediction(k, s.load, (mode, isl, osl, concurrency), &r, dec.tokens_per_step())
         }
         Mode::Dp2 => two_copies(s, k, isl, osl, concurrency),
+    }
+}
+
+/// A mode that cannot run the scenario's model (`ep2_refusal`): no throughput, its reason in the bottleneck.
+fn refused(mode: Mode, isl: u32, osl: u32, concurrency: u32) -> Prediction {
+    Prediction {
+        mode,
+        isl,
+        osl,
+        concurrency,
+        output_tok_s: 0.0,
+        ttft_s: f64::INFINITY,
+        tpot_s: f64::INFINITY,
+        step_s: f64::INFINITY,
+        resident_seqs: 0.0,
+        max_resident_seqs: 0.0,
+        bottleneck: super::Bottleneck::NoExperts,
+        tokens_per_step: 1.0,
+        preemptions_per_request: 0.0,
+        kv_utilization: 0.0,
+        queue_s: 0.0,
     }
 }
 
@@ -274,8 +365,8 @@ pub struct Sweep<'a> {
     isl: u32,
     osl: u32,
     single: Vec<(u32, Prediction)>,
-    /// One memo per colocated or PD mode (single, tp2, pd).
-    loops: [LoopMemo; 3],
+    /// One memo per colocated or PD mode (single, tp2, pd, pp2, ep2).
+    loops: [LoopMemo; 5],
 }
 
 impl<'a> Sweep<'a> {
@@ -293,6 +384,8 @@ impl<'a> Sweep<'a> {
             }
             Mode::Tp2 => predict_memo(self.s, self.k, mode, self.isl, self.osl, concurrency, &mut self.loops[1]),
             Mode::Pd => predict_memo(self.s, self.k, mode, self.isl, self.osl, concurrency, &mut self.loops[2]),
+            Mode::Pp2 => predict_memo(self.s, self.k, mode, self.isl, self.osl, concurrency, &mut self.loops[3]),
+            Mode::Ep2 => predict_memo(self.s, self.k, mode, self.isl, self.osl, concurrency, &mut self.loops[4]),
         }
     }
 

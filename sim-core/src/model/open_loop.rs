@@ -1,9 +1,9 @@
 //! One open-loop point of a mode (`OpenLoopPrediction`): `vllm bench serve` at a request rate against one engine
-//! (single, TP2), two copies (DP2, every other request to each under a balanced router, a seeded coin per
+//! (single, TP2, PP2, EP2), two copies (DP2, every other request to each under a balanced router, a seeded coin per
 //! request under a random one) or a PD pair (each request's KV cache handed over at its own prompt length).
 
 use super::latency::LatencyStats;
-use super::modes::{engine, handoff_s};
+use super::modes::{engine, ep2_refusal, handoff_s, laid_engine, Layout};
 use super::serving::{open_loop, open_loop_pd, OpenLoad, OpenLoadError, OpenLoopError};
 use super::{Bottleneck, Coefficients};
 use crate::dataset::schema::DpRouter;
@@ -43,6 +43,9 @@ pub enum OpenLoopRefusal {
     Load(#[from] OpenLoadError),
     #[error(transparent)]
     Loop(#[from] OpenLoopError),
+    /// The mode cannot run the model at all (expert parallel of a dense model).
+    #[error("{0}")]
+    Mode(String),
 }
 
 /// Predicts `mode` under `load` for a workload of `isl` prompt and `osl` output tokens.
@@ -57,8 +60,11 @@ pub fn predict_open_loop(
     let requests = load.requests(isl, osl)?;
     let n = requests.len();
     let measured = match mode {
-        Mode::Single | Mode::Tp2 => {
-            let e = engine(s, k, if mode == Mode::Tp2 { 2.0 } else { 1.0 });
+        Mode::Single | Mode::Tp2 | Mode::Pp2 | Mode::Ep2 => {
+            if let Some(why) = (mode == Mode::Ep2).then(|| ep2_refusal(s)).flatten() {
+                return Err(OpenLoopRefusal::Mode(why));
+            }
+            let e = laid_engine(s, k, Layout::of(mode).unwrap_or(Layout::One));
             open_loop(&[&e], &requests, &vec![0; n], load.max_concurrency)?
         }
         Mode::Dp2 => {

@@ -104,9 +104,10 @@ fn pd(s: &Scenario, k: &Coefficients, fi: f64, fo: f64, c: f64) -> f64 {
 pub fn output_tok_s(s: &Scenario, k: &Coefficients, mode: Mode, isl: u32, osl: u32, concurrency: u32) -> f64 {
     let (fi, fo, c) = (f64::from(isl.max(1)), f64::from(osl.max(1)), f64::from(concurrency.max(1)));
     match mode {
-        Mode::Single | Mode::Tp2 => {
-            let e = super::modes::engine(s, k, if mode == Mode::Tp2 { 2.0 } else { 1.0 });
-            colocated(&e, c, fi, fo)
+        Mode::Ep2 if super::modes::ep2_refusal(s).is_some() => 0.0,
+        Mode::Single | Mode::Tp2 | Mode::Ep2 | Mode::Pp2 => {
+            let layout = super::modes::Layout::of(mode).unwrap_or(super::modes::Layout::One);
+            colocated(&super::modes::laid_engine(s, k, layout), c, fi, fo)
         }
         Mode::Pd => pd(s, k, fi, fo, c),
         Mode::Dp2 => {

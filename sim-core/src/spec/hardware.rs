@@ -1,6 +1,6 @@
 //! One machine and the link between machines, in SI units: what a step's collectives and reads run on.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One machine, in SI units (bytes, bytes/s, FLOP/s, seconds).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -20,8 +20,11 @@ pub struct HardwareSpec {
     /// GPU-to-GPU bandwidth inside one machine (NCCL's all-reduce bus bandwidth, which `fabric::tp_all_reduce`
     /// turns into the ring's algorithm bandwidth), when `gpus` > 1.
     pub intra_bytes_per_sec: f64,
-    /// Cost of one all-reduce call between the GPUs of one machine, seconds.
-    pub intra_call_latency_s: f64,
+    /// Measured cost of one small all-reduce call between the GPUs of one machine, seconds, where the hardware
+    /// gives one; otherwise NCCL's cost model for the rank count prices it (`model::nccl`).
+    pub intra_call_latency_s: Option<f64>,
+    /// What joins the GPUs inside the machine (NCCL's per-hop latency class).
+    pub intra_fabric: IntraMachineFabric,
     /// Query heads a sparse-MLA attention kernel computes together on this GPU: a rank's heads are padded up to
     /// a multiple of it (`ModelSpec::attention_head_padding`). 0: no padding.
     pub sparse_attention_head_tile: f64,
@@ -45,7 +48,8 @@ impl HardwareSpec {
             flops_fp8: 2e15,
             flops_bf16: 1e15,
             intra_bytes_per_sec: f64::INFINITY,
-            intra_call_latency_s: 10e-6,
+            intra_call_latency_s: None,
+            intra_fabric: IntraMachineFabric::Nvlink,
             sparse_attention_head_tile: 0.0,
             link: LinkParams {
                 rails: 1.0,
@@ -53,14 +57,50 @@ impl HardwareSpec {
                 payload_efficiency: 0.98,
                 call_latency_s: 35e-6,
                 all_reduce: AllReduceCurve::default(),
+                transport: TransportKind::Rdma,
+                round_trip_s: 3e-6,
             },
         }
     }
 }
 
-/// Assumed cost of one all-reduce call inside a machine when the hardware file gives none: NVLink or PCIe
-/// collectives without a network hop (NCCL's base latency, ~6.6-14 us, reported elsewhere: src/graph/tuning.cc).
-pub const DEFAULT_INTRA_CALL_LATENCY_S: f64 = 10e-6;
+/// What joins the GPUs inside one machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub enum IntraMachineFabric {
+    /// NVLink (or NVSwitch).
+    #[default]
+    #[serde(rename = "nvlink")]
+    Nvlink,
+    /// PCIe peer-to-peer or through the host.
+    #[serde(rename = "pcie")]
+    Pcie,
+}
+
+/// What kind of transport a link's messages travel by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub enum TransportKind {
+    /// GPUDirect RDMA over InfiniBand or RoCE.
+    #[serde(rename = "rdma")]
+    Rdma,
+    /// RDMA through host-memory buffers (no GPUDirect RDMA on the GPU).
+    #[serde(rename = "host_staged_rdma")]
+    HostStagedRdma,
+    /// TCP sockets.
+    #[serde(rename = "tcp_socket")]
+    TcpSocket,
+}
+
+impl TransportKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            TransportKind::Rdma => "GPUDirect RDMA",
+            TransportKind::HostStagedRdma => "host-staged RDMA",
+            TransportKind::TcpSocket => "TCP sockets",
+        }
+    }
+}
 
 /// The machine-to-machine link.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -74,6 +114,10 @@ pub struct LinkParams {
     /// published, and the physics (call latency + bytes over the payload bandwidth) stands in.
     #[serde(skip_serializing_if = "AllReduceCurve::is_empty")]
     pub all_reduce: AllReduceCurve,
+    /// How messages cross the link (GPUDirect RDMA, host-staged RDMA, TCP sockets).
+    pub transport: TransportKind,
+    /// Round trip of a small message across the link on that transport, seconds.
+    pub round_trip_s: f64,
 }
 
 /// A measured all-reduce sweep between two machines: (message bytes, seconds per call), sizes strictly

@@ -8,5 +8,5 @@ mod hardware;
 mod model;
 
 pub use attention::{AttentionSpec, ContextMeasures};
-pub use hardware::{AllReduceCurve, HardwareSpec, LinkParams, DEFAULT_INTRA_CALL_LATENCY_S};
+pub use hardware::{AllReduceCurve, HardwareSpec, IntraMachineFabric, LinkParams, TransportKind};
 pub use model::{stored_bits_per_param, HostPin, ModelSpec, MLA_NOPE_HEAD_DIM, MLA_V_HEAD_DIM};

@@ -1,6 +1,7 @@
 //! Hardware files: one machine's memory tiers, compute, host link, machine-to-machine link and microbenchmarks.
 
 use super::Quantity;
+pub use crate::spec::{IntraMachineFabric, TransportKind};
 use serde::{Deserialize, Serialize};
 
 /// One machine: GPU memory tier, CPU memory tier and the path between them, compute, NIC.
@@ -38,9 +39,13 @@ pub struct HardwareFile {
     /// Bandwidth between GPUs inside one machine (NVLink or PCIe), when `gpus` > 1.
     #[serde(default)]
     pub intra_machine_bandwidth: Option<Quantity>,
-    /// Cost of one all-reduce call between the GPUs of one machine (default 10 us, assumed).
+    /// Measured cost of one small all-reduce call between the GPUs of one machine; absent, NCCL's cost model for
+    /// the engine's rank count over `intra_machine_fabric` (`model::nccl`).
     #[serde(default)]
     pub intra_machine_call_latency: Option<Quantity>,
+    /// What joins the GPUs inside the machine, for NCCL's per-hop latency: `nvlink` (absent) or `pcie`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intra_machine_fabric: Option<IntraMachineFabric>,
     /// Query heads per GPU that a sparse-MLA attention kernel computes in one tile (FlashMLA's sparse kernels as
     /// vLLM runs DeepSeek Sparse Attention: 64 on Hopper, 128 on Blackwell); a rank with fewer heads is padded
     /// to a multiple of it and computes the padding too. Absent: no padding.
@@ -96,7 +101,27 @@ pub struct LinkSpec {
     /// `collective_call_latency` + bytes over the payload bandwidth. Sizes strictly increasing, at least two.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub all_reduce_times: Vec<AllReduceTime>,
+    /// How NCCL and the engine's control messages cross the link: GPUDirect RDMA, RDMA staged through host
+    /// memory, or TCP sockets, with the round trip of a small message on it. A network hop of a collective costs
+    /// at least half of it (`model::nccl`), and a multi-machine engine pays one per step to reach its remote
+    /// worker.
+    pub transport: LinkTransport,
     #[serde(default)]
+    pub description: Option<String>,
+}
+
+/// The transport a link's messages travel by, and what a small message's round trip costs on it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct LinkTransport {
+    /// `rdma` (GPUDirect RDMA: the NIC reads and writes GPU memory), `host_staged_rdma` (RDMA through host
+    /// buffers, as on a GPU without GPUDirect RDMA such as GB10) or `tcp_socket` (NCCL's socket transport,
+    /// `NCCL_IB_DISABLE=1`).
+    pub kind: TransportKind,
+    /// Round trip of a small message between the two machines on this transport (a time unit).
+    pub round_trip: Quantity,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
 }
 

@@ -1,4 +1,4 @@
-//! Cluster modes: how one or two machines serve a model (`single`, `tp2`, `pd`, `dp2`).
+//! Cluster modes: how one or two machines serve a model (`single`, `tp2`, `pd`, `dp2`, `pp2`, `ep2`).
 
 use serde::{Deserialize, Serialize};
 
@@ -15,10 +15,15 @@ pub enum Mode {
     Pd,
     /// Two independent copies, one per machine, behind a router that gives each half of the clients.
     Dp2,
+    /// One engine pipeline-parallel across two machines: half of the layers on each.
+    Pp2,
+    /// One engine across two machines, attention tensor-parallel and the routed experts split between them
+    /// (expert parallel); only for mixture-of-experts models.
+    Ep2,
 }
 
 impl Mode {
-    pub const ALL: [Mode; 4] = [Mode::Single, Mode::Tp2, Mode::Pd, Mode::Dp2];
+    pub const ALL: [Mode; 6] = [Mode::Single, Mode::Tp2, Mode::Pd, Mode::Dp2, Mode::Pp2, Mode::Ep2];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -26,6 +31,8 @@ impl Mode {
             Mode::Tp2 => "tp2",
             Mode::Pd => "pd",
             Mode::Dp2 => "dp2",
+            Mode::Pp2 => "pp2",
+            Mode::Ep2 => "ep2",
         }
     }
 
@@ -36,6 +43,8 @@ impl Mode {
             Mode::Tp2 => "TP2 across both",
             Mode::Pd => "PD (prefill / decode split)",
             Mode::Dp2 => "two copies behind a router",
+            Mode::Pp2 => "PP2 (half of the layers on each)",
+            Mode::Ep2 => "EP2 (experts split across both)",
         }
     }
 
@@ -47,7 +56,7 @@ impl Mode {
     pub fn machines(self) -> u32 {
         match self {
             Mode::Single => 1,
-            Mode::Tp2 | Mode::Pd | Mode::Dp2 => 2,
+            Mode::Tp2 | Mode::Pd | Mode::Dp2 | Mode::Pp2 | Mode::Ep2 => 2,
         }
     }
 }

@@ -41,6 +41,7 @@ impl Checker<'_> {
             self.quantity(&file, "/link/payload_efficiency", &hw.link.payload_efficiency, Percent, false);
             self.quantity(&file, "/link/collective_call_latency", &hw.link.collective_call_latency, Seconds, false);
             self.all_reduce_times(&file, &hw.link.all_reduce_times);
+            self.quantity(&file, "/link/transport/round_trip", &hw.link.transport.round_trip, Seconds, false);
             if let Some(link) = &hw.host_link {
                 self.host_link(&file, link);
             }

@@ -63,6 +63,7 @@ fn lone_engine<'a>(m: &'a ModelSpec, hw: &'a HardwareSpec, k: &'a Coefficients) 
         spilled_routing_share: 1.0,
         attention_padding: 1.0,
         limits: k.batch_limits(hw),
+        span: Default::default(),
     }
 }
 
