@@ -267,6 +267,7 @@ mod tests {
             ttft: None,
             tpot: None,
             open_loop: None,
+            mode_order: None,
             checks: Vec::new(),
         }
     }

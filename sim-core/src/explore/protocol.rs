@@ -77,9 +77,46 @@ pub struct ProtocolRow {
     /// The same fits' errors on the dataset's runs sent at a rate that the machine kept up with, each predicted
     /// as an open loop (`None` without such runs).
     pub open_loop: Option<OpenLoopErrors>,
+    /// Of the judged setups measured in two modes or more (one scenario, workload and concurrency), how many the
+    /// model ranks in the measured order (`None` without such setups).
+    pub mode_order: Option<ModeOrders>,
     /// Every other frozen target for this dataset and question (a latency, a subset of points, the modes'
     /// order), each with what the model gives.
     pub checks: Vec<TargetCheck>,
+}
+
+/// Setups measured in several modes, and those whose modes the model ranks as measured.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ModeOrders {
+    pub setups: usize,
+    pub ranked_as_measured: usize,
+    /// The setups ranked otherwise, as `scenario isl/osl at c: measured a > b, predicted b > a`.
+    pub misranked: Vec<String>,
+}
+
+impl ModeOrders {
+    /// Adds the setups of `rows` with two or more modes.
+    fn add<'a>(&mut self, rows: impl Iterator<Item = &'a crate::report::ReportRow>) {
+        let mut setups: BTreeMap<(String, u32, u32, u32), Vec<&crate::report::ReportRow>> = BTreeMap::new();
+        for r in rows {
+            setups.entry((r.scenario.clone(), r.isl, r.osl, r.concurrency)).or_default().push(r);
+        }
+        for ((scenario, isl, osl, c), rows) in setups.into_iter().filter(|(_, rows)| rows.len() >= 2) {
+            let order = |tok: fn(&crate::report::ReportRow) -> f64| {
+                let mut modes: Vec<(f64, &str)> = rows.iter().map(|r| (tok(r), r.mode.name())).collect();
+                modes.sort_by(|a, b| b.0.total_cmp(&a.0));
+                modes.into_iter().map(|m| m.1).collect::<Vec<_>>().join(" > ")
+            };
+            let (measured, predicted) = (order(|r| r.measured_tok_s), order(|r| r.predicted_tok_s));
+            self.setups += 1;
+            if measured == predicted {
+                self.ranked_as_measured += 1;
+            } else {
+                self.misranked
+                    .push(format!("{scenario} {isl}/{osl} at {c}: measured {measured}, predicted {predicted}"));
+            }
+        }
+    }
 }
 
 /// Errors on open-loop runs the machine kept up with: output throughput, and the median TTFT where stated.
@@ -491,6 +528,7 @@ fn protocol_row(
             ttft: None,
             tpot: None,
             open_loop: None,
+            mode_order: None,
             checks: Vec::new(),
         };
     }
@@ -508,6 +546,7 @@ fn protocol_row(
     let engine_of = |p: &MeasuredPoint| scenarios.get(&p.scenario).map(|s| s.engine.as_str()).unwrap_or("");
     let (mut n, mut apes, mut ttft, mut tpot) = (0, Vec::new(), Vec::new(), Vec::new());
     let (mut open_tok, mut open_ttft) = (Vec::new(), Vec::new());
+    let mut orders = ModeOrders::default();
     for g in &groups {
         let in_group = |p: &MeasuredPoint| g.is_empty() || engine_of(p) == g;
         let train_g: Vec<MeasuredPoint> = train.iter().filter(|p| in_group(p)).cloned().collect();
@@ -530,6 +569,7 @@ fn protocol_row(
         apes.extend(judged_rows().map(|r| r.ape));
         ttft.extend(judged_rows().filter_map(|r| r.ttft_ape()));
         tpot.extend(judged_rows().filter_map(|r| r.tpot_ape()));
+        orders.add(judged_rows());
         let kept_up = || report.rows.iter().filter(|r| r.open_loop_kept_up == Some(true));
         open_tok.extend(kept_up().map(|r| r.ape));
         open_ttft.extend(kept_up().filter_map(|r| r.median_ttft_ape()));
@@ -546,6 +586,7 @@ fn protocol_row(
         met: None,
         ttft: ErrorStats::of(&ttft),
         tpot: ErrorStats::of(&tpot),
+        mode_order: (orders.setups > 0).then_some(orders),
         open_loop: ErrorStats::of(&open_tok).map(|throughput| OpenLoopErrors {
             throughput,
             worst_throughput_ape: open_tok.iter().copied().fold(0.0, f64::max),
@@ -572,7 +613,14 @@ fn target_check(row: &ProtocolRow, t: &ProtocolTarget) -> TargetCheck {
         (_, Some(PointSet::OpenLoopKeptUp)) => {
             (None, Some(format!("no {} is compared on open-loop runs", t.metric.name())))
         }
-        (Metric::ModeOrder, None) => (None, Some("the modes' order is not yet compared".to_string())),
+        (Metric::ModeOrder, None) => match &row.mode_order {
+            Some(o) if o.misranked.is_empty() => (None, Some(format!("all {} setups ranked as measured", o.setups))),
+            Some(o) => (
+                None,
+                Some(format!("{} of {} setups misranked: {}", o.misranked.len(), o.setups, o.misranked.join("; "))),
+            ),
+            None => (None, Some("no judged setup measured in two modes".to_string())),
+        },
         (Metric::Throughput, None) => (row.error, row.missing.clone()),
         (Metric::Ttft, None) => (row.ttft, row.ttft.is_none().then(|| "no judged point states a TTFT".to_string())),
         (Metric::Tpot, None) => (row.tpot, row.tpot.is_none().then(|| "no judged point states a TPOT".to_string())),
@@ -584,15 +632,12 @@ fn target_check(row: &ProtocolRow, t: &ProtocolTarget) -> TargetCheck {
         (Metric::Ttft, Some(_)) => row.open_loop.and_then(|o| o.worst_median_ttft_ape),
         _ => None,
     };
-    TargetCheck {
-        metric: t.metric,
-        points: t.points,
-        met: error.map(|e| target.met_by(&e, worst_ape)),
-        target,
-        error,
-        worst_ape,
-        missing,
-    }
+    // A pass/fail target: met when every judged setup ranks its modes as measured.
+    let met = match t.metric {
+        Metric::ModeOrder => row.mode_order.as_ref().map(|o| o.misranked.is_empty()),
+        _ => error.map(|e| target.met_by(&e, worst_ape)),
+    };
+    TargetCheck { metric: t.metric, points: t.points, met, target, error, worst_ape, missing }
 }
 
 #[cfg(test)]

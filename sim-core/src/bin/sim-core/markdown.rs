@@ -74,13 +74,18 @@ fn checks(rows: &[ProtocolRow]) -> Vec<String> {
                 Some(false) => "**missed**".to_string(),
                 None => c.missing.clone().unwrap_or_default(),
             };
+            // A pass/fail check has no APE: its points column counts the setups it ranked.
+            let points = match (&c.error, &r.mode_order) {
+                (None, Some(o)) if c.metric == sim_core::dataset::schema::Metric::ModeOrder => o.setups.to_string(),
+                (e, _) => e.map_or_else(|| "0".to_string(), |e| e.n.to_string()),
+            };
             vec![
                 r.dataset.clone(),
                 question(r.question.name()).to_string(),
                 crate::render::check_label(c),
-                c.error.map_or_else(|| "0".to_string(), |e| e.n.to_string()),
+                points,
                 pct(c.error.map(|e| e.median_ape)),
-                crate::render::target_text(Some(&c.target), "≤"),
+                crate::render::check_target_text(c, "≤"),
                 met,
             ]
         })

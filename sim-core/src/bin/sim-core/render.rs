@@ -650,6 +650,14 @@ pub fn check_label(c: &sim_core::explore::protocol::TargetCheck) -> String {
     }
 }
 
+/// A check's frozen target as text: its bounds, or for the modes' order, that order.
+pub fn check_target_text(c: &sim_core::explore::protocol::TargetCheck, le: &str) -> String {
+    match c.metric {
+        sim_core::dataset::schema::Metric::ModeOrder => "the measured order".into(),
+        _ => target_text(Some(&c.target), le),
+    }
+}
+
 /// Whether a check is met, as the text report says it.
 fn met_word(met: Option<bool>) -> &'static str {
     match met {
@@ -675,7 +683,7 @@ fn protocol_checks(rows: &[ProtocolRow]) -> Vec<String> {
                 n,
                 med,
                 p90,
-                target_text(Some(&c.target), "<="),
+                check_target_text(c, "<="),
                 met_word(c.met).into(),
                 c.missing.clone().unwrap_or_default(),
             ]);
