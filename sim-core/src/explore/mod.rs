@@ -16,11 +16,14 @@ pub mod cost;
 pub mod engine;
 pub mod fabric;
 pub mod frontier;
+pub mod plan_request;
 pub mod protocol;
+pub mod serving_commands;
 pub mod settings;
 pub mod sweep;
 pub mod target;
 pub mod verdict;
+pub mod workloads;
 
 pub use claims::{ClaimCheck, ClaimMarker, ClaimRow, ClaimVerdict, OperandValue};
 pub use engine::{AboveMeasured, EngineProfile};
@@ -317,14 +320,21 @@ impl Workspace {
     /// The coefficients a scenario predicts with and, in words, where they come from: its engine profile, or
     /// with `FitSet::Single` the calibration dataset's fit on single-station points (the predictive report).
     pub fn coefficients_for(&self, s: &Scenario, set: FitSet) -> Result<(Coefficients, String), String> {
-        if set == FitSet::Single {
+        let (mut k, mut how) = if set == FitSet::Single {
             let cal = self.calibration(FitSet::Single);
-            return Ok((
+            (
                 cal.coefficients.clone(),
                 format!("fitted on {} single-station points of {REPORT_DATASET}", cal.points_used),
-            ));
+            )
+        } else {
+            self.scenario_coefficients(s)?
+        };
+        // The team's own server settings win over what the profile states (`server`).
+        if !s.server.is_default() {
+            s.server.apply(&mut k, &s.engine)?;
+            how = format!("{how}; server settings: {}", s.server.vllm_args().join(" "));
         }
-        self.scenario_coefficients(s)
+        Ok((k, how))
     }
 
     /// A measured scenario (a report model's is named after it) and its coefficients (fitted over `set`) with
@@ -414,6 +424,7 @@ impl Workspace {
             modes: Mode::ALL.to_vec(),
             load: crate::dataset::schema::ScenarioLoad::ClosedLoop,
             router: crate::dataset::schema::DpRouter::Balanced,
+            server: Default::default(),
         };
         let (mut coefficients, engine) = self.coefficients_for(&scenario, FitSet::All)?;
         settings::apply(&mut scenario, &mut coefficients, &q.settings)?;
