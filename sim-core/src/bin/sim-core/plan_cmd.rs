@@ -270,9 +270,10 @@ fn answer(
     };
     let plan = ws.plan_of(&run);
     // The mode to run: the verdict at the target when there is one, else the plan's recommendation.
-    let mode = match &goodput {
-        Some(g) => g.workloads.first().and_then(|w| w.verdict.best_pair),
-        None => plan.recommendation(),
+    // A publication of this very setup that ranks the pair modes otherwise decides which one to run.
+    let mode = match goodput.as_ref().and_then(|g| g.workloads.first()) {
+        Some(w) if w.verdict.measured.is_none() => w.verdict.best_pair,
+        _ => plan.mode_to_run(),
     };
     let gpus = run.scenario.hardware.gpus.max(1.0).round() as u32;
     let commands = mode.map(|m| serving_commands(m, serve_as, gpus, &run.scenario.server));

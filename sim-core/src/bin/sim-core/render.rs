@@ -206,8 +206,17 @@ pub fn plan_json(plan: &Plan, calibration: Option<&str>, goodput: Option<&Goodpu
 
 /// Above the plan's table without a latency target: the recommendation, wrapped at 100 columns.
 pub fn plan_verdict(plan: &Plan) -> Vec<String> {
-    let mode = plan.recommendation().map_or("none", Mode::name);
-    let mut out = wrap(&format!("recommended: {mode} ({})", plan.reason), 100, "  ");
+    let text = match plan.contradicted() {
+        Some(v) => format!(
+            "recommended: {} as measured of this setup; the model alone: {} ({}); {}",
+            v.best_measured.name(),
+            plan.recommendation().map_or("none", Mode::name),
+            plan.reason,
+            v.contradiction_text()
+        ),
+        None => format!("recommended: {} ({})", plan.recommendation().map_or("none", Mode::name), plan.reason),
+    };
+    let mut out = wrap(&text, 100, "  ");
     out.push(String::new());
     out
 }
