@@ -794,7 +794,8 @@ fn several_machines_are_compared_side_by_side_within_100_columns() {
     for l in &summary {
         assert!(l.chars().count() <= 100, "wider than 100 columns: {l}");
     }
-    let json = run_plan(&[&["--model", "gpt-oss-120b", "--workload", "chat", "--format", "json"][..], &machines[..]].concat());
+    let json =
+        run_plan(&[&["--model", "gpt-oss-120b", "--workload", "chat", "--format", "json"][..], &machines[..]].concat());
     let v: serde_json::Value = serde_json::from_slice(&json.stdout).expect("json");
     assert_eq!(v.as_array().map(Vec::len), Some(2), "one answer per machine");
     assert_eq!(v[1]["hardware"], "gb300-station");

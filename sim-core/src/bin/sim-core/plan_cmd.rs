@@ -146,7 +146,7 @@ pub fn run(args: PlanArgs, out: &mut Out) -> Result<u8, CliError> {
                 run = ws.with_engine(run, e).map_err(CliError::Usage)?;
             }
             let model = format!("<{} checkpoint>", run.scenario.model.id);
-            vec![answer(&ws, run, query.as_ref(), &model)?]
+            vec![answer(&ws, run, query.as_ref(), &args.target, &model)?]
         }
         (None, true) => asked_by_flags(&args, query.as_ref())?,
     };
@@ -207,7 +207,7 @@ fn asked_by_flags(args: &PlanArgs, query: Option<&sim_core::explore::GoodputQuer
             std::fs::write(path, &text).map_err(|e| usage(format!("--save {}: {e}", path.display())))?;
             warn(&format!("wrote {} (`sim-core plan {}` asks the same)", path.display(), path.display()));
         }
-        answers.push(answer(&ws, run, query, &serve_as)?);
+        answers.push(answer(&ws, run, query, &args.target, &serve_as)?);
     }
     Ok(answers)
 }
@@ -262,10 +262,24 @@ fn answer(
     ws: &Workspace,
     run: ScenarioRun,
     query: Option<&sim_core::explore::GoodputQuery>,
+    target: &TargetArgs,
     serve_as: &str,
 ) -> Result<Answer, CliError> {
     let goodput = match query {
-        Some(q) => Some(ws.goodput(&run, q).map_err(|e| CliError::Usage(e.to_string()))?),
+        Some(q) => {
+            // Without --price and --power-w, the machine's own file may list them (`HardwareFile::cost`).
+            let mut q = q.clone();
+            let listed = ws.dataset.hardware.get(&run.scenario.hardware.id).and_then(sim_core::explore::cost::listed);
+            if let (None, Some((price, power))) = (&q.cost, listed) {
+                warn(&format!(
+                    "note: costs use {}'s listed price {price} and power {power} W (--price and --power-w override \
+                     them)",
+                    run.scenario.hardware.id
+                ));
+                q.cost = Some(target.cost_inputs(price, power));
+            }
+            Some(ws.goodput(&run, &q).map_err(|e| CliError::Usage(e.to_string()))?)
+        }
         None => None,
     };
     let plan = ws.plan_of(&run);
@@ -377,10 +391,21 @@ pub enum StatArg {
 }
 
 impl TargetArgs {
+    /// A machine's price and power with the amortisation, electricity and utilisation the flags give.
+    pub fn cost_inputs(&self, price: f64, power_w: f64) -> sim_core::explore::cost::CostInputs {
+        sim_core::explore::cost::CostInputs {
+            machine_price_usd: price,
+            machine_power_w: power_w,
+            amortization_years: self.amortize_years,
+            electricity_usd_per_kwh: self.electricity_per_kwh,
+            utilization: self.utilization,
+        }
+    }
+
     /// The goodput question, or `None` without a target; prices without a target, or a price without power,
     /// are usage errors.
     pub fn query(&self) -> Result<Option<sim_core::explore::GoodputQuery>, CliError> {
-        use sim_core::explore::{cost::CostInputs, GoodputQuery, LatencyStatistic, LatencyTarget};
+        use sim_core::explore::{GoodputQuery, LatencyStatistic, LatencyTarget};
         let any_target = self.slo_ttft.is_some() || self.slo_tpot.is_some() || self.slo_stat.is_some();
         if !any_target {
             if self.price.is_some() || self.power_w.is_some() {
@@ -397,13 +422,7 @@ impl TargetArgs {
             StatArg::P99 => LatencyStatistic::P99,
         };
         let cost = match (self.price, self.power_w) {
-            (Some(price), Some(power)) => Some(CostInputs {
-                machine_price_usd: price,
-                machine_power_w: power,
-                amortization_years: self.amortize_years,
-                electricity_usd_per_kwh: self.electricity_per_kwh,
-                utilization: self.utilization,
-            }),
+            (Some(price), Some(power)) => Some(self.cost_inputs(price, power)),
             (None, None) => None,
             _ => return Err(CliError::Usage("--price and --power-w go together: a cost needs both".into())),
         };
