@@ -69,6 +69,8 @@ pub struct Workspace {
     report_all: OnceLock<Report>,
     report_single: OnceLock<Report>,
     engine_cache: std::sync::Mutex<BTreeMap<String, std::sync::Arc<EngineProfile>>>,
+    /// Bands computed when the page was built (`confidence::bands_of_every_case`), adopted with the fits.
+    baked_bands: OnceLock<Vec<(confidence::Closest, confidence::Bands)>>,
 }
 
 /// A scenario ready to predict: resolved specs and the coefficients it predicts with.
@@ -98,6 +100,9 @@ struct FittedState {
     fingerprint: u64,
     all: Calibration,
     engines: Vec<EngineProfile>,
+    /// The confidence bands of every case (absent from states baked before bands were).
+    #[serde(default)]
+    bands: Vec<(confidence::Closest, confidence::Bands)>,
 }
 
 /// Where the planner's model comes from.
@@ -171,8 +176,12 @@ impl Workspace {
     pub fn fitted_state_json(&self, files: &[SourceText]) -> String {
         let engines: Vec<EngineProfile> =
             self.engines().into_iter().filter_map(Result::ok).map(|p| (*p).clone()).collect();
-        let state =
-            FittedState { fingerprint: Self::fingerprint(files), all: self.calibration(FitSet::All).clone(), engines };
+        let state = FittedState {
+            fingerprint: Self::fingerprint(files),
+            all: self.calibration(FitSet::All).clone(),
+            engines,
+            bands: self.bands_of_every_case(),
+        };
         serde_json::to_string(&state).unwrap_or_default()
     }
 
@@ -187,6 +196,9 @@ impl Workspace {
             return false;
         }
         let _ = self.fit_all.set(state.all);
+        if !state.bands.is_empty() {
+            let _ = self.baked_bands.set(state.bands);
+        }
         if let Ok(mut cache) = self.engine_cache.lock() {
             for e in state.engines {
                 cache.insert(e.id.clone(), std::sync::Arc::new(e));
