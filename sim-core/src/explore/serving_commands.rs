@@ -116,7 +116,7 @@ pub fn serving_commands(mode: Mode, model: &str, gpus_per_machine: u32, server: 
             };
             let side = |ip: &str| {
                 format!(
-                    "UCX_NET_DEVICES=<rdma-device> VLLM_NIXL_SIDE_CHANNEL_HOST={ip} VLLM_NIXL_SIDE_CHANNEL_PORT=5600"
+                    "UCX_NET_DEVICES=<rdma-device> \\\nVLLM_NIXL_SIDE_CHANNEL_HOST={ip} VLLM_NIXL_SIDE_CHANNEL_PORT=5600"
                 )
             };
             notes.push(
@@ -198,6 +198,8 @@ mod tests {
         for mode in Mode::ALL {
             let c = serving_commands(mode, "openai/gpt-oss-120b", 1, &server);
             assert!(!c.steps.is_empty(), "{mode:?}");
+            // Printed indented by four, every line fits 100 columns.
+            assert!(c.steps.iter().flat_map(|s| s.command.lines()).all(|l| l.len() <= 96), "{mode:?}: {c:?}");
             assert!(c.steps.iter().all(|s| s.doc.starts_with("https://docs.vllm.ai/")), "{mode:?}");
             let serves: Vec<&ServingStep> = c.steps.iter().filter(|s| s.command.contains("vllm serve")).collect();
             assert!(serves.iter().all(|s| s.command.contains("--max-num-seqs 64")), "{mode:?}: the team's settings");

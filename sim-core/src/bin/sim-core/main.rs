@@ -243,8 +243,11 @@ fn plan_about() -> String {
     format!(
         "What a second machine buys: every mode across the scenario's concurrency range, with a recommendation.\n\n\
          Modes:\n{}\n\n\
-         The scenario file is checked first: unknown hardware or model ids, a workload of 0 tokens and a concurrency \
-         outside 1..=4096 are findings (exit 1) naming the file, the JSON pointer and its line:column.",
+         Ask with a scenario file, or with --model (an id or a config.json), --hardware (more than once to compare \
+         machines) and --workload or --isl/--osl; --save writes the scenario those flags ask. The scenario file is \
+         checked first: unknown hardware or model ids, a workload of 0 tokens and a concurrency outside 1..=4096 \
+         are findings (exit 1) naming the file, the JSON pointer and its line:column; the same asked by flags are \
+         usage errors (exit 2) naming the flag.",
         modes.join("\n")
     )
 }

@@ -331,16 +331,17 @@ fn print(out: &mut Out, format: Format, answers: &[Answer]) {
                 Some(g) => goodput::summary(g).iter().for_each(|l| out.line(l)),
                 None => render::plan_verdict(&a.plan).iter().for_each(|l| out.line(l)),
             }
+            // How to run the answer comes with it; the per-concurrency details follow.
+            if let Some(c) = &a.commands {
+                for line in render::serving_commands(c) {
+                    out.line(&line);
+                }
+            }
         }
         out.table(&render::plan_table(&a.plan), format == Format::Csv, false);
         if format == Format::Table {
             for line in render::plan_summary(&a.plan, note.as_deref()) {
                 out.line(&line);
-            }
-            if let Some(c) = &a.commands {
-                for line in render::serving_commands(c) {
-                    out.line(&line);
-                }
             }
         }
     }

@@ -223,7 +223,7 @@ pub fn plan_verdict(plan: &Plan) -> Vec<String> {
 
 /// How to run a mode with vLLM: each step where it runs, what it does, its command and the page it follows.
 pub fn serving_commands(c: &sim_core::explore::serving_commands::ServingCommands) -> Vec<String> {
-    let mut out = vec![String::new(), format!("how to run {} ({}) with vLLM:", c.mode.name(), c.mode.label())];
+    let mut out = vec![format!("how to run {} ({}) with vLLM:", c.mode.name(), c.mode.label())];
     for s in &c.steps {
         out.extend(wrap(&format!("  {}: {}", s.on, s.what), 100, "    "));
         out.extend(s.command.lines().map(|l| format!("    {l}")));
@@ -232,6 +232,7 @@ pub fn serving_commands(c: &sim_core::explore::serving_commands::ServingCommands
     for n in &c.notes {
         out.extend(wrap(&format!("  note: {n}"), 100, "    "));
     }
+    out.push(String::new());
     out
 }
 
