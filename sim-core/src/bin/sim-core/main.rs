@@ -130,7 +130,7 @@ enum Command {
     /// What a second machine buys: one machine, TP2, PD and two copies behind a router (dp2) across the
     /// scenario's concurrency range, with a recommendation; a scenario file, or --model and --hardware.
     #[command(long_about = plan_about())]
-    Plan(plan_cmd::PlanArgs),
+    Plan(Box<plan_cmd::PlanArgs>),
     /// Every engine profile of a dataset: how it was obtained and its coefficients.
     Engines {
         dir: PathBuf,
@@ -441,7 +441,7 @@ fn run(cmd: Command, out: &mut Out) -> Result<u8, CliError> {
             out.table(&render::points(ws.points()), format == Format::Csv, format == Format::Json);
             Ok(0)
         }
-        Command::Plan(args) => plan_cmd::run(args, out),
+        Command::Plan(args) => plan_cmd::run(*args, out),
         Command::Predict { scenario, mode, concurrency, data, fit, format } => {
             let (_, run) = open_scenario(&scenario, data, fit_set(fit))?;
             let modes = match mode {
