@@ -1,6 +1,6 @@
 //! The serving engine's settings a team chooses, by vLLM's names: the memory share, the sequence cap, the step's
 //! token budget and the KV block size. They are laid over the engine profile's coefficients once the profile is
-//! chosen (`explore::Workspace::coefficients_for`), so a profile's fitted efficiencies stay and only what the
+//! chosen (`explore::server_settings::apply`, from `explore::Workspace::coefficients_for`), so a profile's fitted efficiencies stay and only what the
 //! team states changes.
 //!
 //! ```text
@@ -13,7 +13,6 @@
 //! `runtime_reserve_fraction`, so that reserve is `1 - gpu_memory_utilization + RUNTIME_SHARE`, and the share
 //! an offloading deployment keeps free of weights (`hbm_reserve_fraction`) moves by the same amount.
 
-use crate::model::Coefficients;
 use serde::{Deserialize, Serialize};
 
 /// Of GPU memory, the share activations, CUDA graphs and the runtime take inside vLLM's
@@ -75,31 +74,6 @@ impl ServerSettings {
     pub fn vllm_args(&self) -> Vec<String> {
         self.given().into_iter().map(|(s, v)| format!("{} {}", s.flag, trim(v))).collect()
     }
-
-    /// Lays the settings over an engine profile's coefficients. `engine` names the profile in errors.
-    pub fn apply(&self, k: &mut Coefficients, engine: &str) -> Result<(), String> {
-        if self.gpu_memory_utilization > 0.0 {
-            if k.kv_free_memory_fraction > 0.0 {
-                return Err(format!(
-                    "engine profile `{engine}` sizes its KV pool as TensorRT-LLM does (a share of the memory the \
-                     weights leave free); --gpu-memory-utilization is vLLM's setting and has no meaning there"
-                ));
-            }
-            let runtime = (1.0 - self.gpu_memory_utilization + RUNTIME_SHARE).clamp(0.0, 1.0);
-            k.hbm_reserve_fraction = (k.hbm_reserve_fraction + runtime - k.runtime_reserve_fraction).clamp(0.0, 1.0);
-            k.runtime_reserve_fraction = runtime;
-        }
-        if self.max_num_seqs > 0.0 {
-            k.max_num_seqs = self.max_num_seqs;
-        }
-        if self.max_num_batched_tokens > 0.0 {
-            k.prefill_chunk_tokens = self.max_num_batched_tokens;
-        }
-        if self.block_size > 0.0 {
-            k.kv_block_tokens = self.block_size;
-        }
-        Ok(())
-    }
 }
 
 /// Whether `value` is a usable setting for the override `key` (0 leaves the profile's value).
@@ -136,39 +110,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn gpu_memory_utilization_is_the_engine_share_plus_the_runtime_and_moves_the_offload_reserve_with_it() {
-        // vllm-generic states 0.9 as runtime 0.1317 and an offload reserve 0.2349.
-        let mut k =
-            Coefficients { runtime_reserve_fraction: 0.1317, hbm_reserve_fraction: 0.2349, ..Coefficients::default() };
-        let s = ServerSettings { gpu_memory_utilization: 0.9, ..ServerSettings::default() };
-        s.apply(&mut k, "vllm-generic").unwrap();
-        assert!((k.runtime_reserve_fraction - (0.1 + 8.0 / 252.0)).abs() < 1e-4, "{k:?}");
-        assert!((k.hbm_reserve_fraction - 0.2349).abs() < 1e-4, "{k:?}");
-        // 0.7 takes 20% more of memory away from weights and KV: both reserves grow by it.
-        let s = ServerSettings { gpu_memory_utilization: 0.7, ..s };
-        s.apply(&mut k, "vllm-generic").unwrap();
-        assert!((k.runtime_reserve_fraction - 0.3317).abs() < 1e-4, "{k:?}");
-        assert!((k.hbm_reserve_fraction - 0.4349).abs() < 1e-4, "{k:?}");
-        // A TensorRT-LLM profile's pool is no vLLM share.
-        let mut trt = Coefficients { kv_free_memory_fraction: 0.9, ..Coefficients::default() };
-        assert!(s.apply(&mut trt, "nim-trtllm").unwrap_err().contains("TensorRT-LLM"));
-    }
-
-    #[test]
-    fn the_other_settings_set_their_coefficient_and_unset_ones_leave_the_profiles() {
-        let mut k = Coefficients { max_num_seqs: 256.0, ..Coefficients::default() };
-        let before = k.clone();
-        ServerSettings::default().apply(&mut k, "e").unwrap();
-        assert_eq!(k, before);
+    fn the_settings_read_as_vllm_flags() {
         let s = ServerSettings {
             max_num_seqs: 64.0,
             max_num_batched_tokens: 4096.0,
             block_size: 32.0,
             ..Default::default()
         };
-        s.apply(&mut k, "e").unwrap();
-        assert_eq!((k.max_num_seqs, k.prefill_chunk_tokens, k.kv_block_tokens), (64.0, 4096.0, 32.0));
         assert_eq!(s.vllm_args(), ["--max-num-seqs 64", "--max-num-batched-tokens 4096", "--block-size 32"]);
+        let share = ServerSettings { gpu_memory_utilization: 0.85, ..Default::default() };
+        assert_eq!(share.vllm_args(), ["--gpu-memory-utilization 0.85"]);
+        assert!(ServerSettings::default().is_default());
     }
 
     #[test]

@@ -18,6 +18,7 @@ pub mod fabric;
 pub mod frontier;
 pub mod plan_request;
 pub mod protocol;
+pub mod server_settings;
 pub mod serving_commands;
 pub mod settings;
 pub mod sweep;
@@ -343,7 +344,7 @@ impl Workspace {
         };
         // The team's own server settings win over what the profile states (`server`).
         if !s.server.is_default() {
-            s.server.apply(&mut k, &s.engine)?;
+            server_settings::apply(&s.server, &mut k, &s.engine)?;
             how = format!("{how}; server settings: {}", s.server.vllm_args().join(" "));
         }
         Ok((k, how))
