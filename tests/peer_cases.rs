@@ -192,6 +192,7 @@ pub fn sim_core_scenario(c: &Case) -> Scenario {
         modes: vec![Mode::Single],
         load: Default::default(),
         router: Default::default(),
+        server: Default::default(),
     }
 }
 

@@ -5,6 +5,7 @@ use crate::compute;
 use crate::data::{self, Bundle};
 use crate::state::{UrlState, View};
 use crate::views::plan::{PlanControls, PlanTables, Verdict};
+use crate::views::target::TargetCard;
 use crate::views::{
     accuracy::AccuracyView,
     chart::Chart,
@@ -103,6 +104,17 @@ fn App() -> impl IntoView {
         },
         |_, _| true,
     );
+    let bg = bundle.clone();
+    // The answer at the planner's latency target, only while the planner is open.
+    let target: Memo<Option<Result<compute::TargetAnswer, String>>> = Memo::new_with_compare(
+        move |_| {
+            (view_m.get() == View::Plan).then(|| {
+                let k = calibration.with(|c| c.as_ref().and_then(|r| r.as_ref().ok()).map(|c| c.coefficients.clone()));
+                st.with(|s| compute::plan_goodput(&bg, s, k.as_ref()))
+            })
+        },
+        |_, _| true,
+    );
     let chart_shown = Memo::new(move |_| view_m.get() != View::Accuracy);
     // The single-station report is built the first time the accuracy view opens, after the page has drawn
     // its "computing" state, so start-up does not pay for a second fit.
@@ -180,7 +192,10 @@ fn App() -> impl IntoView {
                 _ => view! { <Controls bundle=b2.clone() st=st /> }.into_any(),
             }}</aside>
             <section class="main">
-                {move || (view_m.get() == View::Plan).then(|| view! { <Verdict plan=plan calibration=calibration /> })}
+                {move || (view_m.get() == View::Plan).then(|| view! {
+                    <TargetCard answer=target />
+                    <Verdict plan=plan calibration=calibration />
+                })}
                 <div class:hidden=move || !chart_shown.get()>
                     <Chart spec=spec model=model embed=false rows=rows visible=chart_shown />
                     <Export spec=spec st=st bundle=bundle.clone() />

@@ -321,6 +321,43 @@ pub fn plan_with(b: &Bundle, st: &UrlState, calibrated: Option<&Coefficients>) -
     Ok(run.plan())
 }
 
+/// The planner's answer at its latency target: users served per mode, the verdict, costs when a price and a
+/// power are given (or the machine's file lists them), and the commands that run the verdict's mode.
+#[derive(Debug, Clone)]
+pub struct TargetAnswer {
+    pub goodput: sim_core::explore::GoodputAnswer,
+    pub commands: Option<sim_core::explore::serving_commands::ServingCommands>,
+}
+
+/// `TargetAnswer` for the state, with calibrated coefficients when the team pasted measurements.
+pub fn plan_goodput(b: &Bundle, st: &UrlState, calibrated: Option<&Coefficients>) -> Result<TargetAnswer, String> {
+    use sim_core::explore::{cost, GoodputQuery, LatencyTarget};
+    let mut run = plan_run(b, st)?;
+    if let Some(k) = calibrated {
+        run.coefficients = k.clone();
+    }
+    let p = &st.plan;
+    let (price, power) = (p.value(pf::PRICE), p.value(pf::POWER));
+    let listed = b.ws.dataset.hardware.get(&p.hardware).and_then(cost::listed);
+    let cost = if price > 0.0 && power > 0.0 {
+        Some(cost::CostInputs::with_defaults(price, power))
+    } else {
+        listed.map(|(price, power)| cost::CostInputs::with_defaults(price, power))
+    };
+    let target = LatencyTarget::mean(Some(p.value(pf::SLO_TTFT)), Some(p.value(pf::SLO_TPOT) / 1e3));
+    let q = GoodputQuery { target, max_users: sim_core::explore::target::MAX_USERS, cost };
+    let goodput = b.ws.goodput(&run, &q).map_err(|e| e.to_string())?;
+    let mode = goodput.workloads.first().and_then(|w| w.verdict.best_pair);
+    let model = match p.source {
+        ModelSource::Report => format!("<{} checkpoint>", run.scenario.model.id),
+        _ => "<your checkpoint>".to_string(),
+    };
+    let gpus = run.scenario.hardware.gpus.max(1.0).round() as u32;
+    let commands =
+        mode.map(|m| sim_core::explore::serving_commands::serving_commands(m, &model, gpus, &run.scenario.server));
+    Ok(TargetAnswer { goodput, commands })
+}
+
 /// Calibrates the planner's scenario on pasted `vllm bench serve` / `benchmark_serving.py` results exactly as
 /// `sim-core calibrate` does: the importer reads the paste (one result, JSON Lines, or results one after
 /// another) as single-machine points of the scenario's model, then the workspace fits. An error names the

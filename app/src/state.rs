@@ -201,6 +201,11 @@ pub mod pf {
     pub const TOPK: usize = 18;
     pub const DRAFT: usize = 19;
     pub const ACCEPT: usize = 20;
+    /// The latency target and the machine's price and power (0: no cost shown).
+    pub const SLO_TTFT: usize = 21;
+    pub const SLO_TPOT: usize = 22;
+    pub const PRICE: usize = 23;
+    pub const POWER: usize = 24;
     /// The hardware fields (defaults come from the preset).
     pub const HARDWARE: std::ops::Range<usize> = 0..6;
     /// The model form's fields.
@@ -208,7 +213,7 @@ pub mod pf {
 }
 
 /// Every numeric planner input, in `pf` order. Model defaults describe a DeepSeek-V3-shaped MoE.
-pub const PLAN_FIELDS: [Field; 21] = [
+pub const PLAN_FIELDS: [Field; 25] = [
     from_knob(HARDWARE[0]),
     from_knob(HARDWARE[1]),
     from_knob(HARDWARE[2]),
@@ -230,6 +235,10 @@ pub const PLAN_FIELDS: [Field; 21] = [
     f("m_topk", "Experts per token (top-k)", "", 0.0, 256.0, 1.0, 8.0),
     f("m_draft", "Draft tokens (MTP)", "", 0.0, 16.0, 1.0, 1.0),
     f("m_accept", "Draft acceptance", "%", 0.0, 95.0, 1.0, 70.0),
+    f("slo_ttft", "Time to first token at most", "s", 0.01, 600.0, 0.01, 2.0),
+    f("slo_tpot", "Time per output token at most", "ms", 1.0, 10_000.0, 1.0, 50.0),
+    f("price", "Price of one machine (0: no cost)", "USD", 0.0, 1e8, 1.0, 0.0),
+    f("power", "Power of one machine", "W", 0.0, 1e6, 1.0, 0.0),
 ];
 
 /// The planner's inputs. Numeric fields are `None` when they keep their default (or the preset's value).
@@ -237,7 +246,7 @@ pub const PLAN_FIELDS: [Field; 21] = [
 pub struct PlanState {
     pub hardware: String,
     pub source: ModelSource,
-    pub values: [Option<f64>; 21],
+    pub values: [Option<f64>; 25],
     /// `mla` or `gqa`.
     pub attention: String,
     pub bits: f64,
@@ -265,7 +274,7 @@ impl Default for PlanState {
         PlanState {
             hardware: DEFAULT_HARDWARE.into(),
             source: ModelSource::Report,
-            values: [None; 21],
+            values: [None; 25],
             attention: "mla".into(),
             bits: 4.5,
             dense_bits: None,

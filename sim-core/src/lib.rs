@@ -18,6 +18,7 @@ pub mod plan;
 pub mod position;
 pub mod report;
 pub mod scenario;
+pub mod server;
 pub mod spec;
 pub mod stats;
 pub mod units;

@@ -156,6 +156,41 @@ impl Plan {
         let any = self.rows.iter().any(|r| r.modes.iter().any(|p| p.output_tok_s > 0.0));
         any.then_some(self.recommended_mode)
     }
+
+    /// Where a publication measured this setup at the highest load it measured and put another two-machine
+    /// mode first than the model does, by more than the planner's margin: that measurement. A person then runs
+    /// what was measured, or calls the two too close to call; the model alone does not decide it.
+    pub fn contradicted(&self) -> Option<&PublishedVerdict> {
+        let top = self.published.iter().map(|v| v.concurrency).max()?;
+        self.published
+            .iter()
+            .filter(|v| v.concurrency == top && !v.agrees && v.best_measured.machines() == 2)
+            .max_by(|a, b| a.measured_margin().total_cmp(&b.measured_margin()))
+    }
+
+    /// The mode to run: what a publication of this very setup measured first where it contradicts the model
+    /// (`contradicted`), else the model's `recommendation`.
+    pub fn mode_to_run(&self) -> Option<Mode> {
+        self.contradicted().map(|v| v.best_measured).or_else(|| self.recommendation())
+    }
+}
+
+impl PublishedVerdict {
+    /// The measurement against the model's pick in words: `measured at 64 clients (kubis-dgx-spark): dp2 567.9
+    /// > tp2 471.8 tok/s, dp2 ahead by 20%; the model puts tp2 first: too close to call`.
+    pub fn contradiction_text(&self) -> String {
+        let measured: Vec<String> =
+            self.modes.iter().map(|m| format!("{} {:.1}", m.mode.name(), m.measured_tok_s)).collect();
+        format!(
+            "measured at {} clients ({}): {} tok/s, {} ahead by {:.0}%; the model puts {} first: too close to call",
+            self.concurrency,
+            self.dataset,
+            measured.join(" > "),
+            self.best_measured.name(),
+            (self.measured_margin() - 1.0) * 100.0,
+            self.best_predicted.name()
+        )
+    }
 }
 
 /// A second machine must beat one machine by this share to be recommended over it.

@@ -3,6 +3,7 @@
 use crate::dataset::schema::*;
 use crate::dataset::Dataset;
 use crate::diagnostic::Diagnostic;
+use crate::server::ServerSettings;
 use crate::spec::{MLA_NOPE_HEAD_DIM, MLA_V_HEAD_DIM};
 use crate::units::{parse_unit, Dimension};
 use serde::Serialize;
@@ -23,6 +24,8 @@ pub struct Scenario {
     pub load: ScenarioLoad,
     /// How two copies' router spreads requests (`DpRouter`).
     pub router: DpRouter,
+    /// The serving engine's settings the scenario states (`server.*` overrides), laid over its profile.
+    pub server: ServerSettings,
 }
 
 impl Scenario {
@@ -183,6 +186,8 @@ fn attention_spec(a: &crate::dataset::schema::Architecture) -> AttentionSpec {
 pub enum OverrideField {
     Hardware(fn(&mut HardwareSpec) -> &mut f64),
     Model(fn(&mut ModelSpec) -> &mut f64),
+    /// A serving engine setting (`server::SERVER_SETTINGS`), laid over the engine profile's coefficients.
+    Server(fn(&mut ServerSettings) -> &mut f64),
 }
 
 /// A field a scenario's `overrides` (or the browser's what-if and planner controls) may set.
@@ -202,6 +207,10 @@ impl OverrideKey {
 
 const fn hw(key: &'static str, unit: &'static str, f: fn(&mut HardwareSpec) -> &mut f64) -> OverrideKey {
     OverrideKey { key, unit, field: OverrideField::Hardware(f) }
+}
+
+const fn server(key: &'static str, unit: &'static str, f: fn(&mut ServerSettings) -> &mut f64) -> OverrideKey {
+    OverrideKey { key, unit, field: OverrideField::Server(f) }
 }
 
 const fn model(key: &'static str, unit: &'static str, f: fn(&mut ModelSpec) -> &mut f64) -> OverrideKey {
@@ -246,6 +255,11 @@ pub const OVERRIDES: &[OverrideKey] = &[
     model("placement.pin_to_host_bytes", "B", |m| &mut m.host_pin.bytes),
     model("placement.pin_to_host_layers", "count", |m| &mut m.host_pin.layers),
     model("placement.pin_to_host_experts", "count", |m| &mut m.host_pin.experts),
+    // The serving engine's settings by vLLM's names (`server::SERVER_SETTINGS`); 0 leaves the profile's.
+    server("server.gpu_memory_utilization", "fraction", |s| &mut s.gpu_memory_utilization),
+    server("server.max_num_seqs", "count", |s| &mut s.max_num_seqs),
+    server("server.max_num_batched_tokens", "count", |s| &mut s.max_num_batched_tokens),
+    server("server.block_size", "count", |s| &mut s.block_size),
 ];
 
 impl OverrideKey {
@@ -291,7 +305,11 @@ fn check_override(key: &str, value: f64) -> Result<&'static OverrideKey, String>
     if key == "model.draft_acceptance" && value >= 1.0 {
         return Err("model.draft_acceptance must be below 1".into());
     }
-    override_key(key)
+    let entry = override_key(key)?;
+    if let OverrideField::Server(_) = entry.field {
+        crate::server::check(key, value)?;
+    }
+    Ok(entry)
 }
 
 /// Sets one field by its override key (SI value). Values must be finite and non-negative; acceptance below 1.
@@ -303,6 +321,7 @@ pub fn apply_override(s: &mut Scenario, key: &str, value: f64) -> Result<(), Str
     match entry.field {
         OverrideField::Hardware(f) => *f(&mut s.hardware) = value,
         OverrideField::Model(f) => *f(&mut s.model) = value,
+        OverrideField::Server(f) => *f(&mut s.server) = value,
     }
     Ok(())
 }
@@ -312,6 +331,7 @@ pub fn apply_hardware_override(h: &mut HardwareSpec, key: &str, value: f64) -> R
     match check_override(key, value)?.field {
         OverrideField::Hardware(f) => *f(h) = value,
         OverrideField::Model(_) => return Err(format!("`{key}` sets a model field, not a hardware one")),
+        OverrideField::Server(_) => return Err(format!("`{key}` sets a serving engine setting, not a hardware field")),
     }
     Ok(())
 }
@@ -361,6 +381,7 @@ pub fn resolve(ds: &Dataset, file: &str, sc: &ScenarioFile) -> Result<Scenario, 
         workloads: sc.workloads.clone(),
         load: sc.load,
         router: sc.router,
+        server: ServerSettings::default(),
         concurrency: sc.concurrency.clone(),
         modes: sc.modes.clone(),
     };

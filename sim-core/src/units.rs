@@ -12,6 +12,10 @@ pub enum Dimension {
     FlopsPerSec,
     Count,
     Percent,
+    /// A price, in US dollars (any currency reads the same; the unit keeps prices apart from counts).
+    Money,
+    /// Electrical power, watts.
+    Power,
 }
 
 impl Dimension {
@@ -23,6 +27,8 @@ impl Dimension {
             Dimension::FlopsPerSec => "compute (TFLOPS, PFLOPS)",
             Dimension::Count => "a count (unit \"1\")",
             Dimension::Percent => "a percentage (unit \"%\")",
+            Dimension::Money => "a price (USD)",
+            Dimension::Power => "power (W, kW)",
         }
     }
 }
@@ -51,6 +57,9 @@ pub fn parse_unit(unit: &str) -> Option<(Dimension, f64)> {
         "PFLOPS" => (FlopsPerSec, 1e15),
         "1" => (Count, 1.0),
         "%" => (Percent, 1.0),
+        "USD" => (Money, 1.0),
+        "W" => (Power, 1.0),
+        "kW" => (Power, 1e3),
         _ => return None,
     })
 }

@@ -206,7 +206,27 @@ pub fn PlanControls(
             </div>
 
             <h2>"Workload"</h2>
+            <label for="plan-preset">"Preset"</label>
+            <select id="plan-preset" on:change=move |ev| {
+                let id = event_target_value(&ev);
+                if let Ok(w) = sim_core::explore::workloads::workload_preset(&id) {
+                    st.update(|s| {
+                        s.plan.values[pf::ISL] = Some(f64::from(w.isl));
+                        s.plan.values[pf::OSL] = Some(f64::from(w.osl));
+                    });
+                }
+            }>
+                <option value="">"your own ISL/OSL"</option>
+                {sim_core::explore::workloads::WORKLOAD_PRESETS.iter().map(|w| {
+                    let (isl, osl) = (f64::from(w.isl), f64::from(w.osl));
+                    let chosen = move || st.with(|s| s.plan.value(pf::ISL) == isl && s.plan.value(pf::OSL) == osl);
+                    view! { <option value=w.id title=w.source prop:selected=chosen>{format!("{} ({}/{})", w.label, w.isl, w.osl)}</option> }
+                }).collect_view()}
+            </select>
             {fields(pf::ISL..pf::TOTAL)}
+
+            <h2>"Latency target and cost"</h2>
+            {fields(pf::SLO_TTFT..pf::POWER + 1)}
 
             <h2>"Your own single-machine measurements"</h2>
             <label for="plan-meas" class="hint">"Paste one or more result JSON files of "<code>"vllm bench serve --save-result"</code>" or "<code>"benchmark_serving.py --save-result"</code>

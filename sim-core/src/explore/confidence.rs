@@ -20,7 +20,7 @@ use crate::report::GroupStats;
 use crate::scenario::Scenario;
 use crate::stats::ErrorStats;
 use crate::Mode;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// What bands are taken from: rows of the accuracy protocol and the per-dataset errors of stated latencies
 /// (`report::Report::ttft_by_dataset`, `tpot_by_dataset`).
@@ -32,7 +32,7 @@ pub struct Evidence {
 }
 
 /// How close the measured data come to a scenario.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Closest {
     /// The scenario's engine profile was fitted on points of `dataset`, some measured on the scenario's machine.
@@ -42,7 +42,7 @@ pub enum Closest {
 }
 
 /// A relative error band on one predicted number.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Band {
     /// The median absolute percentage error of the closest case, as a fraction (0.182 for 18.2%); `None`
     /// when no measurement gives one.
@@ -72,7 +72,7 @@ impl Band {
 }
 
 /// Every band a goodput answer carries.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Bands {
     pub closest: Closest,
     /// Output tok/s of one machine, and of any two-machine mode.
@@ -131,7 +131,12 @@ impl Workspace {
     /// The case of the accuracy protocol closest to `s`: whether its engine profile (or the fitted profile it
     /// is `based_on`) was fitted on points measured on `s`'s machine.
     pub fn closest_case(&self, s: &Scenario) -> Closest {
-        let mut id = s.engine.as_str();
+        self.closest_case_of(&s.engine, &s.hardware.id)
+    }
+
+    /// `closest_case` of a scenario predicting with engine profile `engine` on the machine `hardware`.
+    pub fn closest_case_of(&self, engine: &str, hardware: &str) -> Closest {
+        let mut id = engine;
         let mut seen: Vec<&str> = Vec::new();
         // The profile whose fit the coefficients come from; `None` inside: the calibration dataset's own fit,
         // which a dataset without engine files predicts with.
@@ -159,7 +164,7 @@ impl Workspace {
             .points()
             .iter()
             .filter(|p| admits(p))
-            .any(|p| self.scenarios.get(&p.scenario).is_some_and(|m| m.hardware.id == s.hardware.id));
+            .any(|p| self.scenarios.get(&p.scenario).is_some_and(|m| m.hardware.id == hardware));
         if on_this_machine {
             Closest::SameHardware { dataset }
         } else {
@@ -191,7 +196,28 @@ impl Workspace {
     /// The bands of a scenario: its closest case, and that case's measured errors.
     pub fn bands(&self, s: &Scenario) -> Bands {
         let closest = self.closest_case(s);
+        if let Some((_, b)) = self.baked_bands.get().and_then(|all| all.iter().find(|(c, _)| *c == closest)) {
+            return b.clone();
+        }
         Bands::of(&self.evidence(&closest), &closest)
+    }
+
+    /// The bands of every case a scenario of this dataset can be closest to (every engine profile on every
+    /// machine): what the page bakes at build time (`fitted_state_json`), since each case runs fits of the
+    /// accuracy protocol.
+    pub fn bands_of_every_case(&self) -> Vec<(Closest, Bands)> {
+        let mut engines: Vec<&str> = self.dataset.engines.keys().map(String::as_str).collect();
+        engines.push(DEFAULT_ENGINE);
+        let mut cases: Vec<Closest> = Vec::new();
+        for h in self.dataset.hardware.keys() {
+            for e in &engines {
+                let c = self.closest_case_of(e, h);
+                if !cases.contains(&c) {
+                    cases.push(c);
+                }
+            }
+        }
+        cases.into_iter().map(|c| (c.clone(), Bands::of(&self.evidence(&c), &c))).collect()
     }
 }
 

@@ -90,6 +90,15 @@ impl CostInputs {
     }
 }
 
+/// A machine's list price and power (W) from its hardware file, when the file states both
+/// (`HardwareFile::cost`); the CLI uses them where the user gives no `--price` and `--power-w`.
+pub fn listed(hw: &crate::dataset::schema::HardwareFile) -> Option<(f64, f64)> {
+    let c = hw.cost.as_ref()?;
+    let price = c.list_price.as_ref()?.si()?;
+    let power = c.power.as_ref()?.si()?;
+    Some((price, power))
+}
+
 /// The cost of `machines` machines serving `output_tok_s` while busy (`None` when they serve nothing).
 pub fn cost_at(inputs: &CostInputs, machines: u32, output_tok_s: f64) -> Option<Cost> {
     if !(output_tok_s > 0.0 && output_tok_s.is_finite()) {
@@ -154,6 +163,23 @@ mod tests {
         assert_eq!(c.tokens_per_kwh, None);
         assert!(close(c.usd_per_million_tokens, 2.0), "only the price: 0.001 USD/s over 500 tok/s");
         assert_eq!(cost_at(&inputs(), 1, 0.0), None);
+    }
+
+    #[test]
+    fn a_hardware_file_gives_its_listed_price_and_power_only_when_it_states_both() {
+        let text = include_str!("../../../data/hardware/dgx-spark.json");
+        let mut v: serde_json::Value = serde_json::from_str(text).expect("json");
+        // The loader reads "$schema" apart from the file's fields.
+        v.as_object_mut().map(|o| o.remove("$schema"));
+        let hw = |v: &serde_json::Value| -> crate::dataset::schema::HardwareFile {
+            serde_json::from_value(v.clone()).expect("a hardware file")
+        };
+        assert_eq!(listed(&hw(&v)), None, "no shipped file states a price yet");
+        let q = |value: f64, unit: &str| serde_json::json!({"value": value, "unit": unit, "basis": "assumed", "reason": "test"});
+        v["cost"] = serde_json::json!({"list_price": q(3999.0, "USD")});
+        assert_eq!(listed(&hw(&v)), None, "a price without power prices nothing");
+        v["cost"]["power"] = q(0.24, "kW");
+        assert_eq!(listed(&hw(&v)), Some((3999.0, 240.0)));
     }
 
     #[test]

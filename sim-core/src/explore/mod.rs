@@ -17,11 +17,15 @@ pub mod engine;
 pub mod fabric;
 pub mod frontier;
 pub mod open_loop;
+pub mod plan_request;
 pub mod protocol;
+pub mod server_settings;
+pub mod serving_commands;
 pub mod settings;
 pub mod sweep;
 pub mod target;
 pub mod verdict;
+pub mod workloads;
 
 pub use claims::{ClaimCheck, ClaimMarker, ClaimRow, ClaimVerdict, OperandValue};
 pub use engine::{AboveMeasured, EngineProfile};
@@ -68,6 +72,8 @@ pub struct Workspace {
     report_all: OnceLock<Report>,
     report_single: OnceLock<Report>,
     engine_cache: std::sync::Mutex<BTreeMap<String, std::sync::Arc<EngineProfile>>>,
+    /// Bands computed when the page was built (`confidence::bands_of_every_case`), adopted with the fits.
+    baked_bands: OnceLock<Vec<(confidence::Closest, confidence::Bands)>>,
 }
 
 /// A scenario ready to predict: resolved specs and the coefficients it predicts with.
@@ -97,6 +103,9 @@ struct FittedState {
     fingerprint: u64,
     all: Calibration,
     engines: Vec<EngineProfile>,
+    /// The confidence bands of every case (absent from states baked before bands were).
+    #[serde(default)]
+    bands: Vec<(confidence::Closest, confidence::Bands)>,
 }
 
 /// Where the planner's model comes from.
@@ -170,8 +179,12 @@ impl Workspace {
     pub fn fitted_state_json(&self, files: &[SourceText]) -> String {
         let engines: Vec<EngineProfile> =
             self.engines().into_iter().filter_map(Result::ok).map(|p| (*p).clone()).collect();
-        let state =
-            FittedState { fingerprint: Self::fingerprint(files), all: self.calibration(FitSet::All).clone(), engines };
+        let state = FittedState {
+            fingerprint: Self::fingerprint(files),
+            all: self.calibration(FitSet::All).clone(),
+            engines,
+            bands: self.bands_of_every_case(),
+        };
         serde_json::to_string(&state).unwrap_or_default()
     }
 
@@ -186,6 +199,9 @@ impl Workspace {
             return false;
         }
         let _ = self.fit_all.set(state.all);
+        if !state.bands.is_empty() {
+            let _ = self.baked_bands.set(state.bands);
+        }
         if let Ok(mut cache) = self.engine_cache.lock() {
             for e in state.engines {
                 cache.insert(e.id.clone(), std::sync::Arc::new(e));
@@ -319,14 +335,21 @@ impl Workspace {
     /// The coefficients a scenario predicts with and, in words, where they come from: its engine profile, or
     /// with `FitSet::Single` the calibration dataset's fit on single-station points (the predictive report).
     pub fn coefficients_for(&self, s: &Scenario, set: FitSet) -> Result<(Coefficients, String), String> {
-        if set == FitSet::Single {
+        let (mut k, mut how) = if set == FitSet::Single {
             let cal = self.calibration(FitSet::Single);
-            return Ok((
+            (
                 cal.coefficients.clone(),
                 format!("fitted on {} single-station points of {REPORT_DATASET}", cal.points_used),
-            ));
+            )
+        } else {
+            self.scenario_coefficients(s)?
+        };
+        // The team's own server settings win over what the profile states (`server`).
+        if !s.server.is_default() {
+            server_settings::apply(&s.server, &mut k, &s.engine)?;
+            how = format!("{how}; server settings: {}", s.server.vllm_args().join(" "));
         }
-        self.scenario_coefficients(s)
+        Ok((k, how))
     }
 
     /// A measured scenario (a report model's is named after it) and its coefficients (fitted over `set`) with
@@ -416,6 +439,7 @@ impl Workspace {
             modes: Mode::ALL.to_vec(),
             load: crate::dataset::schema::ScenarioLoad::ClosedLoop,
             router: crate::dataset::schema::DpRouter::Balanced,
+            server: Default::default(),
         };
         let (mut coefficients, engine) = self.coefficients_for(&scenario, FitSet::All)?;
         settings::apply(&mut scenario, &mut coefficients, &q.settings)?;

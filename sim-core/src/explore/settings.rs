@@ -120,6 +120,7 @@ pub fn read_override(s: &Scenario, key: &str) -> f64 {
     match override_key(key).map(|o| o.field()) {
         Ok(OverrideField::Hardware(f)) => *f(&mut s.hardware.clone()),
         Ok(OverrideField::Model(f)) => *f(&mut s.model.clone()),
+        Ok(OverrideField::Server(f)) => *f(&mut s.server.clone()),
         Err(_) => f64::NAN,
     }
 }
@@ -176,6 +177,7 @@ mod tests {
             modes: vec![],
             load: Default::default(),
             router: Default::default(),
+            server: Default::default(),
         };
         let mut k = Coefficients::default();
         let pin = WHAT_IF[5];

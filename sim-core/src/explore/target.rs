@@ -280,7 +280,16 @@ impl Workspace {
     /// The goodput answer for `run`, each number with the band of its closest measured case.
     pub fn goodput(&self, run: &ScenarioRun, q: &GoodputQuery) -> Result<GoodputAnswer, GoodputError> {
         check(q)?;
-        run.goodput(q, &self.bands(&run.scenario))
+        let mut answer = run.goodput(q, &self.bands(&run.scenario))?;
+        // A publication that measured this very setup outranks the model where the two disagree.
+        let plan = self.plan_of(run);
+        for w in &mut answer.workloads {
+            let measured = plan.contradicted().filter(|p| (p.isl, p.osl) == (w.isl, w.osl));
+            if let Some(p) = measured {
+                super::verdict::weigh_measurement(&mut w.verdict, p);
+            }
+        }
+        Ok(answer)
     }
 }
 
@@ -300,7 +309,8 @@ impl ScenarioRun {
             let modes: Vec<ModeGoodput> = Mode::ALL
                 .into_iter()
                 .map(|mode| {
-                    let placement = if mode == Mode::Tp2 { &fits_two } else { &fits_one };
+                    let placement =
+                        if matches!(mode, Mode::Tp2 | Mode::Pp2 | Mode::Ep2) { &fits_two } else { &fits_one };
                     let gpus = f64::from(mode.machines()) * per_machine;
                     let points: Vec<Prediction> = if placement.fits {
                         grid.iter().map(|&c| sweep.predict(mode, c)).collect()

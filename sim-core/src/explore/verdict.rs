@@ -23,6 +23,22 @@ pub struct GoodputVerdict {
     pub too_close: Option<String>,
     /// One sentence.
     pub reason: String,
+    /// A publication of this very setup that measured another two-machine mode first than the model puts first
+    /// (`plan::Plan::contradicted`), in words; the verdict is then too close to call (`weigh_measurement`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub measured: Option<String>,
+}
+
+/// Lays a publication's measurement of this very setup over the verdict: where it measured another pair mode
+/// first than the verdict picks, the verdict says so and calls the two too close to call, whatever the bands say.
+pub fn weigh_measurement(v: &mut GoodputVerdict, published: &crate::plan::PublishedVerdict) {
+    let contradicts = v.best_pair.is_some_and(|b| b != published.best_measured);
+    if published.agrees || !contradicts {
+        return;
+    }
+    let text = published.contradiction_text();
+    v.too_close = Some(text.clone());
+    v.measured = Some(text);
 }
 
 /// The verdict over every mode's answer (in `Mode::ALL` order). A mode that meets the target at no load is
@@ -93,6 +109,7 @@ pub fn verdict(modes: &[ModeGoodput]) -> GoodputVerdict {
         tok_s_gain,
         too_close,
         reason,
+        measured: None,
     }
 }
 

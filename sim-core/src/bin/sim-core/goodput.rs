@@ -3,6 +3,7 @@
 
 use sim_core::explore::confidence::Band;
 use sim_core::explore::target::{seconds, GoodputAnswer, Limit, ModeGoodput, WorkloadGoodput};
+use sim_core::plan::Plan;
 
 /// The summary's width: it opens the output, where a reader looks first, so it fits a terminal.
 pub const WIDTH: usize = 100;
@@ -18,22 +19,21 @@ pub fn summary(a: &GoodputAnswer) -> Vec<String> {
         limits.push(format!("{} TPOT <= {}", t.statistic.name(), seconds(Limit::Tpot, s)));
     }
     let mut out = Vec::new();
+    // The verdict first, with the users each mode serves: what a reader came for. How the search ran after.
+    for w in &a.workloads {
+        push_wrapped(&mut out, &format!("verdict ({}/{} ISL/OSL): {}", w.isl, w.osl, w.verdict.reason), "  ");
+        if let Some(c) = &w.verdict.too_close {
+            push_wrapped(&mut out, &format!("  {c}"), "  ");
+        }
+        out.extend(mode_table(w, a.cost_inputs.is_some()));
+        out.push(String::new());
+    }
     let top = a.users_grid.last().copied().unwrap_or(0);
     push_wrapped(
         &mut out,
         &format!("target: {}; users tried: 1, 2, 3, 4, 6, 8, 12, ... {top}", limits.join(", ")),
         "  ",
     );
-    for w in &a.workloads {
-        out.push(String::new());
-        out.push(format!("workload {}/{} (ISL/OSL)", w.isl, w.osl));
-        push_wrapped(&mut out, &format!("verdict: {}", w.verdict.reason), "  ");
-        if let Some(c) = &w.verdict.too_close {
-            push_wrapped(&mut out, &format!("  {c}"), "  ");
-        }
-        out.extend(mode_table(w, a.cost_inputs.is_some()));
-    }
-    out.push(String::new());
     let b = &a.bands;
     for (what, band) in [
         ("tok/s, one machine", &b.single_tok_s),
@@ -158,4 +158,57 @@ fn push_wrapped(out: &mut Vec<String>, text: &str, indent: &str) {
     if !line.trim().is_empty() {
         out.push(line);
     }
+}
+
+/// Machines side by side: per machine, the pair mode to run, the users one and two machines serve at the target,
+/// the gain, the cost per million tokens of the pair and its band; without a target, each plan's recommendation.
+pub fn comparison<'a>(answers: impl Iterator<Item = (&'a str, &'a Plan, Option<&'a GoodputAnswer>)>) -> Vec<String> {
+    let mut rows = Vec::new();
+    let mut out = vec!["machines compared (first workload):".to_string()];
+    for (hardware, plan, goodput) in answers {
+        let Some(w) = goodput.and_then(|g| g.workloads.first()) else {
+            let mode = plan.recommendation().map_or("none", |m| m.name());
+            push_wrapped(&mut out, &format!("  {hardware}: recommended {mode} ({})", plan.reason), "    ");
+            continue;
+        };
+        let v = &w.verdict;
+        let best = v.best_pair.and_then(|m| w.get(m));
+        let single = w.get(sim_core::Mode::Single);
+        rows.push(vec![
+            hardware.to_string(),
+            best.map_or("-".into(), |m| m.mode.name().to_string()),
+            single.map_or("0".into(), ModeGoodput::users_text),
+            best.map_or("0".into(), ModeGoodput::users_text),
+            v.users_gain.map_or("-".into(), |g| format!("{g:.1}x")),
+            best.and_then(|m| m.cost.as_ref()).map_or("-".into(), |c| format!("{:.2}", c.usd_per_million_tokens)),
+            best.map_or("-".into(), |m| m.tok_s_band.short()),
+        ]);
+    }
+    if !rows.is_empty() {
+        let headers = ["hardware", "pair mode", "users, one", "users, two", "gain", "cost/Mtok", "band"];
+        out.extend(aligned(&headers, &rows));
+    }
+    out.push(String::new());
+    out
+}
+
+/// Rows under headers, the first column left-aligned and the others right-aligned, indented by two.
+fn aligned(headers: &[&str], rows: &[Vec<String>]) -> Vec<String> {
+    let mut widths: Vec<usize> = headers.iter().map(|h| h.len()).collect();
+    for r in rows {
+        for (i, c) in r.iter().enumerate() {
+            widths[i] = widths[i].max(c.chars().count());
+        }
+    }
+    let line = |cells: Vec<String>| {
+        let s: Vec<String> = cells
+            .iter()
+            .enumerate()
+            .map(|(i, c)| if i == 0 { format!("{c:<w$}", w = widths[0]) } else { format!("{c:>w$}", w = widths[i]) })
+            .collect();
+        cut(&format!("  {}", s.join("  ")), WIDTH)
+    };
+    let mut out = vec![line(headers.iter().map(|h| h.to_string()).collect())];
+    out.extend(rows.iter().map(|r| line(r.clone())));
+    out
 }

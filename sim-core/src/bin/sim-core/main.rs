@@ -6,6 +6,7 @@ mod goodput;
 mod import;
 mod markdown;
 mod out;
+mod plan_cmd;
 mod rate_sweep;
 mod render;
 
@@ -130,21 +131,9 @@ enum Command {
         sensitivity: bool,
     },
     /// What a second machine buys: one machine, TP2, PD and two copies behind a router (dp2) across the
-    /// scenario's concurrency range, with a recommendation.
+    /// scenario's concurrency range, with a recommendation; a scenario file, or --model and --hardware.
     #[command(long_about = plan_about())]
-    Plan {
-        scenario: PathBuf,
-        /// Dataset directory the scenario's ids refer to (default: the scenario's parent's parent).
-        #[arg(long)]
-        data: Option<PathBuf>,
-        /// Predict with this engine profile (an id of data/engines/, e.g. roofline) instead of the scenario's.
-        #[arg(long)]
-        engine: Option<String>,
-        #[arg(long, value_enum, default_value = "table")]
-        format: Format,
-        #[command(flatten)]
-        target: TargetArgs,
-    },
+    Plan(Box<plan_cmd::PlanArgs>),
     /// Every engine profile of a dataset: how it was obtained and its coefficients.
     Engines {
         dir: PathBuf,
@@ -257,93 +246,13 @@ fn plan_about() -> String {
     format!(
         "What a second machine buys: every mode across the scenario's concurrency range, with a recommendation.\n\n\
          Modes:\n{}\n\n\
-         The scenario file is checked first: unknown hardware or model ids, a workload of 0 tokens and a concurrency \
-         outside 1..=4096 are findings (exit 1) naming the file, the JSON pointer and its line:column.",
+         Ask with a scenario file, or with --model (an id or a config.json), --hardware (more than once to compare \
+         machines) and --workload or --isl/--osl; --save writes the scenario those flags ask. The scenario file is \
+         checked first: unknown hardware or model ids, a workload of 0 tokens and a concurrency outside 1..=4096 \
+         are findings (exit 1) naming the file, the JSON pointer and its line:column; the same asked by flags are \
+         usage errors (exit 2) naming the flag.",
         modes.join("\n")
     )
-}
-
-/// `plan`'s latency target and prices. With a target, the table opens with the users each mode serves within it
-/// (and the JSON carries them under `goodput`); the bands it prints run the accuracy protocol's rows for the
-/// closest measured case, which takes seconds to a minute.
-#[derive(clap::Args)]
-struct TargetArgs {
-    /// Latency target: time to first token, seconds.
-    #[arg(long, value_name = "SECONDS")]
-    slo_ttft: Option<f64>,
-    /// Latency target: time per output token, milliseconds.
-    #[arg(long, value_name = "MS")]
-    slo_tpot: Option<f64>,
-    /// Which statistic of the latencies the target holds (default mean). The model predicts means only for now:
-    /// p50, p90 and p99 are refused until it predicts per-request latencies.
-    #[arg(long, value_enum)]
-    slo_stat: Option<StatArg>,
-    /// The highest load (concurrent users) the search tries.
-    #[arg(long, default_value_t = sim_core::explore::target::MAX_USERS, value_name = "USERS")]
-    max_users: u32,
-    /// Price of one machine (any currency; the output's costs are in the same one). Needs --power-w.
-    #[arg(long, value_name = "PER_MACHINE")]
-    price: Option<f64>,
-    /// Power one machine draws, watts; assumed drawn all the time, idle or busy.
-    #[arg(long, value_name = "WATTS")]
-    power_w: Option<f64>,
-    /// Years the price is spread over.
-    #[arg(long, default_value_t = sim_core::explore::cost::DEFAULT_AMORTIZATION_YEARS, value_name = "YEARS")]
-    amortize_years: f64,
-    /// Electricity price per kWh, in the price's currency.
-    #[arg(long, default_value_t = sim_core::explore::cost::DEFAULT_ELECTRICITY_USD_PER_KWH, value_name = "PRICE")]
-    electricity_per_kwh: f64,
-    /// Share of the time the machines serve at the predicted rate. An assumption, stated: traffic has peaks and
-    /// troughs, and machines sized for the peak idle part of the day; 0.6 unless you know your own.
-    #[arg(long, default_value_t = sim_core::explore::cost::DEFAULT_UTILIZATION, value_name = "SHARE")]
-    utilization: f64,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum StatArg {
-    Mean,
-    P50,
-    P90,
-    P99,
-}
-
-impl TargetArgs {
-    /// The goodput question, or `None` without a target; prices without a target, or a price without power,
-    /// are usage errors.
-    fn query(&self) -> Result<Option<sim_core::explore::GoodputQuery>, CliError> {
-        use sim_core::explore::{cost::CostInputs, GoodputQuery, LatencyStatistic, LatencyTarget};
-        let any_target = self.slo_ttft.is_some() || self.slo_tpot.is_some() || self.slo_stat.is_some();
-        if !any_target {
-            if self.price.is_some() || self.power_w.is_some() {
-                return Err(CliError::Usage(
-                    "--price and --power-w need a latency target (--slo-ttft or --slo-tpot)".into(),
-                ));
-            }
-            return Ok(None);
-        }
-        let statistic = match self.slo_stat.unwrap_or(StatArg::Mean) {
-            StatArg::Mean => LatencyStatistic::Mean,
-            StatArg::P50 => LatencyStatistic::P50,
-            StatArg::P90 => LatencyStatistic::P90,
-            StatArg::P99 => LatencyStatistic::P99,
-        };
-        let cost = match (self.price, self.power_w) {
-            (Some(price), Some(power)) => Some(CostInputs {
-                machine_price_usd: price,
-                machine_power_w: power,
-                amortization_years: self.amortize_years,
-                electricity_usd_per_kwh: self.electricity_per_kwh,
-                utilization: self.utilization,
-            }),
-            (None, None) => None,
-            _ => return Err(CliError::Usage("--price and --power-w go together: a cost needs both".into())),
-        };
-        Ok(Some(GoodputQuery {
-            target: LatencyTarget { ttft_s: self.slo_ttft, tpot_s: self.slo_tpot.map(|ms| ms / 1e3), statistic },
-            max_users: self.max_users,
-            cost,
-        }))
-    }
 }
 
 enum CliError {
@@ -535,39 +444,7 @@ fn run(cmd: Command, out: &mut Out) -> Result<u8, CliError> {
             out.table(&render::points(ws.points()), format == Format::Csv, format == Format::Json);
             Ok(0)
         }
-        Command::Plan { scenario, data, engine, format, target } => {
-            // A question the model cannot answer is refused before any file is read.
-            let query = target.query()?;
-            if let Some(q) = &query {
-                q.target.check().map_err(|e| CliError::Usage(e.to_string()))?;
-            }
-            let (ws, mut run) = open_scenario(&scenario, data, FitSet::All)?;
-            if let Some(e) = engine {
-                run = ws.with_engine(run, &e).map_err(CliError::Usage)?;
-            }
-            let goodput = match &query {
-                Some(q) => Some(ws.goodput(&run, q).map_err(|e| CliError::Usage(e.to_string()))?),
-                None => None,
-            };
-            let plan = ws.plan_of(&run);
-            let note = run.calibration_note();
-            if format == Format::Json {
-                out.line(&render::plan_json(&plan, note.as_deref(), goodput.as_ref()));
-            } else {
-                if let (Some(g), Format::Table) = (&goodput, format) {
-                    for line in goodput::summary(g) {
-                        out.line(&line);
-                    }
-                }
-                out.table(&render::plan_table(&plan), format == Format::Csv, false);
-                if format == Format::Table {
-                    for line in render::plan_summary(&plan, note.as_deref()) {
-                        out.line(&line);
-                    }
-                }
-            }
-            Ok(0)
-        }
+        Command::Plan(args) => plan_cmd::run(*args, out),
         Command::Predict { scenario, mode, concurrency, open, data, fit, format } => {
             let (_, run) = open_scenario(&scenario, data, fit_set(fit))?;
             let modes = match mode {

@@ -245,6 +245,60 @@ pub fn plan_json(plan: &Plan, calibration: Option<&str>, goodput: Option<&Goodpu
     json(&v)
 }
 
+/// Above the plan's table without a latency target: the recommendation, wrapped at 100 columns.
+pub fn plan_verdict(plan: &Plan) -> Vec<String> {
+    let text = match plan.contradicted() {
+        Some(v) => format!(
+            "recommended: {} as measured of this setup; the model alone: {} ({}); {}",
+            v.best_measured.name(),
+            plan.recommendation().map_or("none", Mode::name),
+            plan.reason,
+            v.contradiction_text()
+        ),
+        None => format!("recommended: {} ({})", plan.recommendation().map_or("none", Mode::name), plan.reason),
+    };
+    let mut out = wrap(&text, 100, "  ");
+    out.push(String::new());
+    out
+}
+
+/// How to run a mode with vLLM: each step where it runs, what it does, its command and the page it follows.
+pub fn serving_commands(c: &sim_core::explore::serving_commands::ServingCommands) -> Vec<String> {
+    let mut out = vec![format!("how to run {} ({}) with vLLM:", c.mode.name(), c.mode.label())];
+    for s in &c.steps {
+        out.extend(wrap(&format!("  {}: {}", s.on, s.what), 100, "    "));
+        out.extend(s.command.lines().map(|l| format!("    {l}")));
+        out.push(format!("    see {}", s.doc));
+    }
+    for n in &c.notes {
+        out.extend(wrap(&format!("  note: {n}"), 100, "    "));
+    }
+    out.push(String::new());
+    out
+}
+
+/// Words of `text` in lines of at most `width` columns (a longer word stands alone), continuations indented.
+fn wrap(text: &str, width: usize, indent: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let body = text.trim_start_matches(' ');
+    let mut line = text[..text.len() - body.len()].to_string();
+    let lead = line.len();
+    for word in body.split(' ') {
+        let len = line.chars().count();
+        if len > lead.max(indent.len()) && len + 1 + word.chars().count() > width {
+            out.push(std::mem::take(&mut line));
+            line.push_str(indent);
+        } else if line.chars().count() > lead && line != indent {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.trim().is_empty() {
+        out.push(line);
+    }
+    out
+}
+
 /// Under the plan's table: where the weights live, the calibration, the recommendation.
 pub fn plan_summary(plan: &Plan, calibration: Option<&str>) -> Vec<String> {
     let mut out = vec![String::new()];

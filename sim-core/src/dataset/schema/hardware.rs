@@ -59,6 +59,23 @@ pub struct HardwareFile {
     pub microbenchmarks: Option<Microbenchmarks>,
     #[serde(default)]
     pub notes: Vec<String>,
+    /// What one machine costs to buy and to run, where a source states it: `plan` prices a million tokens with
+    /// it unless `--price` and `--power-w` say otherwise. Absent where no quotable source gives a number.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<HardwareCost>,
+}
+
+/// A machine's published list price and power, each with its source (a published quote, or where reported).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct HardwareCost {
+    /// List price of one machine (unit `USD`); say in the quantity's note on which date it was listed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub list_price: Option<Quantity>,
+    /// Power one machine draws at most: its power supply's rating, or its parts' TDP summed (unit `W` or `kW`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power: Option<Quantity>,
 }
 
 /// What a named public microbenchmark reached on a machine, each figure a quantity with its basis (normally

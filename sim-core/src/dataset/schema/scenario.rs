@@ -46,7 +46,7 @@ pub struct ScenarioFile {
     #[serde(default, skip_serializing_if = "DpRouter::is_balanced")]
     pub router: DpRouter,
     /// Calibrated coefficients (written by `sim-core calibrate`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub calibration: Option<BTreeMap<String, f64>>,
 }
 

@@ -48,6 +48,14 @@ impl Checker<'_> {
             if let Some(mb) = &hw.microbenchmarks {
                 self.microbenchmarks(&file, mb);
             }
+            if let Some(cost) = &hw.cost {
+                if let Some(q) = &cost.list_price {
+                    self.quantity(&file, "/cost/list_price", q, Money, false);
+                }
+                if let Some(q) = &cost.power {
+                    self.quantity(&file, "/cost/power", q, Power, false);
+                }
+            }
         }
     }
 

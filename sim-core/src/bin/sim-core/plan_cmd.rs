@@ -1,0 +1,436 @@
+//! `plan`: a scenario file, or a model, machines and a workload given as flags (written as the same scenario
+//! file, `--save` keeps it); the answer per machine, opening with the verdict and how to run it.
+
+use crate::out::{warn, Out};
+use crate::{goodput, open_scenario, open_valid, read_text, render, CliError, Format};
+use clap::ValueEnum;
+use sim_core::diagnostic::Diagnostic;
+use sim_core::explore::plan_request::{scenario_text, ModelSource, PlanRequest, RequestError};
+use sim_core::explore::serving_commands::{serving_commands, ServingCommands};
+use sim_core::explore::workloads::{workload_preset, WORKLOAD_PRESETS};
+use sim_core::explore::{GoodputAnswer, ScenarioRun, Workspace};
+use sim_core::fit::FitSet;
+use sim_core::server::{ServerSettings, SERVER_SETTINGS};
+use std::path::{Path, PathBuf};
+
+#[derive(clap::Args)]
+pub struct PlanArgs {
+    /// A scenario file; or leave it out and give --model, --hardware and a workload.
+    scenario: Option<PathBuf>,
+    /// Dataset directory the ids refer to (default: the scenario's parent's parent; with --model, `data`).
+    #[arg(long)]
+    data: Option<PathBuf>,
+    /// Predict with this engine profile (an id of data/engines/, e.g. roofline) instead of the default one.
+    #[arg(long)]
+    engine: Option<String>,
+    #[arg(long, value_enum, default_value = "table")]
+    format: Format,
+    #[command(flatten)]
+    target: TargetArgs,
+    #[command(flatten)]
+    ask: AskArgs,
+}
+
+/// The question as flags, without a scenario file.
+#[derive(clap::Args)]
+pub struct AskArgs {
+    /// A model id of the dataset, or a Hugging Face config.json (a path to the file or to its folder).
+    #[arg(long, value_name = "ID|CONFIG")]
+    model: Option<String>,
+    /// A hardware id of the dataset; give it more than once to compare machines side by side.
+    #[arg(long, value_name = "ID")]
+    hardware: Vec<String>,
+    /// A named workload (chat, rag, long-generation, agentic): its ISL and OSL, which --isl and --osl override.
+    #[arg(long, value_name = "PRESET")]
+    workload: Option<String>,
+    /// Tokens in per request.
+    #[arg(long, value_name = "TOKENS")]
+    isl: Option<u32>,
+    /// Tokens out per request.
+    #[arg(long, value_name = "TOKENS")]
+    osl: Option<u32>,
+    /// Bits per weight of a config.json model (4.5 for NVFP4, 8 for FP8; default: its quantization_config).
+    #[arg(long)]
+    bits: Option<f64>,
+    /// Comma-separated concurrency levels of the plan table, each in 1..=4096.
+    #[arg(long, value_delimiter = ',', value_name = "USERS")]
+    concurrency: Vec<u32>,
+    /// vLLM's --kv-cache-dtype for a config.json model (auto, bf16, fp16, fp8).
+    #[arg(long, value_name = "DTYPE")]
+    kv_cache_dtype: Option<String>,
+    /// vLLM's --gpu-memory-utilization: the engine's share of GPU memory, (0.032, 1].
+    #[arg(long, value_name = "SHARE")]
+    gpu_memory_utilization: Option<f64>,
+    /// vLLM's --max-num-seqs: most requests running at once.
+    #[arg(long, value_name = "N")]
+    max_num_seqs: Option<u32>,
+    /// vLLM's --max-num-batched-tokens: most tokens one engine step takes.
+    #[arg(long, value_name = "TOKENS")]
+    max_num_batched_tokens: Option<u32>,
+    /// vLLM's --block-size: tokens per KV cache block.
+    #[arg(long, value_name = "TOKENS")]
+    block_size: Option<u32>,
+    /// Write the scenario file these flags ask (`plan <file>` then gives the same answer).
+    #[arg(long, value_name = "FILE")]
+    save: Option<PathBuf>,
+}
+
+impl AskArgs {
+    fn server(&self) -> ServerSettings {
+        ServerSettings {
+            gpu_memory_utilization: self.gpu_memory_utilization.unwrap_or(0.0),
+            max_num_seqs: self.max_num_seqs.map_or(0.0, f64::from),
+            max_num_batched_tokens: self.max_num_batched_tokens.map_or(0.0, f64::from),
+            block_size: self.block_size.map_or(0.0, f64::from),
+        }
+    }
+
+    /// The first flag given that only a flag-asked plan reads.
+    fn first_given(&self) -> Option<&'static str> {
+        let given = [
+            ("--workload", self.workload.is_some()),
+            ("--isl", self.isl.is_some()),
+            ("--osl", self.osl.is_some()),
+            ("--bits", self.bits.is_some()),
+            ("--concurrency", !self.concurrency.is_empty()),
+            ("--kv-cache-dtype", self.kv_cache_dtype.is_some()),
+            ("--gpu-memory-utilization", self.gpu_memory_utilization.is_some()),
+            ("--max-num-seqs", self.max_num_seqs.is_some()),
+            ("--max-num-batched-tokens", self.max_num_batched_tokens.is_some()),
+            ("--block-size", self.block_size.is_some()),
+            ("--save", self.save.is_some()),
+        ];
+        given.into_iter().find(|(_, g)| *g).map(|(f, _)| f)
+    }
+}
+
+/// One machine's answer.
+struct Answer {
+    hardware: String,
+    run: ScenarioRun,
+    plan: sim_core::plan::Plan,
+    goodput: Option<GoodputAnswer>,
+    commands: Option<ServingCommands>,
+}
+
+pub fn run(args: PlanArgs, out: &mut Out) -> Result<u8, CliError> {
+    // A question the model cannot answer is refused before any file is read.
+    let query = args.target.query()?;
+    if let Some(q) = &query {
+        q.target.check().map_err(|e| CliError::Usage(e.to_string()))?;
+    }
+    let asked = args.ask.model.is_some() || !args.ask.hardware.is_empty();
+    let answers = match (&args.scenario, asked) {
+        (Some(_), true) => {
+            return Err(CliError::Usage(
+                "give a scenario file or --model and --hardware, not both (a scenario file names its own)".into(),
+            ))
+        }
+        (None, false) => {
+            return Err(CliError::Usage(
+                "plan needs a scenario file, or --model and --hardware with a workload (--workload or --isl and \
+                 --osl)"
+                    .into(),
+            ))
+        }
+        (Some(path), false) => {
+            if let Some(flag) = args.ask.first_given() {
+                return Err(CliError::Usage(format!(
+                    "{flag} is for a plan asked with --model and --hardware; a scenario file states it itself (server \
+                     settings as overrides: {})",
+                    SERVER_SETTINGS.map(|s| s.key).join(", ")
+                )));
+            }
+            let (ws, mut run) = open_scenario(path, args.data.clone(), FitSet::All)?;
+            if let Some(e) = &args.engine {
+                run = ws.with_engine(run, e).map_err(CliError::Usage)?;
+            }
+            let model = format!("<{} checkpoint>", run.scenario.model.id);
+            vec![answer(&ws, run, query.as_ref(), &args.target, &model)?]
+        }
+        (None, true) => asked_by_flags(&args, query.as_ref())?,
+    };
+    print(out, args.format, &answers);
+    Ok(0)
+}
+
+/// The plan of each `--hardware` for the model and workload the flags give.
+fn asked_by_flags(args: &PlanArgs, query: Option<&sim_core::explore::GoodputQuery>) -> Result<Vec<Answer>, CliError> {
+    let ask = &args.ask;
+    let usage = |s: String| CliError::Usage(s);
+    let Some(model_arg) = &ask.model else {
+        return Err(usage("--model is missing: a model id or a config.json".into()));
+    };
+    if ask.hardware.is_empty() {
+        return Err(usage("--hardware is missing: a hardware id (more than one compares them)".into()));
+    }
+    if ask.save.is_some() && ask.hardware.len() > 1 {
+        return Err(usage("--save writes one scenario: give one --hardware with it".into()));
+    }
+    let preset =
+        ask.workload.as_deref().map(workload_preset).transpose().map_err(|e| usage(format!("--workload: {e}")))?;
+    let isl = ask.isl.or(preset.map(|w| w.isl));
+    let osl = ask.osl.or(preset.map(|w| w.osl));
+    let (Some(isl), Some(osl)) = (isl, osl) else {
+        let presets: Vec<&str> = WORKLOAD_PRESETS.iter().map(|w| w.id).collect();
+        return Err(usage(format!("--isl and --osl are missing: give both, or --workload ({})", presets.join(", "))));
+    };
+    let max = sim_core::scenario::MAX_CONCURRENCY;
+    if let Some(bad) = ask.concurrency.iter().find(|c| **c == 0 || **c > max) {
+        return Err(usage(format!("--concurrency {bad}: outside 1..={max}")));
+    }
+    let (model, serve_as) = model_source(model_arg)?;
+    let data = args.data.clone().unwrap_or_else(|| PathBuf::from("data"));
+    let ws = open_valid(&data)?;
+    let mut answers = Vec::new();
+    for hardware in &ask.hardware {
+        let request = PlanRequest {
+            model: model.clone(),
+            hardware: hardware.clone(),
+            engine: args.engine.clone(),
+            isl,
+            osl,
+            bits: ask.bits,
+            kv_cache_dtype: ask.kv_cache_dtype.clone(),
+            concurrency: ask.concurrency.clone(),
+            server: ask.server(),
+        };
+        let id = match &model {
+            ModelSource::Id(id) | ModelSource::HfConfig { id, .. } => format!("plan-{id}-{hardware}"),
+        };
+        let file = request.scenario_file(&id).map_err(|e| flag_error(&e))?;
+        let text = scenario_text(&file);
+        let name = ask.save.as_ref().map_or_else(|| format!("--hardware {hardware}"), |p| p.display().to_string());
+        let run =
+            ws.scenario_from_text(&name, &text, FitSet::All).map_err(|d| flag_diagnostics(d, model_arg, hardware))?;
+        if let Some(path) = &ask.save {
+            std::fs::write(path, &text).map_err(|e| usage(format!("--save {}: {e}", path.display())))?;
+            warn(&format!("wrote {} (`sim-core plan {}` asks the same)", path.display(), path.display()));
+        }
+        answers.push(answer(&ws, run, query, &args.target, &serve_as)?);
+    }
+    Ok(answers)
+}
+
+/// The model a `--model` value names, and how `vllm serve` names it: a dataset id, or a config.json (the file or
+/// its folder) served from its folder.
+fn model_source(arg: &str) -> Result<(ModelSource, String), CliError> {
+    let path = Path::new(arg);
+    let config = if path.is_dir() { path.join("config.json") } else { path.to_path_buf() };
+    if config.is_file() {
+        let text = read_text(&config)?;
+        let folder = config.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let id = folder.file_name().map_or_else(|| "model".to_string(), |n| n.to_string_lossy().into_owned());
+        return Ok((ModelSource::HfConfig { id, text }, folder.display().to_string()));
+    }
+    if arg.ends_with(".json") || arg.contains('/') {
+        return Err(CliError::Usage(format!("--model {arg}: no such file (a model id or a config.json)")));
+    }
+    Ok((ModelSource::Id(arg.to_string()), format!("<{arg} checkpoint>")))
+}
+
+/// A request the flags cannot make, named by its flag.
+fn flag_error(e: &RequestError) -> CliError {
+    let flag = match e.field.as_str() {
+        "kv_cache_dtype" => "--kv-cache-dtype".to_string(),
+        f => SERVER_SETTINGS
+            .iter()
+            .find(|s| s.key == f)
+            .map_or_else(|| format!("--{}", f.replace('_', "-")), |s| s.flag.to_string()),
+    };
+    CliError::Usage(format!("{flag}: {}", e.message))
+}
+
+/// A scenario the flags wrote that does not resolve: an unknown model or hardware id is the flag's usage error,
+/// with the known ids the resolver lists; anything else is a finding about the data.
+fn flag_diagnostics(diags: Vec<Diagnostic>, model: &str, hardware: &str) -> CliError {
+    let flagged = |d: &Diagnostic| match d.pointer.as_str() {
+        "/model" => Some(format!("--model {model}")),
+        "/hardware" => Some(format!("--hardware {hardware}")),
+        "/engine" => Some("--engine".to_string()),
+        _ => None,
+    };
+    if let Some((d, flag)) = diags.iter().find_map(|d| flagged(d).map(|f| (d, f))) {
+        let hint = d.hint.as_deref().map_or(String::new(), |h| format!(" ({h})"));
+        return CliError::Usage(format!("{flag}: {}{hint}", d.message));
+    }
+    CliError::Invalid(diags)
+}
+
+/// Plan, goodput and the commands of the recommended mode for one resolved scenario.
+fn answer(
+    ws: &Workspace,
+    run: ScenarioRun,
+    query: Option<&sim_core::explore::GoodputQuery>,
+    target: &TargetArgs,
+    serve_as: &str,
+) -> Result<Answer, CliError> {
+    let goodput = match query {
+        Some(q) => {
+            // Without --price and --power-w, the machine's own file may list them (`HardwareFile::cost`).
+            let mut q = q.clone();
+            let listed = ws.dataset.hardware.get(&run.scenario.hardware.id).and_then(sim_core::explore::cost::listed);
+            if let (None, Some((price, power))) = (&q.cost, listed) {
+                warn(&format!(
+                    "note: costs use {}'s listed price {price} and power {power} W (--price and --power-w override \
+                     them)",
+                    run.scenario.hardware.id
+                ));
+                q.cost = Some(target.cost_inputs(price, power));
+            }
+            Some(ws.goodput(&run, &q).map_err(|e| CliError::Usage(e.to_string()))?)
+        }
+        None => None,
+    };
+    let plan = ws.plan_of(&run);
+    // The mode to run: the verdict at the target when there is one, else the plan's recommendation.
+    // A publication of this very setup that ranks the pair modes otherwise decides which one to run.
+    let mode = match goodput.as_ref().and_then(|g| g.workloads.first()) {
+        Some(w) if w.verdict.measured.is_none() => w.verdict.best_pair,
+        _ => plan.mode_to_run(),
+    };
+    let gpus = run.scenario.hardware.gpus.max(1.0).round() as u32;
+    let commands = mode.map(|m| serving_commands(m, serve_as, gpus, &run.scenario.server));
+    Ok(Answer { hardware: run.scenario.hardware.id.clone(), run, plan, goodput, commands })
+}
+
+fn print(out: &mut Out, format: Format, answers: &[Answer]) {
+    if format == Format::Json {
+        let all: Vec<serde_json::Value> = answers
+            .iter()
+            .map(|a| {
+                let note = a.run.calibration_note();
+                let text = render::plan_json(&a.plan, note.as_deref(), a.goodput.as_ref());
+                let mut v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+                if let Some(o) = v.as_object_mut() {
+                    o.insert("hardware".into(), a.hardware.clone().into());
+                    o.insert("serving_commands".into(), serde_json::to_value(&a.commands).unwrap_or_default());
+                }
+                v
+            })
+            .collect();
+        // One machine keeps the single object it always printed; several are an array.
+        match all.as_slice() {
+            [one] => out.line(&render::json(one)),
+            many => out.line(&render::json(many)),
+        }
+        return;
+    }
+    if answers.len() > 1 && format == Format::Table {
+        for line in goodput::comparison(answers.iter().map(|a| (a.hardware.as_str(), &a.plan, a.goodput.as_ref()))) {
+            out.line(&line);
+        }
+    }
+    for a in answers {
+        let note = a.run.calibration_note();
+        if format == Format::Table {
+            if answers.len() > 1 {
+                out.line(&format!("== {} ==", a.hardware));
+            }
+            match &a.goodput {
+                Some(g) => goodput::summary(g).iter().for_each(|l| out.line(l)),
+                None => render::plan_verdict(&a.plan).iter().for_each(|l| out.line(l)),
+            }
+            // How to run the answer comes with it; the per-concurrency details follow.
+            if let Some(c) = &a.commands {
+                for line in render::serving_commands(c) {
+                    out.line(&line);
+                }
+            }
+        }
+        out.table(&render::plan_table(&a.plan), format == Format::Csv, false);
+        if format == Format::Table {
+            for line in render::plan_summary(&a.plan, note.as_deref()) {
+                out.line(&line);
+            }
+        }
+    }
+}
+
+/// `plan`'s latency target and prices. With a target, the table opens with the users each mode serves within it
+/// (and the JSON carries them under `goodput`); the bands it prints run the accuracy protocol's rows for the
+/// closest measured case, which takes seconds to a minute.
+#[derive(clap::Args)]
+pub struct TargetArgs {
+    /// Latency target: time to first token, seconds.
+    #[arg(long, value_name = "SECONDS")]
+    slo_ttft: Option<f64>,
+    /// Latency target: time per output token, milliseconds.
+    #[arg(long, value_name = "MS")]
+    slo_tpot: Option<f64>,
+    /// Which statistic of the latencies the target holds (default mean). The model predicts means only for now:
+    /// p50, p90 and p99 are refused until it predicts per-request latencies.
+    #[arg(long, value_enum)]
+    slo_stat: Option<StatArg>,
+    /// The highest load (concurrent users) the search tries.
+    #[arg(long, default_value_t = sim_core::explore::target::MAX_USERS, value_name = "USERS")]
+    max_users: u32,
+    /// Price of one machine (any currency; the output's costs are in the same one). Needs --power-w.
+    #[arg(long, value_name = "PER_MACHINE")]
+    price: Option<f64>,
+    /// Power one machine draws, watts; assumed drawn all the time, idle or busy.
+    #[arg(long, value_name = "WATTS")]
+    power_w: Option<f64>,
+    /// Years the price is spread over.
+    #[arg(long, default_value_t = sim_core::explore::cost::DEFAULT_AMORTIZATION_YEARS, value_name = "YEARS")]
+    amortize_years: f64,
+    /// Electricity price per kWh, in the price's currency.
+    #[arg(long, default_value_t = sim_core::explore::cost::DEFAULT_ELECTRICITY_USD_PER_KWH, value_name = "PRICE")]
+    electricity_per_kwh: f64,
+    /// Share of the time the machines serve at the predicted rate. An assumption, stated: traffic has peaks and
+    /// troughs, and machines sized for the peak idle part of the day; 0.6 unless you know your own.
+    #[arg(long, default_value_t = sim_core::explore::cost::DEFAULT_UTILIZATION, value_name = "SHARE")]
+    utilization: f64,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum StatArg {
+    Mean,
+    P50,
+    P90,
+    P99,
+}
+
+impl TargetArgs {
+    /// A machine's price and power with the amortisation, electricity and utilisation the flags give.
+    pub fn cost_inputs(&self, price: f64, power_w: f64) -> sim_core::explore::cost::CostInputs {
+        sim_core::explore::cost::CostInputs {
+            machine_price_usd: price,
+            machine_power_w: power_w,
+            amortization_years: self.amortize_years,
+            electricity_usd_per_kwh: self.electricity_per_kwh,
+            utilization: self.utilization,
+        }
+    }
+
+    /// The goodput question, or `None` without a target; prices without a target, or a price without power,
+    /// are usage errors.
+    pub fn query(&self) -> Result<Option<sim_core::explore::GoodputQuery>, CliError> {
+        use sim_core::explore::{GoodputQuery, LatencyStatistic, LatencyTarget};
+        let any_target = self.slo_ttft.is_some() || self.slo_tpot.is_some() || self.slo_stat.is_some();
+        if !any_target {
+            if self.price.is_some() || self.power_w.is_some() {
+                return Err(CliError::Usage(
+                    "--price and --power-w need a latency target (--slo-ttft or --slo-tpot)".into(),
+                ));
+            }
+            return Ok(None);
+        }
+        let statistic = match self.slo_stat.unwrap_or(StatArg::Mean) {
+            StatArg::Mean => LatencyStatistic::Mean,
+            StatArg::P50 => LatencyStatistic::P50,
+            StatArg::P90 => LatencyStatistic::P90,
+            StatArg::P99 => LatencyStatistic::P99,
+        };
+        let cost = match (self.price, self.power_w) {
+            (Some(price), Some(power)) => Some(self.cost_inputs(price, power)),
+            (None, None) => None,
+            _ => return Err(CliError::Usage("--price and --power-w go together: a cost needs both".into())),
+        };
+        Ok(Some(GoodputQuery {
+            target: LatencyTarget { ttft_s: self.slo_ttft, tpot_s: self.slo_tpot.map(|ms| ms / 1e3), statistic },
+            max_users: self.max_users,
+            cost,
+        }))
+    }
+}

@@ -1,0 +1,236 @@
+//! How to run a mode: the commands a team types to serve it with vLLM, each step with the vLLM documentation
+//! page it follows. Data, not text: the CLI prints the steps and the page shows them under its verdict.
+//!
+//! ```text
+//! single  machine 1: vllm serve --tensor-parallel-size g
+//! tp2     both: NCCL env; machine 1: ray start --head; machine 2: ray start --address; machine 1: vllm serve
+//!         --tensor-parallel-size 2g --distributed-executor-backend ray
+//! pd      machine 1: vllm serve (kv_producer); machine 2: vllm serve (kv_consumer); proxy: prefill then decode
+//! dp2     machine 1 and 2: vllm serve each; a round-robin router in front
+//! ```
+//! Placeholders in angle brackets (`<machine-1-ip>`, `<link-interface>`) are the team's own: the dataset knows
+//! the link's speed, not its interface names.
+
+use crate::server::ServerSettings;
+use crate::Mode;
+use serde::Serialize;
+
+/// vLLM's multi-node page: Ray cluster, tensor and pipeline parallel sizes, the executor backend, NCCL_IB_HCA.
+pub const DOC_MULTI_NODE: &str = "https://docs.vllm.ai/en/latest/serving/parallelism_scaling.html";
+/// vLLM's troubleshooting page for distributed runs: NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME, VLLM_HOST_IP.
+pub const DOC_DISTRIBUTED_TROUBLESHOOTING: &str =
+    "https://docs.vllm.ai/en/latest/serving/distributed_troubleshooting.html";
+/// vLLM's NixlConnector guide: --kv-transfer-config, kv_producer and kv_consumer, the side channel, the proxy.
+pub const DOC_NIXL: &str = "https://docs.vllm.ai/en/latest/features/nixl_connector_usage.html";
+/// vLLM's disaggregated prefilling page.
+pub const DOC_DISAGG_PREFILL: &str = "https://docs.vllm.ai/en/latest/features/disagg_prefill.html";
+/// vLLM's page on an nginx load balancer in front of several vLLM servers.
+pub const DOC_NGINX: &str = "https://docs.vllm.ai/en/latest/deployment/nginx.html";
+/// vLLM's `vllm serve` page (engine arguments).
+pub const DOC_SERVE: &str = "https://docs.vllm.ai/en/latest/cli/serve.html";
+
+/// One step: where it runs, what it does, the command, and the page it follows.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ServingStep {
+    /// `machine 1`, `machine 2`, `both machines`, `router host`.
+    pub on: String,
+    pub what: String,
+    pub command: String,
+    pub doc: &'static str,
+}
+
+/// The commands of one mode.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ServingCommands {
+    pub mode: Mode,
+    pub steps: Vec<ServingStep>,
+    /// What the commands do not settle (placeholders, choices the prediction did not make).
+    pub notes: Vec<String>,
+}
+
+/// The commands that serve `model` (a Hugging Face id or path) in `mode` on machines of `gpus_per_machine` GPUs
+/// with the team's `server` settings.
+pub fn serving_commands(mode: Mode, model: &str, gpus_per_machine: u32, server: &ServerSettings) -> ServingCommands {
+    let g = gpus_per_machine.max(1);
+    let settings = server.vllm_args();
+    let serve = |extra: &[String]| {
+        let mut parts = vec![format!("vllm serve {model}")];
+        parts.extend(extra.iter().cloned());
+        parts.extend(settings.iter().cloned());
+        parts.join(" \\\n    ")
+    };
+    let step = |on: &str, what: &str, command: String, doc: &'static str| ServingStep {
+        on: on.into(),
+        what: what.into(),
+        command,
+        doc,
+    };
+    let nccl_env = step(
+        "both machines",
+        "name the interface on the link between the machines for NCCL and Gloo, and the RDMA device when the link \
+         has one (leave NCCL_IB_HCA out on plain Ethernet)",
+        "export NCCL_SOCKET_IFNAME=<link-interface> GLOO_SOCKET_IFNAME=<link-interface> \\\n    \
+         NCCL_IB_HCA=<rdma-device> VLLM_HOST_IP=<this-machine-ip-on-the-link>"
+            .into(),
+        DOC_DISTRIBUTED_TROUBLESHOOTING,
+    );
+    let mut notes = Vec::new();
+    let steps = match mode {
+        Mode::Single => vec![step(
+            "machine 1",
+            "one engine over the machine's GPUs",
+            serve(&[format!("--tensor-parallel-size {g}")]),
+            DOC_SERVE,
+        )],
+        Mode::Tp2 | Mode::Pp2 | Mode::Ep2 => {
+            let (what, flags) = match mode {
+                Mode::Pp2 => (
+                    "one engine, half of the layers on each machine",
+                    vec![format!("--tensor-parallel-size {g}"), "--pipeline-parallel-size 2".into()],
+                ),
+                Mode::Ep2 => (
+                    "one engine over both machines, the routed experts split between them",
+                    vec![
+                        format!("--tensor-parallel-size {}", 2 * g),
+                        "--pipeline-parallel-size 1".into(),
+                        "--enable-expert-parallel".into(),
+                    ],
+                ),
+                _ => (
+                    "one engine over both machines",
+                    vec![format!("--tensor-parallel-size {}", 2 * g), "--pipeline-parallel-size 1".into()],
+                ),
+            };
+            if mode == Mode::Tp2 {
+                notes.push(format!(
+                    "the prediction is one engine tensor-parallel over all {} GPUs of both machines; vLLM's page \
+                     also describes --tensor-parallel-size {g} --pipeline-parallel-size 2 across machines, which is \
+                     the pp2 mode",
+                    2 * g
+                ));
+            }
+            let mut flags = flags;
+            flags.push("--distributed-executor-backend ray".into());
+            vec![
+                nccl_env,
+                step("machine 1", "start the Ray head", "ray start --head --port=6379".into(), DOC_MULTI_NODE),
+                step(
+                    "machine 2",
+                    "join the Ray cluster",
+                    "ray start --address=<machine-1-ip>:6379".into(),
+                    DOC_MULTI_NODE,
+                ),
+                step("machine 1", what, serve(&flags), DOC_MULTI_NODE),
+            ]
+        }
+        Mode::Pd => {
+            let kv = |role: &str| {
+                format!("--kv-transfer-config '{{\"kv_connector\":\"NixlConnector\",\"kv_role\":\"{role}\"}}'")
+            };
+            let side = |ip: &str| {
+                format!(
+                    "UCX_NET_DEVICES=<rdma-device> \\\nVLLM_NIXL_SIDE_CHANNEL_HOST={ip} VLLM_NIXL_SIDE_CHANNEL_PORT=5600"
+                )
+            };
+            notes.push(
+                "NixlConnector moves the KV cache over UCX, not NCCL: UCX_NET_DEVICES names the link's device \
+                 (`all` lets UCX choose)"
+                    .into(),
+            );
+            vec![
+                step(
+                    "machine 1",
+                    "the prefill engine (KV producer)",
+                    format!(
+                        "{} \\\n{}",
+                        side("<machine-1-ip>"),
+                        serve(&["--port 8100".into(), format!("--tensor-parallel-size {g}"), kv("kv_producer")])
+                    ),
+                    DOC_NIXL,
+                ),
+                step(
+                    "machine 2",
+                    "the decode engine (KV consumer)",
+                    format!(
+                        "{} \\\n{}",
+                        side("<machine-2-ip>"),
+                        serve(&["--port 8200".into(), format!("--tensor-parallel-size {g}"), kv("kv_consumer")])
+                    ),
+                    DOC_NIXL,
+                ),
+                step(
+                    "router host",
+                    "the proxy that sends each request to prefill, then to decode (vLLM's example proxy)",
+                    "python tests/v1/kv_connector/nixl_integration/toy_proxy_server.py --port 8000 \\\n    \
+                     --prefiller-hosts <machine-1-ip> --prefiller-ports 8100 \\\n    \
+                     --decoder-hosts <machine-2-ip> --decoder-ports 8200"
+                        .into(),
+                    DOC_DISAGG_PREFILL,
+                ),
+            ]
+        }
+        Mode::Dp2 => {
+            notes.push(
+                "two independent engines: not vLLM's --data-parallel-size, whose ranks of a MoE model step \
+                 together; the prediction assumes the router gives each copy half of the clients (round robin or \
+                 least connections)"
+                    .into(),
+            );
+            vec![
+                step(
+                    "machine 1",
+                    "the first copy",
+                    serve(&["--port 8000".into(), format!("--tensor-parallel-size {g}")]),
+                    DOC_SERVE,
+                ),
+                step(
+                    "machine 2",
+                    "the second copy",
+                    serve(&["--port 8000".into(), format!("--tensor-parallel-size {g}")]),
+                    DOC_SERVE,
+                ),
+                step(
+                    "router host",
+                    "a least-connections router over both (nginx, as vLLM's page sets it up)",
+                    "upstream vllm { least_conn; server <machine-1-ip>:8000; server <machine-2-ip>:8000; }".into(),
+                    DOC_NGINX,
+                ),
+            ]
+        }
+    };
+    ServingCommands { mode, steps, notes }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_mode_has_steps_each_with_its_page() {
+        let server = ServerSettings { max_num_seqs: 64.0, ..Default::default() };
+        for mode in Mode::ALL {
+            let c = serving_commands(mode, "openai/gpt-oss-120b", 1, &server);
+            assert!(!c.steps.is_empty(), "{mode:?}");
+            // Printed indented by four, every line fits 100 columns.
+            assert!(c.steps.iter().flat_map(|s| s.command.lines()).all(|l| l.len() <= 96), "{mode:?}: {c:?}");
+            assert!(c.steps.iter().all(|s| s.doc.starts_with("https://docs.vllm.ai/")), "{mode:?}");
+            let serves: Vec<&ServingStep> = c.steps.iter().filter(|s| s.command.contains("vllm serve")).collect();
+            assert!(serves.iter().all(|s| s.command.contains("--max-num-seqs 64")), "{mode:?}: the team's settings");
+        }
+    }
+
+    #[test]
+    fn tp2_spans_both_machines_through_ray_and_pd_names_its_connector_roles() {
+        let tp2 = serving_commands(Mode::Tp2, "m", 4, &ServerSettings::default());
+        let all: Vec<&str> = tp2.steps.iter().map(|s| s.command.as_str()).collect();
+        assert!(all
+            .iter()
+            .any(|c| c.contains("--tensor-parallel-size 8") && c.contains("--distributed-executor-backend ray")));
+        assert!(all.iter().any(|c| c.starts_with("ray start --head")));
+        assert!(all.iter().any(|c| c.contains("NCCL_SOCKET_IFNAME")));
+        let pd = serving_commands(Mode::Pd, "m", 1, &ServerSettings::default());
+        let text: String = pd.steps.iter().map(|s| s.command.clone()).collect();
+        assert!(text.contains("\"kv_role\":\"kv_producer\"") && text.contains("\"kv_role\":\"kv_consumer\""));
+        assert!(text.contains("NixlConnector"));
+    }
+}
