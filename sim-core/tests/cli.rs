@@ -817,6 +817,7 @@ fn a_rate_sweep_into_a_closed_pipe_is_not_a_panic() {
     child.stderr.take().expect("stderr").read_to_string(&mut err).expect("stderr");
     assert!(!err.contains("panicked"), "{err}");
     assert!(status.success(), "exit {status:?}, stderr {err}");
+}
 
 fn run_plan(args: &[&str]) -> std::process::Output {
     bin().arg("plan").arg("--data").arg(data()).args(args).output().expect("run")
