@@ -294,6 +294,7 @@ mod tests {
             allreduce_bytes_per_sec: f64::INFINITY,
             allreduce_latency_s: 0.0,
             allreduce_measured: None,
+            span: Default::default(),
             acceptance: 1.0,
             spilled_routing_share: 1.0,
             attention_padding: 1.0,
