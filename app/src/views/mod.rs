@@ -10,3 +10,4 @@ pub mod fabric;
 pub mod frontier;
 pub mod gain;
 pub mod plan;
+pub mod rate_sweep;
