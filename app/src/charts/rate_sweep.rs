@@ -7,11 +7,14 @@ use sim_core::Mode;
 use super::legend::{caption_font, draw_legend, font_for, split_legend, Icon, LegendEntry};
 use super::{err, mode_colour};
 
-/// Per mode, each finite offered rate (requests/s) with its median and 90th-percentile TTFT (seconds).
+/// One finite offered rate (requests/s) with its median and 90th-percentile TTFT (seconds).
+pub type RateTtft = (f64, f64, f64);
+
+/// Per mode, its rates' TTFTs.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct RateChartData {
     pub title: String,
-    pub modes: Vec<(Mode, Vec<(f64, f64, f64)>)>,
+    pub modes: Vec<(Mode, Vec<RateTtft>)>,
 }
 
 /// Median TTFT solid, the 90th percentile dashed, one colour per mode, against the offered rate.
