@@ -75,27 +75,29 @@ impl RateSweepState {
         }
     }
 
-    /// Appends the fields that differ from the defaults to a query's parts.
-    pub fn push_query(&self, parts: &mut Vec<String>) {
+    /// The fields that differ from the defaults, as (key, value) pairs for the query (the caller encodes them).
+    pub fn query_pairs(&self) -> Vec<(&'static str, String)> {
         let d = RateSweepState::default();
+        let mut out = Vec::new();
         if self.rates != d.rates {
-            parts.push(format!("rate={}", crate::state::encode(&self.rates)));
+            out.push(("rate", self.rates.clone()));
         }
         if self.burstiness != d.burstiness {
-            parts.push(format!("burstiness={}", self.burstiness));
+            out.push(("burstiness", self.burstiness.to_string()));
         }
         if let Some(c) = self.max_concurrency {
-            parts.push(format!("max_concurrency={c}"));
+            out.push(("max_concurrency", c.to_string()));
         }
         if self.prompts != d.prompts {
-            parts.push(format!("num_prompts={}", self.prompts));
+            out.push(("num_prompts", self.prompts.to_string()));
         }
         if self.range_ratio != d.range_ratio {
-            parts.push(format!("random_range_ratio={}", self.range_ratio));
+            out.push(("random_range_ratio", self.range_ratio.to_string()));
         }
         if self.seed != d.seed {
-            parts.push(format!("seed={}", self.seed));
+            out.push(("seed", self.seed.to_string()));
         }
+        out
     }
 
     /// The rates as numbers (`inf` sends every request at once), or which entry is not one. Whether a number

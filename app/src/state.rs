@@ -490,7 +490,9 @@ impl UrlState {
         if let Some(vs) = &fr.vs {
             parts.push(format!("vs={}", encode(vs)));
         }
-        self.rates.push_query(&mut parts);
+        for (k, v) in self.rates.query_pairs() {
+            parts.push(format!("{k}={}", encode(&v)));
+        }
         if self.embed {
             parts.push("embed=1".into());
         }
@@ -551,7 +553,7 @@ fn decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-pub(crate) fn encode(s: &str) -> String {
+fn encode(s: &str) -> String {
     s.bytes()
         .map(|c| {
             if c.is_ascii_alphanumeric() || b"-._~".contains(&c) {
