@@ -1032,12 +1032,14 @@ fn rate_sweep_table_and_refusal() {
             assert_eq!(rates.iter().filter(|x| **x == r).count(), rates.len() / 3, "rate {r}: {rates:?}");
         }
         let modes = rates.len() / 3;
-        let drawn = "const s = document.querySelector('.rate-chart svg'); return !!s && s.querySelectorAll('polyline').length;";
+        let drawn =
+            "const s = document.querySelector('.rate-chart svg'); return !!s && s.querySelectorAll('polyline').length;";
         assert!(wait_for(c, drawn, "rate sweep chart").await.as_u64().unwrap_or(0) >= modes as u64);
         assert_eq!(js(c, A11Y_PROBLEMS).await, json!([]), "accessibility problems on the rate sweep view");
 
         set_value(c, "#rs-rate", "0.5,-1", "change").await;
-        let refusal = wait_for(c, "const e = document.getElementById('rate-refusal'); return e && e.innerText;", "refusal").await;
+        let refusal =
+            wait_for(c, "const e = document.getElementById('rate-refusal'); return e && e.innerText;", "refusal").await;
         assert!(refusal.as_str().unwrap_or("").contains("rate -1"), "refusal does not name the rate: {refusal}");
         assert_absent(c, "#rate-table", "a table beside the refusal").await;
         assert_url_has(c, "rate=0.5%2C-1").await;
