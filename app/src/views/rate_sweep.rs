@@ -71,11 +71,12 @@ pub fn RateSweepView(bundle: Arc<Bundle>, st: RwSignal<UrlState>) -> impl IntoVi
     }
 }
 
-/// The chart as SVG markup (plotters' SVG backend: attributes only, no inline style, so the page's policy holds).
+/// The chart as SVG markup (plotters' SVG backend: attributes only, no inline style, so the page's policy holds),
+/// drawn through the page's one backend type so the chart's code is compiled once.
 fn chart_svg(data: &crate::charts::RateChartData) -> String {
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (720, 420)).into_drawing_area();
+        let root = super::backend::Either::Svg(SVGBackend::with_string(&mut svg, (720, 420))).into_drawing_area();
         if let Err(e) = draw_rate_sweep(root, data) {
             return format!("<p>chart not drawn: {e}</p>");
         }
