@@ -1,7 +1,7 @@
 //! End to end in headless Chromium against dist/, one test per feature so one failure hides no other: first load,
 //! pickers, the engine profile picker, what-if, URL restore, gain (and its claims), fabric, embeds (and an embed
 //! filling a resized frame), stated ranges, broken links, bad pastes, planner, exports, accuracy, calibration,
-//! hover, labels and keyboard on every view, and the bundle's size budget. Every page is served with a strict Content-Security-Policy and every
+//! hover, labels and keyboard on every view, the rate sweep (and its refusals), and the bundle's size budget. Every page is served with a strict Content-Security-Policy and every
 //! test fails on a violation of it or a console error. Needs dist/ (scripts/build-app.sh) and
 //! Chromium + chromedriver (scripts/setup.sh); TWOTOWER_SKIP_BROWSER=1 skips every test and says so on stderr.
 //! The harness and the shared wait-and-assert steps live in browser_support.rs.
@@ -681,7 +681,8 @@ fn accessible_names_roles_and_keyboard() {
         // Keyboard: from the top of the explorer, Tab goes through the view tabs and lands on the model picker.
         p.open("", "keyboard").await;
         let mut visited = Vec::new();
-        for _ in 0..8 {
+        // One stop per view tab, then the model picker.
+        for _ in 0..10 {
             let tab = KeyActions::new("keyboard".into())
                 .then(KeyAction::Down { value: '\u{E004}' })
                 .then(KeyAction::Up { value: '\u{E004}' });
@@ -1010,5 +1011,43 @@ fn exports_svg_csv_of_the_view_and_json_metadata() {
         assert!(v["sources"].as_array().is_some_and(|s| !s.is_empty()), "{v}");
         assert_eq!(v["chart"], json!("frontier"));
         assert_no_errors(c, "exports").await;
+    });
+}
+
+/// The rate sweep opened by its link: a table row per rate and mode (offered rates as asked) and its chart; a bad
+/// rate typed in shows sim-core's refusal and the page keeps working (a good list brings the table back).
+#[test]
+fn rate_sweep_table_and_refusal() {
+    browser_test("rate_sweep_table_and_refusal", |p| async move {
+        let c = &p.c;
+        c.goto(&format!("{}?view=rates&model=glm-5.2&rate=0.5,2,inf&num_prompts=50", p.base))
+            .await
+            .unwrap_or_else(|e| panic!("rate sweep: navigation: {e}"));
+        let offered = "const r = [...document.querySelectorAll('#rate-table tr.rate-row')]; \
+                       return r.length > 0 && r.map(t => t.cells[1].innerText.trim());";
+        let rates = wait_for(c, offered, "rate sweep table").await;
+        let rates: Vec<&str> = rates.as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+        assert_eq!(rates.len() % 3, 0, "not one row per rate and mode: {rates:?}");
+        for r in ["0.500", "2.00", "inf"] {
+            assert_eq!(rates.iter().filter(|x| **x == r).count(), rates.len() / 3, "rate {r}: {rates:?}");
+        }
+        let modes = rates.len() / 3;
+        let drawn =
+            "const s = document.querySelector('.rate-chart svg'); return !!s && s.querySelectorAll('polyline').length;";
+        assert!(wait_for(c, drawn, "rate sweep chart").await.as_u64().unwrap_or(0) >= modes as u64);
+        assert_eq!(js(c, A11Y_PROBLEMS).await, json!([]), "accessibility problems on the rate sweep view");
+
+        set_value(c, "#rs-rate", "0.5,-1", "change").await;
+        let refusal =
+            wait_for(c, "const e = document.getElementById('rate-refusal'); return e && e.innerText;", "refusal").await;
+        assert!(refusal.as_str().unwrap_or("").contains("rate -1"), "refusal does not name the rate: {refusal}");
+        assert_absent(c, "#rate-table", "a table beside the refusal").await;
+        assert_url_has(c, "rate=0.5%2C-1").await;
+        assert_no_errors(c, "after a bad rate").await;
+
+        set_value(c, "#rs-rate", "1,2", "change").await;
+        let back = "const n = document.querySelectorAll('#rate-table tr.rate-row').length; return n > 0 && n;";
+        assert_eq!(wait_for(c, back, "table after a good list").await, json!(2 * modes));
+        assert_no_errors(c, "rate sweep").await;
     });
 }

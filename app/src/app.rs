@@ -15,6 +15,7 @@ use crate::views::{
     fabric::FabricTable,
     frontier::{FrontierControls, FrontierTable},
     gain::GainTable,
+    rate_sweep::{RateSweepControls, RateSweepView},
 };
 use leptos::leptos_dom::helpers::{request_animation_frame, set_timeout};
 use leptos::prelude::*;
@@ -115,7 +116,7 @@ fn App() -> impl IntoView {
         },
         |_, _| true,
     );
-    let chart_shown = Memo::new(move |_| view_m.get() != View::Accuracy);
+    let chart_shown = Memo::new(move |_| !matches!(view_m.get(), View::Accuracy | View::RateSweep));
     // The single-station report is built the first time the accuracy view opens, after the page has drawn
     // its "computing" state, so start-up does not pay for a second fit.
     let single: RwSignal<Option<Arc<Report>>> = RwSignal::new(None);
@@ -189,6 +190,10 @@ fn App() -> impl IntoView {
                     <FrontierControls bundle=b2.clone() st=st />
                     <Controls bundle=b2.clone() st=st />
                 }.into_any(),
+                View::RateSweep => view! {
+                    <RateSweepControls st=st />
+                    <Controls bundle=b2.clone() st=st />
+                }.into_any(),
                 _ => view! { <Controls bundle=b2.clone() st=st /> }.into_any(),
             }}</aside>
             <section class="main">
@@ -207,6 +212,7 @@ fn App() -> impl IntoView {
                     View::Fabric => view! { <FabricTable rows=b.ws.fabric(&[]).map(|a| a.rows).unwrap_or_default() /> }.into_any(),
                     View::Plan => view! { <PlanTables plan=plan /> }.into_any(),
                     View::Accuracy => view! { <AccuracyView bundle=b.clone() single=single /> }.into_any(),
+                    View::RateSweep => view! { <RateSweepView bundle=b.clone() st=st /> }.into_any(),
                 }}
             </section>
         </div>
@@ -260,5 +266,7 @@ fn chart_spec(
         View::Gain => ChartSpec::Gain(gain.get()),
         View::Fabric => ChartSpec::Fabric(fabric.get()),
         View::Plan => ChartSpec::Plan(planned.get()),
+        // The rate sweep draws its own chart and hides this one, as the accuracy view does.
+        View::RateSweep => ChartSpec::Sweep(sweep.get()),
     })
 }

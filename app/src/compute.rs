@@ -431,3 +431,69 @@ pub fn plan_chart(plan: &Result<Plan, String>, hardware_name: &str) -> PlanChart
     data.recommended = p.recommendation().filter(|r| data.predicted.iter().any(|(m, _)| m == r));
     data
 }
+
+/// The rate sweep of the state: its model's chosen workload with the what-if settings and engine profile, each
+/// of the scenario's modes at each rate (`ScenarioRun::open_loop`, as `sim-core predict --rate` asks it), or
+/// the refusal (a rate that is not one, a bad load) as text.
+pub fn rate_sweep(b: &Bundle, st: &UrlState) -> Result<Vec<sim_core::model::open_loop::OpenLoopPrediction>, String> {
+    let rates = st.rates.rate_list()?;
+    let mut run = b.ws.report_run_with_engine(&st.model, &what_if_settings(st), FitSet::All, st.engine.as_deref())?;
+    let (isl, osl) = workload(b, st);
+    run.scenario.workloads.retain(|w| (w.isl, w.osl) == (isl, osl));
+    let q =
+        sim_core::explore::OpenLoopQuery { modes: run.scenario.modes.clone(), load: st.rates.load(rates[0]), rates };
+    run.open_loop(&q).map_err(|e| e.to_string())
+}
+
+/// The rate sweep's chart: median and 90th-percentile TTFT against the offered rate, per mode (rates that send
+/// every request at once have no place on the axis and stay in the table only).
+pub fn rate_chart(
+    points: &[sim_core::model::open_loop::OpenLoopPrediction],
+    title: &str,
+) -> crate::charts::RateChartData {
+    let mut data = crate::charts::RateChartData { title: title.to_string(), ..Default::default() };
+    for p in points.iter().filter(|p| p.load.rate.is_finite()) {
+        let at = match data.modes.iter().position(|(m, _)| *m == p.mode) {
+            Some(i) => i,
+            None => {
+                data.modes.push((p.mode, Vec::new()));
+                data.modes.len() - 1
+            }
+        };
+        data.modes[at].1.push((p.load.rate, p.ttft.median_s, p.ttft.p90_s));
+    }
+    data
+}
+
+#[cfg(test)]
+mod rate_sweep_tests {
+    use super::*;
+
+    #[test]
+    fn rate_sweep_has_one_row_per_rate_and_mode_and_refuses_bad_rates() {
+        let b = crate::data::load();
+        let models = b.model_ids();
+        let (st, w) = UrlState::parse("view=rates&model=glm-5.2&rate=0.5,2,inf&num_prompts=50", &models);
+        assert!(w.is_empty(), "{w:?}");
+        let modes = b.ws.scenarios["glm-5.2"].modes.clone();
+        let rows = rate_sweep(&b, &st).expect("sweep");
+        assert_eq!(rows.len(), 3 * modes.len());
+        for (i, m) in modes.iter().enumerate() {
+            let rates: Vec<f64> = rows[i * 3..i * 3 + 3].iter().map(|r| r.load.rate).collect();
+            assert_eq!((rows[i * 3].mode, rates), (*m, vec![0.5, 2.0, f64::INFINITY]));
+        }
+        let (isl, osl) = workload(&b, &st);
+        assert!(rows.iter().all(|r| (r.isl, r.osl) == (isl, osl) && r.load.prompts == 50));
+        // The chart leaves out the infinite rate: two points per mode.
+        let chart = rate_chart(&rows, "t");
+        assert_eq!(chart.modes.len(), modes.len());
+        assert!(chart.modes.iter().all(|(_, v)| v.len() == 2), "{:?}", chart.modes);
+        for bad in
+            ["rate=-1", "rate=1,x", "rate=1&burstiness=0", "rate=1&random_range_ratio=1.5", "rate=1&num_prompts=0"]
+        {
+            let (st, _) = UrlState::parse(&format!("view=rates&model=glm-5.2&{bad}"), &models);
+            let e = rate_sweep(&b, &st).expect_err(bad);
+            assert!(!e.is_empty(), "{bad}");
+        }
+    }
+}

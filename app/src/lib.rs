@@ -8,6 +8,7 @@ pub mod data;
 pub mod frontier;
 pub mod html;
 pub mod meta;
+pub mod rates;
 pub mod state;
 pub mod tables;
 

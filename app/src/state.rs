@@ -3,6 +3,8 @@
 use sim_core::explore::settings::{HARDWARE, WHAT_IF};
 use sim_core::explore::XAxis;
 
+pub use crate::rates::{RateSweepState, RATE_KEYS};
+
 /// Which chart the page shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum View {
@@ -13,11 +15,20 @@ pub enum View {
     Fabric,
     Plan,
     Accuracy,
+    RateSweep,
 }
 
 impl View {
-    pub const ALL: [View; 7] =
-        [View::Explorer, View::Frontier, View::Compare, View::Gain, View::Fabric, View::Plan, View::Accuracy];
+    pub const ALL: [View; 8] = [
+        View::Explorer,
+        View::Frontier,
+        View::Compare,
+        View::Gain,
+        View::Fabric,
+        View::Plan,
+        View::Accuracy,
+        View::RateSweep,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -28,6 +39,7 @@ impl View {
             View::Fabric => "fabric",
             View::Plan => "plan",
             View::Accuracy => "accuracy",
+            View::RateSweep => "rates",
         }
     }
 
@@ -40,6 +52,7 @@ impl View {
             View::Fabric => "Fabric",
             View::Plan => "Planner",
             View::Accuracy => "Accuracy",
+            View::RateSweep => "Rate sweep",
         }
     }
 }
@@ -78,6 +91,7 @@ pub struct UrlState {
     pub embed: bool,
     pub plan: PlanState,
     pub frontier: FrontierState,
+    pub rates: RateSweepState,
 }
 
 /// The frontier and compare views' choices.
@@ -315,6 +329,7 @@ impl UrlState {
             embed: false,
             plan: PlanState::default(),
             frontier: FrontierState::default(),
+            rates: RateSweepState::default(),
         }
     }
 
@@ -392,6 +407,7 @@ impl UrlState {
                 },
                 "hf" => s.plan.hf = v,
                 "meas" => s.plan.measurements = v,
+                key if RATE_KEYS.contains(&key) => s.rates.parse_field(key, &v, &mut warn),
                 key if PLAN_FIELDS.iter().any(|fl| fl.key == key) => {
                     let i = PLAN_FIELDS.iter().position(|fl| fl.key == key).unwrap_or(0);
                     let fl = PLAN_FIELDS[i];
@@ -482,6 +498,9 @@ impl UrlState {
         }
         if let Some(vs) = &fr.vs {
             parts.push(format!("vs={}", encode(vs)));
+        }
+        for (k, v) in self.rates.query_pairs() {
+            parts.push(format!("{k}={}", encode(&v)));
         }
         if self.embed {
             parts.push("embed=1".into());
@@ -628,5 +647,23 @@ mod tests {
             UrlState::parse_with("view=plan&hw=tpu&bits=3&dbits=2&isl=-1&cmax=x&src=zz&attn=ssm", &models(), &hw);
         assert_eq!(s.plan, PlanState::default());
         assert_eq!(w.len(), 7, "{w:?}");
+    }
+    #[test]
+    fn rate_sweep_round_trip_and_nonsense() {
+        let q = "?view=rates&model=glm-5.2&rate=0.1%2C0.5%2Cinf&burstiness=0.7&max_concurrency=32&num_prompts=500&random_range_ratio=0.3&seed=7";
+        let (s, w) = UrlState::parse(q, &models());
+        assert!(w.is_empty(), "{w:?}");
+        assert_eq!(
+            (s.view, s.rates.rates.as_str(), s.rates.burstiness, s.rates.max_concurrency, s.rates.prompts),
+            (View::RateSweep, "0.1,0.5,inf", 0.7, Some(32), 500)
+        );
+        assert_eq!((s.rates.range_ratio, s.rates.seed), (0.3, 7));
+        assert_eq!(UrlState::parse(&s.to_query(), &models()).0, s);
+        // Numbers sim-core will refuse stay (the view shows the refusal); words fall back with a warning each.
+        let (s, w) =
+            UrlState::parse("view=rates&rate=-1&burstiness=x&num_prompts=-5&seed=s&max_concurrency=0", &models());
+        assert_eq!((s.rates.rates.as_str(), s.rates.max_concurrency), ("-1", Some(0)));
+        assert_eq!((s.rates.burstiness, s.rates.prompts, s.rates.seed), (1.0, RateSweepState::default().prompts, 0));
+        assert_eq!(w.len(), 3, "{w:?}");
     }
 }

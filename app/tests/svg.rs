@@ -763,3 +763,19 @@ fn bundled_fits_are_baked_at_build_time_and_equal_a_fresh_fit() {
     other[0].text.push(' ');
     assert!(!sim_core::explore::Workspace::load(&other, None).adopt_fitted_state(&other, data::FITTED));
 }
+
+#[test]
+fn rate_sweep_chart_svg_snapshot() {
+    let pts = |k: f64| [0.5, 1.0, 2.0, 4.0].iter().map(|&r| (r, k * r, 2.0 * k * r)).collect::<Vec<_>>();
+    let d = charts::RateChartData {
+        title: "fixed - ISL 512 / OSL 512: TTFT against offered rate".into(),
+        modes: vec![(Mode::Single, pts(0.4)), (Mode::Tp2, pts(0.2))],
+    };
+    let svg = render_at((640, 380), |root| charts::draw_rate_sweep(root, &d));
+    // Median solid with a marker per rate, p90 dashed (many short segments), one legend entry of each per mode.
+    assert_eq!(svg.matches("<circle").count(), 8, "one median marker per rate and mode");
+    assert!(svg.contains("tp2 median TTFT") && svg.contains("single p90 TTFT"));
+    assert!(svg.matches("stroke=\"#D55E00\"").count() > 6, "tp2's p90 is not dashed");
+    assert!(svg.contains("offered request rate, requests/s"));
+    insta::assert_snapshot!("rate_sweep_fixed", svg);
+}

@@ -7,6 +7,7 @@ mod gain;
 mod legend;
 mod mode_chart;
 mod plan;
+mod rate_sweep;
 mod sweep;
 
 pub use fabric::{draw_fabric, size_label, FabricChartData};
@@ -14,6 +15,7 @@ pub use frontier::{draw_frontier, fmt_sig, FrontierChartData, FrontierDrawn, FRO
 pub use gain::{draw_gain, ClaimMarker, GainChartData};
 pub use mode_chart::{Marker, RangeMarker, UnplacedMarker, RANGE_LEGEND, UNPLACED_LEGEND};
 pub use plan::{draw_plan, PlanChartData, PlanPoint};
+pub use rate_sweep::{draw_rate_sweep, RateChartData};
 pub use sweep::{draw_sweep, draw_sweep_mapped, SweepChartData, BAND_LEGEND};
 
 use plotters::coord::Shift;

@@ -10,4 +10,5 @@ pub mod fabric;
 pub mod frontier;
 pub mod gain;
 pub mod plan;
+pub mod rate_sweep;
 pub mod target;
