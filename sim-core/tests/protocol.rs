@@ -155,7 +155,8 @@ fn the_accuracy_summary_lists_enforced_targets_and_missed_protocol_ones() {
     // The latency targets are judged wherever a dataset states latencies, the open-loop ones on one Spark's
     // rate sweep, the modes' order on the GB10 pair.
     let judged = |dataset: &str, metric: &str| {
-        rows.iter().any(|r| r.dataset == dataset && r.checks.iter().any(|c| c.metric.name() == metric && c.met.is_some()))
+        rows.iter()
+            .any(|r| r.dataset == dataset && r.checks.iter().any(|c| c.metric.name() == metric && c.met.is_some()))
     };
     assert!(judged("nvidia-nim-h100", "ttft") && judged("gpustack-h100", "tpot"), "{rows:?}");
     assert!(judged("djangodevreng-dgx-spark", "throughput") && judged("djangodevreng-dgx-spark", "ttft"));

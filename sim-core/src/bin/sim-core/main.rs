@@ -9,6 +9,7 @@ mod out;
 mod plan_cmd;
 mod rate_sweep;
 mod render;
+mod render_protocol;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use fsio::{load_dir, read_seeds};
@@ -496,11 +497,11 @@ fn run(cmd: Command, out: &mut Out) -> Result<u8, CliError> {
                 for line in render::verdicts(&verdicts) {
                     out.line(&line);
                 }
-                for line in render::protocol(&protocol) {
+                for line in render_protocol::protocol(&protocol) {
                     out.line(&line);
                 }
                 if sensitivity {
-                    for line in render::sensitivity(&sens) {
+                    for line in render_protocol::sensitivity(&sens) {
                         out.line(&line);
                     }
                 }

@@ -41,7 +41,7 @@ fn protocol(rows: &[ProtocolRow]) -> Vec<String> {
         .filter(|r| r.error.is_some())
         .map(|r| {
             let e: Option<ErrorStats> = r.error;
-            let target = crate::render::target_text(r.target.as_ref(), "≤");
+            let target = crate::render_protocol::target_text(r.target.as_ref(), "≤");
             let met = match r.met {
                 Some(true) => "met",
                 Some(false) => "**missed**",
@@ -82,10 +82,10 @@ fn checks(rows: &[ProtocolRow]) -> Vec<String> {
             vec![
                 r.dataset.clone(),
                 question(r.question.name()).to_string(),
-                crate::render::check_label(c),
+                crate::render_protocol::check_label(c),
                 points,
                 pct(c.error.map(|e| e.median_ape)),
-                crate::render::check_target_text(c, "≤"),
+                crate::render_protocol::check_target_text(c, "≤"),
                 met,
             ]
         })

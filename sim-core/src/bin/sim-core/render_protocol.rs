@@ -1,0 +1,140 @@
+//! Renders the accuracy protocol for the text report: each dataset's rows against their frozen targets, the
+//! latency, open-loop and mode-order checks beside them, and the sensitivity table; formatting only.
+
+use crate::out::Table;
+use sim_core::explore::{ProtocolRow, SensitivityRow};
+
+/// A protocol row's frozen target as text (`median <= 30%, p90 <= 35%`), with `le` as the comparison sign; empty
+/// without a target.
+pub fn target_text(target: Option<&sim_core::explore::protocol::Target>, le: &str) -> String {
+    target.map_or_else(String::new, |t| {
+        let part = |name: &str, v: Option<f64>| v.map(|v| format!("{name} {le} {v}%"));
+        [part("median", t.median_ape_max), part("p90", t.p90_ape_max), part("worst", t.worst_ape_max)]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join(", ")
+    })
+}
+
+/// The accuracy protocol: per dataset, fitted error, pair predicted from one machine, and the dataset predicted
+/// from the others alone.
+pub fn protocol(rows: &[ProtocolRow]) -> Vec<String> {
+    let mut t = Table::new(&[
+        "dataset",
+        "question",
+        "fitted_points",
+        "n",
+        "median_ape",
+        "p90_ape",
+        "max_ape",
+        "target",
+        "met",
+        "note",
+    ]);
+    for r in rows {
+        let (n, med, p90) = match r.error {
+            Some(e) => (e.n.to_string(), format!("{:.1}%", e.median_ape), format!("{:.1}%", e.p90_ape)),
+            None => ("0".into(), "-".into(), "-".into()),
+        };
+        let worst = r.worst_ape.map_or_else(|| "-".to_string(), |w| format!("{w:.1}%"));
+        let target = target_text(r.target.as_ref(), "<=");
+        let met = met_word(r.met);
+        t.row(vec![
+            r.dataset.clone(),
+            r.question.name().into(),
+            r.fitted_points.to_string(),
+            n,
+            med,
+            p90,
+            worst,
+            target,
+            met.into(),
+            r.missing.clone().unwrap_or_default(),
+        ]);
+    }
+    let mut out = vec![
+        String::new(),
+        "accuracy protocol (every fit from the same priors; pair_from_one fits one-machine points and predicts the pair; leave_one_out fits the other datasets):".into(),
+    ];
+    out.extend(t.aligned());
+    out.extend(protocol_checks(rows));
+    out
+}
+
+/// What a target check reads, as a reader says it: the metric, and the subset of points where it has one.
+pub fn check_label(c: &sim_core::explore::protocol::TargetCheck) -> String {
+    match c.points {
+        Some(sim_core::dataset::schema::PointSet::OpenLoopKeptUp) => {
+            format!("{} (open loop, kept up)", c.metric.name())
+        }
+        None => c.metric.name().to_string(),
+    }
+}
+
+/// A check's frozen target as text: its bounds, or for the modes' order, that order.
+pub fn check_target_text(c: &sim_core::explore::protocol::TargetCheck, le: &str) -> String {
+    match c.metric {
+        sim_core::dataset::schema::Metric::ModeOrder => "the measured order".into(),
+        _ => target_text(Some(&c.target), le),
+    }
+}
+
+/// Whether a check is met, as the text report says it.
+fn met_word(met: Option<bool>) -> &'static str {
+    match met {
+        Some(true) => "yes",
+        Some(false) => "MISSED",
+        None => "",
+    }
+}
+
+/// The protocol's other frozen targets (latencies, open-loop points, the modes' order), each with its result.
+fn protocol_checks(rows: &[ProtocolRow]) -> Vec<String> {
+    let mut t = Table::new(&["dataset", "question", "metric", "n", "median_ape", "p90_ape", "target", "met", "note"]);
+    for r in rows {
+        for c in &r.checks {
+            let (n, med, p90) = match c.error {
+                Some(e) => (e.n.to_string(), format!("{:.1}%", e.median_ape), format!("{:.1}%", e.p90_ape)),
+                None => ("0".into(), "-".into(), "-".into()),
+            };
+            t.row(vec![
+                r.dataset.clone(),
+                r.question.name().into(),
+                check_label(c),
+                n,
+                med,
+                p90,
+                check_target_text(c, "<="),
+                met_word(c.met).into(),
+                c.missing.clone().unwrap_or_default(),
+            ]);
+        }
+    }
+    if t.is_empty() {
+        return Vec::new();
+    }
+    let mut out = vec![String::new(), "the protocol's latency, open-loop and mode-order targets (same fits):".into()];
+    out.extend(t.aligned());
+    out
+}
+
+/// How the calibration dataset's fitted and predictive medians move when each assumed value is halved and
+/// doubled.
+pub fn sensitivity(rows: &[SensitivityRow]) -> Vec<String> {
+    let mut t =
+        Table::new(&["assumed value", "as used", "fitted median x0.5 / x1 / x2", "predictive median x0.5 / x1 / x2"]);
+    let three = |v: &[f64]| v.iter().map(|x| format!("{x:.1}%")).collect::<Vec<_>>().join(" / ");
+    for r in rows {
+        t.row(vec![
+            r.parameter.clone(),
+            format!("{:.4e}", r.value),
+            three(&r.fitted_median),
+            three(&r.predictive_median),
+        ]);
+    }
+    let mut out =
+        vec![String::new(), "sensitivity of the headline errors (gb300-report) to each assumed value:".into()];
+    out.extend(t.aligned());
+    out
+}
