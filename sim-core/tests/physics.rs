@@ -987,6 +987,8 @@ fn an_open_loop_never_outruns_the_saturated_closed_loop() {
 /// 5%, the quantization of the steps (which prompts share a step, and whether a prompt arrives at the start or
 /// the end of a long one, moves with the rate): with the default coefficients DeepSeek-V4.1-Flash reads 0.603,
 /// 0.600 and 0.580 s at 1, 2 and 5 requests/s, 3.3% lower at the last step, while the fitted engine's sweep rises.
+/// Each point sends 200 prompts: with 80 the p90 is the 72nd and 73rd of them, a statistic one request moves, and
+/// when the datasets grew (each scenario drawing another seed) GLM-5.3 at 2/s read 7.7% below 1/s.
 #[test]
 fn a_higher_rate_never_lowers_the_p90_ttft() {
     let k = Coefficients::default();
@@ -994,7 +996,7 @@ fn a_higher_rate_never_lowers_the_p90_ttft() {
     for (s, isl, osl, seed) in open_loop_cases() {
         let mut last = 0.0;
         for rate in [0.05, 0.2, 0.5, 1.0, 2.0, 5.0] {
-            let Ok(p) = predict_open_loop(s, &k, Mode::Single, isl, osl, &open(rate, 80, seed)) else { break };
+            let Ok(p) = predict_open_loop(s, &k, Mode::Single, isl, osl, &open(rate, 200, seed)) else { break };
             assert!(p.ttft.p90_s >= 0.95 * last, "{} at {rate}/s: p90 TTFT {} below {last}", s.id, p.ttft.p90_s);
             ran += 1;
             last = p.ttft.p90_s;
