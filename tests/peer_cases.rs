@@ -205,6 +205,8 @@ pub fn roofline_coefficients() -> Coefficients {
         step_overhead_s: 0.0,
         per_seq_overhead_s: 0.0,
         per_layer_overhead_s: 0.0,
+        // inference-lab's requests reach its scheduler when sent: no API server, tokenizer or stream between.
+        request_overhead_s: 0.0,
         // The batch limits inference-lab's scheduler is given below (`max_num_batched_tokens`, `max_num_seqs`).
         prefill_chunk_tokens: 8192.0,
         max_num_seqs: 256.0,
