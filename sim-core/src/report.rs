@@ -159,16 +159,13 @@ pub fn build_for(
         .filter_map(|p| {
             let s = scenarios.get(&p.scenario)?;
             let k = engines.get(&p.scenario).unwrap_or(k);
-            let mut pr = predict(s, k, p.mode, p.isl, p.osl, p.concurrency);
-            // A run sent at a rate is predicted as one: the open loop at its rate, prompts, arrivals and spread.
+            // A run sent at a rate is predicted as one: the open loop at its rate, prompts, arrivals and spread;
+            // every other point (and a run the open loop refuses) as its closed loop or batch.
             let open = p.open_loop.as_ref().and_then(|run| open_loop_expected(s, k, p, run));
-            if let Some(o) = &open {
-                pr.output_tok_s = o.output_tok_s;
-                pr.ttft_s = o.ttft.mean_s;
-                pr.tpot_s = o.tpot.mean_s;
-                pr.preemptions_per_request = o.preemptions_per_request;
-                pr.bottleneck = o.bottleneck;
-            }
+            let pr = match &open {
+                Some(o) => o.point,
+                None => PointPrediction::of(&predict(s, k, p.mode, p.isl, p.osl, p.concurrency)),
+            };
             let role = if p.is_flagged() {
                 PointRole::Flagged
             } else if fitted_on(p) {
@@ -194,7 +191,7 @@ pub fn build_for(
                 measured_tpot_s: p.latency.mean_tpot_ms().map(|ms| ms / 1e3),
                 open_loop_kept_up: p.open_loop.as_ref().filter(|_| open.is_some()).map(|run| run.kept_up()),
                 measured_median_ttft_s: p.latency.median_ttft_ms.map(|ms| ms / 1e3),
-                predicted_median_ttft_s: open.as_ref().map(|o| o.ttft.median_s),
+                predicted_median_ttft_s: open.as_ref().map(|o| o.median_ttft_s),
                 role,
                 flags: p.flags.iter().map(|f| f.name().to_string()).collect(),
                 bottleneck: pr.bottleneck.name().to_string(),
@@ -283,27 +280,57 @@ impl ReportRow {
 /// several draws (the measured run is one draw of its own, which no seed here can replay).
 const OPEN_LOOP_SEEDS: u64 = 4;
 
-/// The open-loop prediction of a run sent at a rate: throughput and latency statistics averaged over
-/// `OPEN_LOOP_SEEDS` draws of its load; `None` when the loop refuses it.
+/// What a report row reads of a prediction.
+#[derive(Clone, Copy)]
+struct PointPrediction {
+    output_tok_s: f64,
+    ttft_s: f64,
+    tpot_s: f64,
+    preemptions_per_request: f64,
+    bottleneck: crate::model::Bottleneck,
+}
+
+impl PointPrediction {
+    fn of(p: &crate::model::Prediction) -> Self {
+        PointPrediction {
+            output_tok_s: p.output_tok_s,
+            ttft_s: p.ttft_s,
+            tpot_s: p.tpot_s,
+            preemptions_per_request: p.preemptions_per_request,
+            bottleneck: p.bottleneck,
+        }
+    }
+}
+
+/// An open-loop run's expected prediction: the means over `OPEN_LOOP_SEEDS` draws of what a report row reads.
+struct OpenLoopExpected {
+    point: PointPrediction,
+    median_ttft_s: f64,
+}
+
+/// The open-loop prediction of a run sent at a rate, averaged over `OPEN_LOOP_SEEDS` draws of its load; `None`
+/// when the loop refuses it.
 fn open_loop_expected(
     s: &Scenario,
     k: &Coefficients,
     p: &MeasuredPoint,
     run: &OpenLoopRun,
-) -> Option<crate::model::open_loop::OpenLoopPrediction> {
+) -> Option<OpenLoopExpected> {
     let draws: Vec<_> = (0..OPEN_LOOP_SEEDS)
         .map(|seed| predict_open_loop(s, k, p.mode, p.isl, p.osl, &OpenLoad { seed, ..load_of(run) }).ok())
         .collect::<Option<_>>()?;
     let n = draws.len() as f64;
     let mean = |f: &dyn Fn(&crate::model::open_loop::OpenLoopPrediction) -> f64| draws.iter().map(f).sum::<f64>() / n;
-    let mut out = draws.first()?.clone();
-    out.output_tok_s = mean(&|d| d.output_tok_s);
-    out.achieved_rate = mean(&|d| d.achieved_rate);
-    out.ttft.mean_s = mean(&|d| d.ttft.mean_s);
-    out.ttft.median_s = mean(&|d| d.ttft.median_s);
-    out.tpot.mean_s = mean(&|d| d.tpot.mean_s);
-    out.preemptions_per_request = mean(&|d| d.preemptions_per_request);
-    Some(out)
+    Some(OpenLoopExpected {
+        point: PointPrediction {
+            output_tok_s: mean(&|d| d.output_tok_s),
+            ttft_s: mean(&|d| d.ttft.mean_s),
+            tpot_s: mean(&|d| d.tpot.mean_s),
+            preemptions_per_request: mean(&|d| d.preemptions_per_request),
+            bottleneck: draws.first()?.bottleneck,
+        },
+        median_ttft_s: mean(&|d| d.ttft.median_s),
+    })
 }
 
 /// The load an open-loop run sent, as the open loop replays it: its rate, prompts (vLLM's default 1,000 where the
