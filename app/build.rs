@@ -7,6 +7,10 @@
 
 use std::path::{Path, PathBuf};
 
+// The CLI's runner of independent fits on every core: the bands baked below read every case of the protocol.
+#[path = "../sim-core/src/bin/sim-core/parallel.rs"]
+mod parallel;
+
 fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, PathBuf)>) {
     // An unreadable data/ must stop the build: a page bundled without data only says "no sources defined".
     let entries = std::fs::read_dir(dir).unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()));
@@ -45,6 +49,16 @@ fn without_layout(json: &str) -> String {
         }
     }
     out
+}
+
+/// Whether anything this build produces will run the page: a lint pass (`cargo clippy` runs build scripts but
+/// no code) and the fuzz targets (the URL-state parser only) bake no fits, which take the build script most of a
+/// minute; a page without baked fits still fits on demand, so either way the page is right.
+fn runs_the_page() -> bool {
+    println!("cargo:rerun-if-env-changed=RUSTC_WORKSPACE_WRAPPER");
+    let linting = std::env::var("RUSTC_WORKSPACE_WRAPPER").is_ok_and(|w| w.contains("clippy-driver"));
+    let fuzzing = std::env::var_os("CARGO_CFG_FUZZING").is_some();
+    !linting && !fuzzing
 }
 
 fn main() {
@@ -99,7 +113,12 @@ fn main() {
     // The fits, exactly as the CLI computes them on data/ (an invalid dataset bakes nothing; the page then
     // reports its errors as before), stamped with the embedded texts' fingerprint: the page checks those.
     let ws = sim_core::explore::Workspace::load(&texts, None);
-    let fitted = if ws.is_valid() { ws.fitted_state_json(&embedded) } else { String::new() };
+    let fitted = if ws.is_valid() && runs_the_page() {
+        parallel::precompute(&ws, &[sim_core::fit::FitSet::All]);
+        ws.fitted_state_json(&embedded)
+    } else {
+        String::new()
+    };
     // The errors of the full checks, which the page's own loader does not run (sim-core's `prechecked`): an
     // invalid dataset still shows the same list, field paths and all.
     let mut errors =

@@ -39,9 +39,10 @@ fn diagnose(files: &[SourceText]) -> Vec<Diagnostic> {
     d
 }
 
-/// The shipped dataset, loaded as the CLI and the page load it.
-fn workspace() -> Workspace {
-    Workspace::load(&shipped(), None)
+/// The shipped dataset, loaded as the CLI and the page load it: once for every test here, so they share its fits.
+fn workspace() -> &'static Workspace {
+    static WS: std::sync::OnceLock<Workspace> = std::sync::OnceLock::new();
+    WS.get_or_init(|| Workspace::load(&shipped(), None))
 }
 
 #[test]

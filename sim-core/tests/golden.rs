@@ -3,8 +3,10 @@
 //! `docs/*.md`) must be what its command prints now. `TWOTOWER_BLESS=1 cargo test -p sim-core --test golden`
 //! rewrites both from the current code; the commit that does so says what moved and why.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::Mutex;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -16,10 +18,17 @@ fn blessing() -> bool {
 }
 
 /// Runs the CLI from the repository root and returns its standard output; a failing command fails the test.
+/// The CLI is deterministic, so a command two documents show (or a document and a golden file) runs once.
 fn run_cli(args: &[String]) -> String {
+    static OUTPUTS: Mutex<BTreeMap<Vec<String>, String>> = Mutex::new(BTreeMap::new());
+    if let Some(out) = OUTPUTS.lock().expect("outputs").get(args) {
+        return out.clone();
+    }
     let out = Command::new(env!("CARGO_BIN_EXE_sim-core")).args(args).current_dir(root()).output().expect("run");
     assert!(out.status.success(), "sim-core {}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).expect("the CLI prints UTF-8")
+    let text = String::from_utf8(out.stdout).expect("the CLI prints UTF-8");
+    OUTPUTS.lock().expect("outputs").insert(args.to_vec(), text.clone());
+    text
 }
 
 /// Every golden file and the CLI arguments that produce it.

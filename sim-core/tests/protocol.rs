@@ -7,12 +7,18 @@ mod fsio;
 
 use sim_core::explore::{Question, Workspace};
 use std::path::Path;
+use std::sync::OnceLock;
 
-fn workspace() -> Workspace {
-    let files = fsio::load_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../data")).expect("data/");
-    let ws = Workspace::load(&files, None);
-    assert!(ws.is_valid(), "{:?}", ws.errors());
-    ws
+/// The shipped data, loaded once for every test here: a workspace computes each protocol row once, so the tests
+/// that read the protocol share its fits instead of running them one test after another.
+fn workspace() -> &'static Workspace {
+    static WS: OnceLock<Workspace> = OnceLock::new();
+    WS.get_or_init(|| {
+        let files = fsio::load_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../data")).expect("data/");
+        let ws = Workspace::load(&files, None);
+        assert!(ws.is_valid(), "{:?}", ws.errors());
+        ws
+    })
 }
 
 #[test]

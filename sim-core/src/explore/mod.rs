@@ -74,6 +74,8 @@ pub struct Workspace {
     engine_cache: std::sync::Mutex<BTreeMap<String, std::sync::Arc<EngineProfile>>>,
     /// Bands computed when the page was built (`confidence::bands_of_every_case`), adopted with the fits.
     baked_bands: OnceLock<Vec<(confidence::Closest, confidence::Bands)>>,
+    /// The accuracy protocol's rows, each computed once (`protocol_where`).
+    protocol_rows: protocol::ProtocolRows,
 }
 
 /// A scenario ready to predict: resolved specs and the coefficients it predicts with.

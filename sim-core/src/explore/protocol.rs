@@ -24,6 +24,10 @@ use crate::scenario::{apply_override, Scenario};
 use crate::stats::ErrorStats;
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+/// Each case of the protocol (dataset, question) with its row once computed: what a workspace keeps.
+pub(super) type ProtocolRows = OnceLock<Vec<((String, Question), OnceLock<ProtocolRow>)>>;
 
 /// The prior pull of the protocol's fits: the same weak pull the report's own fit uses.
 const PRIOR_WEIGHT: f64 = 1e-3;
@@ -231,43 +235,52 @@ impl Workspace {
         self.protocol_where(&|_, _| true)
     }
 
+    /// Every case of the protocol, in its order: each dataset with published points, through each question.
+    pub fn protocol_cases(&self) -> Vec<(String, Question)> {
+        self.datasets().into_iter().flat_map(|d| Question::ALL.map(|q| (d.clone(), q))).collect()
+    }
+
     /// The rows of the protocol `wanted` admits (dataset, question), in the order of `protocol`: each row is its
-    /// own fit, so a question that needs a few rows (a confidence band) pays for those only.
+    /// own fit, run at most once per workspace (a row asked again, or from another thread while it runs, is the
+    /// same row), so a question that needs a few rows (a confidence band) pays for those only, and callers that
+    /// run the cases on several threads (the CLI) fill the rows everyone else reads.
     pub fn protocol_where(&self, wanted: &dyn Fn(&str, Question) -> bool) -> Vec<ProtocolRow> {
-        let points = self.points();
-        let base = Coefficients::default();
+        let rows = self
+            .protocol_rows
+            .get_or_init(|| self.protocol_cases().into_iter().map(|case| (case, OnceLock::new())).collect());
+        rows.iter()
+            .filter(|((d, q), _)| wanted(d, *q))
+            .map(|((d, q), row)| row.get_or_init(|| self.protocol_case(d, *q)).clone())
+            .collect()
+    }
+
+    /// One case of the protocol: its fit, its errors, and its targets judged.
+    fn protocol_case(&self, d: &str, q: Question) -> ProtocolRow {
         let settings = self.scenario_engine_settings();
-        let mut rows = Vec::new();
-        let targets = self.dataset.accuracy.as_ref().map(|a| a.protocol.clone()).unwrap_or_default();
-        for d in self.datasets() {
-            for q in Question::ALL.into_iter().filter(|q| wanted(&d, *q)) {
-                let mut row = protocol_row(&self.scenarios, &settings, points, &base, &d, q);
-                let applies = |t: &&ProtocolTarget| t.question == q.name() && (t.dataset == d || t.dataset == "*");
-                // The throughput target over all judged points: a dataset's own wins over one for every dataset.
-                let headline = |t: &&ProtocolTarget| t.metric == Metric::Throughput && t.points.is_none();
-                let t = targets.iter().filter(applies).filter(headline).max_by_key(|t| t.dataset == d);
-                if let Some(t) = t {
-                    let target = Target::of(t);
-                    row.met = row.error.map(|e| target.met_by(&e, row.worst_ape));
-                    row.target = Some(target);
-                }
-                // Every other target, one check each, again a dataset's own over one for every dataset.
-                let mut others: Vec<&ProtocolTarget> =
-                    targets.iter().filter(applies).filter(|t| !headline(t)).collect();
-                others.sort_by_key(|t| t.dataset == "*");
-                for t in others {
-                    let duplicate = row.checks.iter().any(|c| c.metric == t.metric && c.points == t.points);
-                    let check = target_check(&row, t);
-                    // A target for every dataset reads only the datasets whose sources state its metric.
-                    let unstated = t.dataset == "*" && check.error.is_none() && t.metric != Metric::ModeOrder;
-                    if !duplicate && !unstated {
-                        row.checks.push(check);
-                    }
-                }
-                rows.push(row);
+        let targets = self.dataset.accuracy.as_ref().map(|a| a.protocol.as_slice()).unwrap_or_default();
+        let mut row = protocol_row(&self.scenarios, &settings, self.points(), &Coefficients::default(), d, q);
+        let applies = |t: &&ProtocolTarget| t.question == q.name() && (t.dataset == d || t.dataset == "*");
+        // The throughput target over all judged points: a dataset's own wins over one for every dataset.
+        let headline = |t: &&ProtocolTarget| t.metric == Metric::Throughput && t.points.is_none();
+        let t = targets.iter().filter(applies).filter(headline).max_by_key(|t| t.dataset == d);
+        if let Some(t) = t {
+            let target = Target::of(t);
+            row.met = row.error.map(|e| target.met_by(&e, row.worst_ape));
+            row.target = Some(target);
+        }
+        // Every other target, one check each, again a dataset's own over one for every dataset.
+        let mut others: Vec<&ProtocolTarget> = targets.iter().filter(applies).filter(|t| !headline(t)).collect();
+        others.sort_by_key(|t| t.dataset == "*");
+        for t in others {
+            let duplicate = row.checks.iter().any(|c| c.metric == t.metric && c.points == t.points);
+            let check = target_check(&row, t);
+            // A target for every dataset reads only the datasets whose sources state its metric.
+            let unstated = t.dataset == "*" && check.error.is_none() && t.metric != Metric::ModeOrder;
+            if !duplicate && !unstated {
+                row.checks.push(check);
             }
         }
-        rows
+        row
     }
 
     /// What `validate`'s model check enforces, each target with its result, and how many of the protocol's

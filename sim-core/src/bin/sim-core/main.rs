@@ -6,6 +6,7 @@ mod goodput;
 mod import;
 mod markdown;
 mod out;
+mod parallel;
 mod plan_cmd;
 mod rate_sweep;
 mod render;
@@ -391,6 +392,7 @@ fn run(cmd: Command, out: &mut Out) -> Result<u8, CliError> {
                 diags.extend(dataset::validate::check_schema_files(&schemas));
             }
             if ws.is_valid() && !no_model_check {
+                parallel::precompute(&ws, &[FitSet::All, FitSet::Single]);
                 diags.extend(ws.model_check());
             }
             diagnostic::sort(&mut diags);
@@ -467,6 +469,7 @@ fn run(cmd: Command, out: &mut Out) -> Result<u8, CliError> {
         }
         Command::Report { dir, fit, format, sensitivity } => {
             let ws = open_valid(&dir)?;
+            parallel::precompute(&ws, &[fit_set(fit)]);
             let r = ws.accuracy(fit_set(fit));
             let protocol = ws.protocol();
             let sens = if sensitivity { ws.sensitivity(&ws.assumptions()) } else { Vec::new() };
