@@ -5,6 +5,9 @@
 #[allow(dead_code)] // only the directory reader is used here
 mod fsio;
 
+#[path = "../src/bin/sim-core/parallel.rs"]
+mod parallel;
+
 use sim_core::explore::{Question, Workspace};
 use std::path::Path;
 use std::sync::OnceLock;
@@ -17,6 +20,8 @@ fn workspace() -> &'static Workspace {
         let files = fsio::load_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../data")).expect("data/");
         let ws = Workspace::load(&files, None);
         assert!(ws.is_valid(), "{:?}", ws.errors());
+        // The protocol's fits on every core, as the CLI runs them: the tests below then read the same rows.
+        parallel::precompute(&ws, &[sim_core::fit::FitSet::All, sim_core::fit::FitSet::Single]);
         ws
     })
 }
