@@ -24,6 +24,7 @@ pub mod serving_commands;
 pub mod settings;
 pub mod sweep;
 pub mod target;
+pub mod target_percentiles;
 pub mod verdict;
 pub mod workloads;
 

@@ -358,8 +358,8 @@ pub struct TargetArgs {
     /// Latency target: time per output token, milliseconds.
     #[arg(long, value_name = "MS")]
     slo_tpot: Option<f64>,
-    /// Which statistic of the latencies the target holds (default mean). The model predicts means only for now:
-    /// p50, p90 and p99 are refused until it predicts per-request latencies.
+    /// Which statistic of the latencies the target holds (default mean). p50, p90 and p99 read the requests of
+    /// `vllm bench serve --request-rate inf --max-concurrency <users> --num-prompts <10 x users, at least 100>`.
     #[arg(long, value_enum)]
     slo_stat: Option<StatArg>,
     /// The highest load (concurrent users) the search tries.
