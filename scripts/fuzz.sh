@@ -9,6 +9,8 @@
 #! without a sanitizer (sim-core and the app have no unsafe code) but with debug assertions, so arithmetic
 #! overflow panics too. A crash leaves its input in fuzz/artifacts/<target>/ and stops the script with exit 1;
 #! replay it with `RUSTC_BOOTSTRAP=1 cargo fuzz run -s none -a <target> <file>` in fuzz/.
+#! FUZZ_BUILD=dev builds unoptimised (same assertions): a third of the release build's compile time and slower
+#! executions, for the short pass scripts/test.sh runs; long runs keep the release build.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -38,9 +40,16 @@ declare -A seeds=(
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=(split_records url_state hf_config nccl_tests vllm_bench dataset_file dataset_overlay scenario)
 
-echo "==> cargo fuzz build" >&2
-nice -n 19 cargo fuzz build -s none -a
-bin="$ROOT/fuzz/target/$(rustc -vV | sed -n 's/^host: //p')/release"
+host="$(rustc -vV | sed -n 's/^host: //p')"
+if [ "${FUZZ_BUILD:-release}" = dev ]; then
+  echo "==> cargo fuzz build --dev" >&2
+  nice -n 19 cargo fuzz build -s none --dev
+  bin="$ROOT/fuzz/target/$host/debug"
+else
+  echo "==> cargo fuzz build" >&2
+  nice -n 19 cargo fuzz build -s none -a
+  bin="$ROOT/fuzz/target/$host/release"
+fi
 mkdir -p logs
 printf '%-16s %12s %8s %8s %7s\n' target executions seconds exec/s rss_mb
 for t in "${targets[@]}"; do

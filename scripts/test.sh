@@ -78,8 +78,8 @@ if [ -f scripts/build-app.sh ]; then
   bash scripts/build-app.sh
 fi
 
-phase "fuzz smoke (scripts/fuzz.sh 3s)"
-bash scripts/fuzz.sh 3s
+phase "fuzz smoke (scripts/fuzz.sh 3s, dev build)"
+FUZZ_BUILD=dev bash scripts/fuzz.sh 3s
 
 phase "cargo test --workspace"
 # Property tests draw fresh random cases on every plain `cargo test` (local runs explore); this scripted run uses
