@@ -344,7 +344,11 @@ pub fn plan_goodput(b: &Bundle, st: &UrlState, calibrated: Option<&Coefficients>
     } else {
         listed.map(|(price, power)| cost::CostInputs::with_defaults(price, power))
     };
-    let target = LatencyTarget::mean(Some(p.value(pf::SLO_TTFT)), Some(p.value(pf::SLO_TPOT) / 1e3));
+    let target = LatencyTarget {
+        ttft_s: Some(p.value(pf::SLO_TTFT)),
+        tpot_s: Some(p.value(pf::SLO_TPOT) / 1e3),
+        statistic: p.slo_stat,
+    };
     let q = GoodputQuery { target, max_users: sim_core::explore::target::MAX_USERS, cost };
     let goodput = b.ws.goodput(&run, &q).map_err(|e| e.to_string())?;
     let mode = goodput.workloads.first().and_then(|w| w.verdict.best_pair);

@@ -263,6 +263,8 @@ pub struct PlanState {
     pub values: [Option<f64>; 25],
     /// `mla` or `gqa`.
     pub attention: String,
+    /// Which statistic of the latencies the target holds.
+    pub slo_stat: sim_core::explore::LatencyStatistic,
     pub bits: f64,
     /// Bits per weight of the layers outside the routed experts (one of `BITS`); `None`: as `bits`.
     pub dense_bits: Option<f64>,
@@ -290,6 +292,7 @@ impl Default for PlanState {
             source: ModelSource::Report,
             values: [None; 25],
             attention: "mla".into(),
+            slo_stat: sim_core::explore::LatencyStatistic::Mean,
             bits: 4.5,
             dense_bits: None,
             hf: String::new(),
@@ -397,6 +400,10 @@ impl UrlState {
                     "gqa" | "mla" => s.plan.attention = v,
                     _ => warn.push(format!("unknown attention `{v}`; use gqa or mla (showing mla)")),
                 },
+                "slo_stat" => match sim_core::explore::LatencyStatistic::from_name(&v) {
+                    Some(x) => s.plan.slo_stat = x,
+                    None => warn.push(format!("unknown slo_stat `{v}`; use mean, p50, p90 or p99 (showing mean)")),
+                },
                 "bits" => match v.parse::<f64>().ok().filter(|b| BITS.iter().any(|(x, _)| x == b)) {
                     Some(b) => s.plan.bits = b,
                     None => warn.push(format!("bits=`{v}` is not one of 4.5, 8, 16; using 4.5")),
@@ -468,6 +475,9 @@ impl UrlState {
         }
         if p.attention != "mla" {
             parts.push(format!("attn={}", p.attention));
+        }
+        if p.slo_stat != sim_core::explore::LatencyStatistic::Mean {
+            parts.push(format!("slo_stat={}", p.slo_stat.name()));
         }
         if p.bits != 4.5 {
             parts.push(format!("bits={}", trim(p.bits)));
@@ -627,7 +637,7 @@ mod tests {
     #[test]
     fn planner_round_trip_and_nonsense() {
         let hw = vec!["gb300-station".to_string(), "dgx-spark".to_string()];
-        let q = "?view=plan&hw=dgx-spark&src=hf&bits=8&dbits=16&isl=2048&cmax=64&hw_mem=96&hf=%7B%22a%22%3A%201%7D&attn=gqa";
+        let q = "?view=plan&hw=dgx-spark&src=hf&bits=8&dbits=16&isl=2048&cmax=64&hw_mem=96&hf=%7B%22a%22%3A%201%7D&attn=gqa&slo_stat=p90";
         let (s, w) = UrlState::parse_with(q, &models(), &hw);
         assert!(w.is_empty(), "{w:?}");
         assert_eq!(
@@ -635,6 +645,7 @@ mod tests {
             (View::Plan, "dgx-spark", ModelSource::HfConfig, 8.0, Some(16.0))
         );
         assert_eq!(s.plan.hf, "{\"a\": 1}");
+        assert_eq!(s.plan.slo_stat, sim_core::explore::LatencyStatistic::P90);
         assert_eq!(s.plan.concurrency(), vec![1, 2, 4, 8, 16, 32, 64]);
         assert_eq!(UrlState::parse_with(&s.to_query(), &models(), &hw).0, s);
         // Short pasted measurements travel in the link; long ones do not.
@@ -643,10 +654,13 @@ mod tests {
         assert_eq!(UrlState::parse_with(&m.to_query(), &models(), &hw).0, m);
         m.plan.measurements = "x".repeat(MEASUREMENTS_URL_MAX + 1);
         assert!(!m.to_query().contains("meas="));
-        let (s, w) =
-            UrlState::parse_with("view=plan&hw=tpu&bits=3&dbits=2&isl=-1&cmax=x&src=zz&attn=ssm", &models(), &hw);
+        let (s, w) = UrlState::parse_with(
+            "view=plan&hw=tpu&bits=3&dbits=2&isl=-1&cmax=x&src=zz&attn=ssm&slo_stat=p95",
+            &models(),
+            &hw,
+        );
         assert_eq!(s.plan, PlanState::default());
-        assert_eq!(w.len(), 7, "{w:?}");
+        assert_eq!(w.len(), 8, "{w:?}");
     }
     #[test]
     fn rate_sweep_round_trip_and_nonsense() {

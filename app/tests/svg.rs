@@ -782,3 +782,25 @@ fn rate_sweep_chart_svg_snapshot() {
     assert!(svg.contains("offered request rate, requests/s"));
     insta::assert_snapshot!("rate_sweep_fixed", svg);
 }
+
+/// The planner's target statistic reaches the answer: p99 serves no more users than p50 in any mode, and the link
+/// carries the choice.
+#[test]
+fn planner_target_on_a_percentile_serves_no_more_users_than_the_median() {
+    let b = data::load();
+    let (models, hw) = (b.model_ids(), b.hardware_ids());
+    let answer = |stat: &str| {
+        let q = format!("view=plan&hw=gb300-station&model=glm-5.2&slo_ttft=2&slo_tpot=50&slo_stat={stat}");
+        let (st, w) = UrlState::parse_with(&q, &models, &hw);
+        assert!(w.is_empty(), "{w:?}");
+        assert!(st.to_query().contains(&format!("slo_stat={stat}")));
+        compute::plan_goodput(&b, &st, None).expect("an answer")
+    };
+    let (p50, p99) = (answer("p50"), answer("p99"));
+    assert_eq!(p99.goodput.target.statistic, sim_core::explore::LatencyStatistic::P99);
+    let (a, z) = (&p50.goodput.workloads[0], &p99.goodput.workloads[0]);
+    for (m50, m99) in a.modes.iter().zip(&z.modes) {
+        assert!(m99.users() <= m50.users(), "{:?}: p50 {} p99 {}", m50.mode, m50.users(), m99.users());
+    }
+    assert!(a.modes.iter().any(|m| m.users() > 0), "some mode serves users at p50");
+}

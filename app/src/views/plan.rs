@@ -6,6 +6,7 @@ use crate::data::Bundle;
 use crate::state::{pf, ModelSource, UrlState, BITS, PLAN_FIELDS};
 use crate::views::controls::EnginePicker;
 use leptos::prelude::*;
+use sim_core::explore::LatencyStatistic;
 use sim_core::model::bandwidth::Placement;
 use sim_core::plan::Plan;
 use sim_core::Mode;
@@ -226,6 +227,21 @@ pub fn PlanControls(
             {fields(pf::ISL..pf::TOTAL)}
 
             <h2>"Latency target and cost"</h2>
+            <label for="plan-slo-stat">"The target holds for"</label>
+            <select id="plan-slo-stat" on:change=move |ev| {
+                let v = event_target_value(&ev);
+                st.update(|s| s.plan.slo_stat = LatencyStatistic::from_name(&v).unwrap_or(LatencyStatistic::Mean))
+            }>
+                {LatencyStatistic::ALL.into_iter().map(|x| {
+                    let label = match x {
+                        LatencyStatistic::Mean => "the mean",
+                        LatencyStatistic::P50 => "the median (p50)",
+                        LatencyStatistic::P90 => "90% of requests (p90)",
+                        LatencyStatistic::P99 => "99% of requests (p99)",
+                    };
+                    view! { <option value=x.name() prop:selected=move || st.with(|s| s.plan.slo_stat == x)>{label}</option> }
+                }).collect_view()}
+            </select>
             {fields(pf::SLO_TTFT..pf::POWER + 1)}
 
             <h2>"Your own single-machine measurements"</h2>
