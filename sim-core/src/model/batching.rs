@@ -13,9 +13,10 @@
 //!               + attention FLOPs at each sequence's context but the sparse indexer's
 //!                 / (BF16 peak x 0.65 x tp / head padding)
 //!               + sparse indexer FLOPs / (BF16 peak x 0.65)      (every TP rank scores with all indexer heads)
-//!   t_comm    = 2 * layers * (alpha(S) * scale + S / bw(S)) + (2 + 4 * k) * alpha(0) * scale   (TP)
+//!   t_comm    = (2 * layers + 2 + 4 * k) * alpha(0) * scale + 2 * layers * (alpha(S) - alpha(0) + S / bw(S))  (TP)
 //!               S = T * hidden * 2 B, a layer's message; alpha(S), bw(S): the latency and bandwidth of the
-//!               protocol NCCL runs at that size (`nccl`; inside one machine one latency and the machine's rate);
+//!               protocol NCCL runs at that size, alpha(0) a small message's (`nccl`; inside one machine one
+//!               latency and the machine's rate);
 //!               + one link round trip per step when the engine spans machines (the driver's control
 //!               message); EP and PP: `Span`
 //!   t_draft   = passes * (max((draft bytes + draft experts touched by n tokens) / tp + drafter KV at each context)
@@ -394,16 +395,16 @@ impl StepCosts<'_, '_> {
                         (main_calls + draft_calls) * floor * k.tp_latency_scale
                             + 2.0 * layers * (curve.seconds(layer_bytes) - floor)
                     }
-                    // The layers' all-reduces pay the latency of the protocol NCCL runs at their size and its
-                    // time for the bytes (under expert parallelism the MoE layers' bytes move in the dispatch and
-                    // combine at the same rate); the embedding's, the head's and the drafts' calls a small
-                    // message's latency.
+                    // As a measured sweep is read: every call pays a small message's latency, scaled; a layer's
+                    // all-reduce adds what NCCL's protocol at its size costs beyond that, the latency of a slower
+                    // protocol and the time of its bytes (under expert parallelism the MoE layers' bytes move in
+                    // the dispatch and combine at the same rate).
                     None => {
+                        let small_s = e.allreduce.small_message_latency_s();
                         let (latency_s, transfer_s) = e.allreduce.call(layer_bytes);
                         let layer_calls = if ep { layers } else { 2.0 * layers };
-                        let other_calls = main_calls + draft_calls - layer_calls;
-                        (layer_calls * latency_s + other_calls * e.allreduce.small_message_latency_s())
-                            * k.tp_latency_scale
+                        (main_calls + draft_calls) * small_s * k.tp_latency_scale
+                            + layer_calls * (latency_s - small_s).max(0.0)
                             + 2.0 * layers * transfer_s
                     }
                 }
