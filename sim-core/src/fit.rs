@@ -579,12 +579,15 @@ fn team_starts(x0: &[f64], defaults: Vec<f64>) -> Vec<(Vec<f64>, f64)> {
     starts
 }
 
+/// A search from a start and a simplex size: the point it found and the evaluations it took.
+type Search<'a> = &'a dyn Fn(&[f64], f64) -> (Vec<f64>, usize);
+
 /// Runs `search` from each start (a point and its simplex size) in order and keeps the result of lowest `loss`
 /// (the earlier on a tie, so the answer is the same on every run); returns it, its loss and the evaluations
 /// used (one of `loss` per start on top of the searches').
 fn lowest_of_starts(
     starts: &[(Vec<f64>, f64)],
-    search: &dyn Fn(&[f64], f64) -> (Vec<f64>, usize),
+    search: Search,
     loss: &dyn Fn(&[f64]) -> f64,
 ) -> (Vec<f64>, f64, usize) {
     let mut best: Option<(Vec<f64>, f64)> = None;
