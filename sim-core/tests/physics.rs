@@ -58,19 +58,19 @@ proptest! {
         let s = &scenarios()[&id];
         let base_point = predict(s, &k, mode, isl, osl, c);
         let base = base_point.output_tok_s;
-        // Past the KV pool's edge (preempting, or within 10% of the sequences it holds) vLLM's policy admits
-        // requests that later collide, and a little more memory moves where they do: the rate, measured over five
-        // rounds or more there (the tokens produced in the window), zigzags around a rising trend (worst on a grid of 612 edge cases per mode: 6.7% lower with
-        // 20% more memory, Gemma-4 on one DGX Spark at 8192/1024 and 96 clients), as the engine's own would. There a
-        // larger or faster machine may lose at most 8%; below the edge every part must help within the 1% the
-        // discrete steps of 32 cohorts move, in every mode. PD past the edge too: its decode side used to
-        // recompute every prompt it preempted in full on its own machine, and 1% more memory cost 15%
+        // Past the KV pool's edge (preempting, or within 10% of the sequences it holds) vLLM's policy admits requests
+        // that later collide, and a little more memory moves where they do: the rate, measured over five rounds or more
+        // there (the tokens produced in the window), zigzags around a rising trend (worst on a grid of 612 edge cases
+        // per mode: 6.7% lower with 20% more memory, Gemma-4 on one DGX Spark at 8192/1024 and 96 clients), as the
+        // engine's own would. There a larger or faster machine may lose at most 8%; below the edge every part must help
+        // within the 1% the discrete steps of 32 cohorts move, in every mode. PD past the edge too: its decode side
+        // used to recompute every prompt it preempted in full on its own machine, and 1% more memory cost 15%
         // (Llama-3.3-70B on two H100, 8192/1024 at 42 clients: 820.7 -> 697.0 tok/s); a preempted request is now
-        // re-admitted with the prefix-cache hits vLLM gives it (its blocks freed tail first, evicted only as
-        // others take them) and recomputes only the evicted tail (820.7 -> 814.5). PD's window still sits up to
-        // ±8% about the rate Little's law gives, so about 1 in 6,000 random PD cases past the edge loses more
-        // (worst found 12.7%, Gemma-4 on DGX Sparks at 8192/1024, 86 clients, 9% more memory, while Little's law
-        // rises): a rare seed can fail here (ARCHITECTURE.md).
+        // re-admitted with the prefix-cache hits vLLM gives it (its blocks freed tail first, evicted only as others
+        // take them) and recomputes only the evicted tail (820.7 -> 814.5). PD's window still sits up to ±8% about the
+        // rate Little's law gives, so about 1 in 6,000 random PD cases past the edge loses more (worst found 12.7%,
+        // Gemma-4 on DGX Sparks at 8192/1024, 86 clients, 9% more memory, while Little's law rises): a rare seed can
+        // fail here (ARCHITECTURE.md).
         let thrashing = base_point.preemptions_per_request > 0.0
             || base_point.bottleneck == sim_core::model::Bottleneck::KvCapacity
             || f64::from(c) >= 0.9 * base_point.max_resident_seqs
