@@ -559,16 +559,12 @@ fn planner_calibrates_on_pasted_vllm_results() {
     assert_eq!(cal.points.len(), 3);
     assert!(cal.points.iter().all(|p| p.model == "glm-5.2" && p.mode == Mode::Single));
     assert!(cal.stats.median_ape.is_finite() && cal.stats.p90_ape >= cal.stats.median_ape, "{:?}", cal.stats);
-    // The same numbers `sim-core import vllm-bench ... --model glm-5.2` then `sim-core calibrate
-    // data/scenarios/glm-5.2.json` prints ("calibrated on 3 points: median error 68.3%, 90th percentile 70.4%").
-    // Three points of another setup leave the calibration two basins far apart, and which one a single simplex
-    // fell into moved with the published fit it starts from (68.0% / 70.6% and 9.1% / 10.1% on successive
-    // refits of 2026-12-02, 67.2% / 70.6% before DeepSeek V4.1 Flash's card took the release's geometry): a team
-    // calibration now also searches from a wide simplex and keeps the lower objective (`fit::calibrate_team`).
-    // Since every TTFT and a closed loop's cycle carry the request's time outside the engine (20 ms of these runs'
-    // 28-35 s requests) the kept basin is the far one again: 68.3% / 70.4%, where `request_overhead_s` at 0 still
-    // reads 9.0% / 10.1%. The basin choice is the defect (docs/notes.md); this pins what a team gets today.
-    assert!((cal.stats.median_ape - 68.3).abs() < 0.5 && (cal.stats.p90_ape - 70.4).abs() < 0.5, "{:?}", cal.stats);
+    // What `sim-core import vllm-bench ... --model glm-5.2` then `sim-core calibrate data/scenarios/glm-5.2.json`
+    // prints too. Three points of another setup leave the calibration basins far apart: from the published fit
+    // alone it kept one 68.3% / 70.4% off (and 9.0% / 10.1% or 68.0% / 70.6% as the published fit moved), so a
+    // team calibration also starts from the engine's defaults and keeps the lowest loss (`fit::calibrate_team`).
+    // The bound was set before the run from the good basin's 9-10%, with room for refits of the published fit.
+    assert!(cal.stats.median_ape < 15.0 && cal.stats.p90_ape < 15.0, "{:?}", cal.stats);
     assert_ne!(&cal.coefficients, b.ws.coefficients());
     let before = compute::plan(&b, &st).unwrap();
     let after = compute::plan_with(&b, &st, Some(&cal.coefficients)).unwrap();

@@ -204,9 +204,10 @@ mod tests {
     #[test]
     fn at_the_edge_the_window_runs_on_while_its_rounds_disagree() {
         let res = Resolution::SWEEP;
-        assert!(!tally(8.0, &[100.0, 100.0]).measured_enough(&res, true));
-        assert!(tally(8.0, &[100.0, 100.5, 99.5]).measured_enough(&res, true));
-        assert!(!tally(8.0, &[100.0, 130.0, 70.0]).measured_enough(&res, true));
+        // Rounds that agree still measure `rounds_at_the_edge` (five) first: the synchronized start's rounds agree too.
+        assert!(!tally(8.0, &[100.0, 100.5, 99.5, 100.0]).measured_enough(&res, true));
+        assert!(tally(8.0, &[100.0, 100.5, 99.5, 100.2, 99.8]).measured_enough(&res, true));
+        assert!(!tally(8.0, &[100.0, 130.0, 70.0, 100.0, 130.0]).measured_enough(&res, true));
         assert!(tally(8.0, &[100.0, 130.0, 70.0, 100.0, 130.0, 70.0, 100.0, 130.0, 70.0]).measured_enough(&res, true));
     }
 
