@@ -14,12 +14,13 @@ use fantoccini::Locator;
 use serde_json::{json, Value};
 use std::time::Instant;
 
-/// 609.9 KiB measured (624,508 bytes gzipped) rounded up. It was 536,755 before the open loop (the per-request
+/// 611.3 KiB measured (625,957 bytes gzipped) rounded up. It was 536,755 before the open loop (the per-request
 /// simulator and its percentiles), the planner asked by flags (presets, server settings, the verdict card, serving
 /// commands, the bands baked with the fits), the pp2/ep2 modes with NCCL's latency model, the rate sweep view and
-/// the one-Spark and GB10-pair datasets (+87.7 KB together; the rate sweep view alone +12.8 KB). A change that adds
-/// more than a few KiB says so here.
-const BUDGET_GZIP_BYTES: u64 = 611 * 1024;
+/// the one-Spark and GB10-pair datasets (+87.7 KB together; the rate sweep view alone +12.8 KB), and 624,508 before
+/// the planner's target on a percentile and a team calibration searched from three starts (+1.4 KB). A change that
+/// adds more than a few KiB says so here.
+const BUDGET_GZIP_BYTES: u64 = 612 * 1024;
 
 /// The default page's throughput chart for one model and the 8192/1024 workload (index 1 of the workload picker).
 const MINIMAX_LONG: &str = "?model=minimax-m3&workload=8192-1024";
