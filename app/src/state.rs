@@ -662,6 +662,7 @@ mod tests {
         assert_eq!(s.plan, PlanState::default());
         assert_eq!(w.len(), 8, "{w:?}");
     }
+
     #[test]
     fn rate_sweep_round_trip_and_nonsense() {
         let q = "?view=rates&model=glm-5.2&rate=0.1%2C0.5%2Cinf&burstiness=0.7&max_concurrency=32&num_prompts=500&random_range_ratio=0.3&seed=7";

@@ -392,8 +392,12 @@ impl Workspace {
                     let (scenarios, base, value) = a.scaled(&self.dataset, &self.scenarios, scale);
                     let (f, p) = if scale == 1.0 {
                         row.value = value;
+                        // Unscaled, the headline is the protocol's own two rows (kept by the workspace).
                         *unchanged.get_or_insert_with(|| {
-                            headline(&self.scenarios, &settings, &points, &Coefficients::default(), REPORT_DATASET)
+                            let rows = self.protocol_where(&|d, q| d == REPORT_DATASET && q != Question::LeaveOneOut);
+                            let median =
+                                |q: Question| rows.iter().find(|r| r.question == q).map_or(f64::NAN, median_ape);
+                            (median(Question::Fitted), median(Question::PairFromOne))
                         })
                     } else {
                         headline(&scenarios, &settings, &points, &base, REPORT_DATASET)
@@ -467,10 +471,14 @@ fn headline(
     base: &Coefficients,
     dataset: &str,
 ) -> (f64, f64) {
-    let median = |r: &ProtocolRow| r.error.map_or(f64::NAN, |e| e.median_ape);
     let fitted = protocol_row(scenarios, settings, points, base, dataset, Question::Fitted);
     let pair = protocol_row(scenarios, settings, points, base, dataset, Question::PairFromOne);
-    (median(&fitted), median(&pair))
+    (median_ape(&fitted), median_ape(&pair))
+}
+
+/// A row's median error, NaN where it has none.
+fn median_ape(r: &ProtocolRow) -> f64 {
+    r.error.map_or(f64::NAN, |e| e.median_ape)
 }
 
 /// Which points a fit sees, or which it is judged on.
