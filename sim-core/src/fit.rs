@@ -62,6 +62,8 @@ const POLISH_EVALUATIONS: usize = 300;
 const MAX_EXTRA_ROUNDS: usize = 4;
 const ROUND_GAIN: f64 = 1e-3;
 
+/// Index of the compute efficiency among the shared coordinates.
+const COMPUTE: usize = 2;
 /// Index of the TP latency scale among the shared coordinates.
 const TP_SCALE: usize = 6;
 /// Indices of the per-sequence costs of every model and of models that draft.
@@ -219,6 +221,8 @@ pub fn implausible(k: &Coefficients) -> Vec<Implausible> {
     PLAUSIBLE
         .iter()
         .zip(global_values(k))
+        // A held value is not fitted: nothing presses it against an edge.
+        .filter(|(p, _)| !k.held_at_prior.iter().any(|h| h == p.name))
         .filter_map(|(p, v)| {
             let pos = p.position(v);
             // Outside the range, or inside it within 2% of an edge (a fit pressing on the edge is the same sign).
@@ -388,7 +392,25 @@ fn fit_fixing(
     // per-layer cost stays at its prior while the step's carries the rest.
     let depth = |p: &&MeasuredPoint| scenarios[&p.scenario].model.layers;
     let has_depths = used.first().is_some_and(|first| used.iter().any(|p| depth(p) != depth(first)));
+    // Where every fitted point's engine runs its GEMMs at its machine's kernel table (`gemm_from_kernel_table`,
+    // `spec::GemmCurves`), the measured curve is the compute efficiency: the scalar stays at 1 (the curve as
+    // measured) rather than absorbing other costs.
+    let measured_gemms = !used.is_empty()
+        && used.iter().all(|p| {
+            let kp = own(&p.scenario, &base);
+            kp.as_ref().unwrap_or(&base).gemms_from_kernel_table() && scenarios[&p.scenario].hardware.gemm.measured()
+        });
+    let decode = |x: &[f64], base: &Coefficients, models: &[String], spilling: &[String]| {
+        let mut k = decode(x, base, models, spilling);
+        if measured_gemms {
+            k.compute_efficiency = 1.0;
+        }
+        k
+    };
     let hold = |x: &mut [f64]| {
+        if measured_gemms {
+            x[COMPUTE] = 0.0;
+        }
         if !has_pair {
             // No pair point can inform the TP latency scale: keep the link's own latency.
             x[TP_SCALE] = PLAUSIBLE[TP_SCALE].encode(1.0);
@@ -473,6 +495,7 @@ fn fit_fixing(
     hold(&mut best);
     let mut k = decode(&best, &base, &models, &spilling);
     k.held_at_prior = [
+        (measured_gemms, "compute_efficiency"),
         (!has_plain, "per_seq_overhead_s"),
         (!has_drafting, "spec_per_seq_overhead_s"),
         (!has_depths, "per_layer_overhead_s"),

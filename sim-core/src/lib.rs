@@ -13,6 +13,7 @@ pub mod explore;
 pub mod fit;
 pub mod import;
 pub mod json_text;
+pub mod kernel_curves;
 pub mod model;
 pub mod plan;
 pub mod position;

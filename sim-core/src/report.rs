@@ -501,18 +501,15 @@ pub fn enforced_targets(ds: &Dataset, all: &Report, single: &Report) -> Vec<Enfo
             acc.fitted_median_ape_max,
         ),
         target(
-            "/fitted_p90_ape_max",
-            "fitted 90th percentile",
-            all.overall.fitted.map(|s| s.p90_ape),
-            acc.fitted_p90_ape_max,
-        ),
-        target(
             "/predictive_median_ape_max",
             "predictive (fit on one station, predict the pair) median",
             single.overall.predicted.map(|s| s.median_ape),
             acc.predictive_median_ape_max,
         ),
     ];
+    if let Some(max) = acc.fitted_p90_ape_max {
+        out.push(target("/fitted_p90_ape_max", "fitted 90th percentile", all.overall.fitted.map(|s| s.p90_ape), max));
+    }
     // Only rows the efficiency was not fitted on are predictions; a fitted row matches by construction.
     for r in fabric_rows(ds).iter().filter(|r| !r.fitted) {
         let ape = ape(r.predicted_busbw_gbps, r.measured_busbw_gbps);
@@ -562,8 +559,12 @@ pub fn model_check_with(ds: &Dataset, all: &Report, single: &Report) -> Vec<Diag
 }
 
 fn accuracy_sanity(acc: &AccuracyFile, file: &str) -> Vec<Diagnostic> {
-    let vals =
-        [acc.fitted_median_ape_max, acc.fitted_p90_ape_max, acc.predictive_median_ape_max, acc.fabric_peak_ape_max];
+    let vals = [
+        acc.fitted_median_ape_max,
+        acc.fitted_p90_ape_max.unwrap_or(1.0),
+        acc.predictive_median_ape_max,
+        acc.fabric_peak_ape_max,
+    ];
     if vals.iter().all(|v| v.is_finite() && *v > 0.0) {
         Vec::new()
     } else {
@@ -571,7 +572,14 @@ fn accuracy_sanity(acc: &AccuracyFile, file: &str) -> Vec<Diagnostic> {
     }
 }
 
-fn check_threshold(out: &mut Vec<Diagnostic>, file: &str, pointer: &str, what: &str, got: Option<f64>, max: f64) {
+pub(crate) fn check_threshold(
+    out: &mut Vec<Diagnostic>,
+    file: &str,
+    pointer: &str,
+    what: &str,
+    got: Option<f64>,
+    max: f64,
+) {
     match got {
         Some(g) if g > max => out.push(
             Diagnostic::error(

@@ -58,6 +58,8 @@ pub fn hardware_spec(h: &HardwareFile) -> HardwareSpec {
         intra_call_latency_s: h.intra_machine_call_latency.as_ref().map(si),
         intra_fabric: h.intra_machine_fabric.unwrap_or_default(),
         sparse_attention_head_tile: h.sparse_attention_head_tile.as_ref().map(si).unwrap_or(0.0),
+        // The dataset's kernel tables are laid on by `kernel_curves::attach` (a hardware file alone has none).
+        gemm: Default::default(),
         link: LinkParams {
             rails: si(&link.rails),
             line_rate_bytes_per_sec_per_rail: si(&link.line_rate_per_rail),
@@ -342,7 +344,11 @@ pub fn resolve(ds: &Dataset, file: &str, sc: &ScenarioFile) -> Result<Scenario, 
     let hardware = match &sc.hardware {
         Reference::Id(id) => ds.hardware.get(id).map(hardware_spec),
         Reference::Inline(h) => Some(hardware_spec(h)),
-    };
+    }
+    .map(|mut h| {
+        crate::kernel_curves::attach(ds, &mut h);
+        h
+    });
     let model = match &sc.model {
         ModelRef::Id(id) => ds.models.get(id).map(model_spec),
         ModelRef::Inline(m) => Some(model_spec(m)),

@@ -12,8 +12,8 @@ use schemars::JsonSchema;
 use serde_json::{json, Value};
 
 /// Every kind of dataset file, in the order `sim-core schema` writes them.
-pub const KINDS: [&str; 9] =
-    ["sources", "hardware", "fabric", "model", "sweep", "claims", "scenario", "accuracy", "engine"];
+pub const KINDS: [&str; 10] =
+    ["sources", "hardware", "fabric", "model", "sweep", "claims", "scenario", "accuracy", "engine", "kernels"];
 
 /// The schema of one kind of file, `None` for an unknown kind.
 pub fn schema_for_kind(kind: &str) -> Option<Value> {
@@ -27,6 +27,7 @@ pub fn schema_for_kind(kind: &str) -> Option<Value> {
         "scenario" => root::<ScenarioFile>(),
         "accuracy" => root::<AccuracyFile>(),
         "engine" => root::<EngineFile>(),
+        "kernels" => root::<KernelsFile>(),
         _ => return None,
     };
     Some(envelope(kind, root))

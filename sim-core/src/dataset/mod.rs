@@ -199,6 +199,8 @@ pub struct Dataset {
     pub scenarios: BTreeMap<String, ScenarioFile>,
     /// Engine profiles keyed by id.
     pub engines: BTreeMap<String, EngineFile>,
+    /// Measured kernel tables keyed by id (`data/kernels/`).
+    pub kernels: BTreeMap<String, KernelsFile>,
     pub accuracy: Option<AccuracyFile>,
     /// Every parsed file's JSON, for pointer operands and locating diagnostics.
     pub raw: BTreeMap<String, Value>,
@@ -401,11 +403,16 @@ fn load_one(ds: &mut Dataset, f: &SourceText, diags: &mut Vec<Diagnostic>) {
                 ds.engines.insert(x.id.clone(), x);
             }
         }
-        other => {
-            errs.push(Diagnostic::error(file, "/kind", format!("unknown kind `{other}`")).with_hint(
-                "expected one of: sources, hardware, fabric, model, sweep, claims, scenario, accuracy, engine",
-            ))
+        "kernels" => {
+            if let Some(x) = typed::<KernelsFile>(file, &value, &mut errs) {
+                register(ds, diags, "kernels", &x.id, file);
+                ds.kernels.insert(x.id.clone(), x);
+            }
         }
+        other => errs.push(Diagnostic::error(file, "/kind", format!("unknown kind `{other}`")).with_hint(
+            "expected one of: sources, hardware, fabric, model, sweep, claims, scenario, accuracy, engine, \
+                 kernels",
+        )),
     }
     diags.extend(errs.into_iter().map(located));
     ds.raw.insert(file.to_string(), value);

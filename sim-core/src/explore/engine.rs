@@ -189,7 +189,17 @@ impl Workspace {
         let mut how = format!("engine profile `{}` ({}): {}", e.id, e.name, e.obtained);
         if self.dataset.engines.get(&s.engine).is_some_and(|f| f.efficiencies_from_microbenchmarks) {
             let hw = self.dataset.hardware.get(&s.hardware.id).filter(|h| h.name == s.hardware.name);
-            how = format!("{how}; on this machine: {}", practical_efficiencies(&mut k, hw, &s.hardware.id).join("; "));
+            let mut bases = practical_efficiencies(&mut k, hw, &s.hardware.id);
+            // A kernel table measured the GEMMs' share of the peak: the curve is the compute efficiency, and a
+            // dense GEMM microbenchmark would count it twice.
+            if s.hardware.gemm.measured() && k.gemms_from_kernel_table() {
+                k.compute_efficiency = 1.0;
+                bases.retain(|b| !b.starts_with("compute_efficiency"));
+                bases.push(
+                    "compute_efficiency 1 (the kernel table's measured GEMM curve gives each GEMM's share)".into(),
+                );
+            }
+            how = format!("{how}; on this machine: {}", bases.join("; "));
         }
         Ok((k, how))
     }

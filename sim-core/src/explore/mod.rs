@@ -16,6 +16,7 @@ pub mod cost;
 pub mod engine;
 pub mod fabric;
 pub mod frontier;
+pub mod held_out_gate;
 pub mod open_loop;
 pub mod plan_request;
 pub mod protocol;
@@ -266,7 +267,15 @@ impl Workspace {
 
     /// Every hardware file resolved to SI: the planner's presets, keyed by id.
     pub fn hardware(&self) -> BTreeMap<String, HardwareSpec> {
-        self.dataset.hardware.iter().map(|(id, h)| (id.clone(), scenario::hardware_spec(h))).collect()
+        self.dataset
+            .hardware
+            .iter()
+            .map(|(id, h)| {
+                let mut spec = scenario::hardware_spec(h);
+                crate::kernel_curves::attach(&self.dataset, &mut spec);
+                (id.clone(), spec)
+            })
+            .collect()
     }
 
     /// The fit over a set of points (computed once).
@@ -332,7 +341,14 @@ impl Workspace {
         if !self.is_valid() {
             return Vec::new();
         }
-        report::model_check_with(&self.dataset, self.accuracy(FitSet::All), self.accuracy(FitSet::Single))
+        let mut out =
+            report::model_check_with(&self.dataset, self.accuracy(FitSet::All), self.accuracy(FitSet::Single));
+        if let Some(acc) = &self.dataset.accuracy {
+            out.extend(
+                held_out_gate::gate_diagnostics(acc, &self.protocol()).into_iter().map(|d| self.dataset.locate(d)),
+            );
+        }
+        out
     }
 
     /// The coefficients a scenario predicts with and, in words, where they come from: its engine profile, or

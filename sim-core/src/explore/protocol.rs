@@ -290,8 +290,11 @@ impl Workspace {
         if !self.is_valid() || self.dataset.accuracy.is_none() {
             return None;
         }
-        let enforced = enforced_targets(&self.dataset, self.accuracy(FitSet::All), self.accuracy(FitSet::Single));
         let rows = self.protocol();
+        let mut enforced = enforced_targets(&self.dataset, self.accuracy(FitSet::All), self.accuracy(FitSet::Single));
+        if let Some(acc) = &self.dataset.accuracy {
+            enforced.extend(super::held_out_gate::held_out_gate_targets(acc, &rows));
+        }
         // Every target judged: the throughput one of each row, and each of its other checks.
         let judged: Vec<(String, Option<bool>)> = rows
             .iter()

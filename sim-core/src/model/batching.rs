@@ -28,7 +28,7 @@
 
 use super::bandwidth::{host_compute_shares, moe_padding_tokens, ExpertTouch, Placement, StepReader};
 use super::{Bottleneck, Coefficients};
-use crate::spec::{AllReduceCurve, ContextMeasures, HardwareSpec, ModelSpec};
+use crate::spec::{stored_bits_per_param, AllReduceCurve, ContextMeasures, GemmShape, HardwareSpec, ModelSpec};
 
 /// The share of the BF16 dense tensor peak attention kernels reach, apart from the engine's GEMM efficiency
 /// (attention multiplies activations by cached keys and values, not weights, in kernels of their own): FlashMLA's
@@ -180,6 +180,12 @@ impl<'a> Engine<'a> {
         }
     }
 
+    /// The precision the routed experts multiply at: the model's, unless the engine's MoE kernel is a
+    /// weight-only one that multiplies at 16 bits (`MoeKernel::compute_bits`).
+    pub fn routed_compute_bits(&self) -> f64 {
+        self.k.moe_kernel.compute_bits(self.model.compute_bits)
+    }
+
     /// The dense tensor rate of a precision of `bits`: FP4 (NVFP4, MXFP4), FP8, or BF16 above 8 bits.
     fn flops_at(&self, bits: f64) -> f64 {
         if bits <= 4.0 {
@@ -198,7 +204,7 @@ impl<'a> Engine<'a> {
         let m = self.model;
         let routed = m.routed_active_params();
         (
-            2.0 * routed / self.flops_at(m.compute_bits),
+            2.0 * routed / self.flops_at(self.routed_compute_bits()),
             2.0 * (m.active_params - routed) / self.flops_at(m.dense_compute_bits),
         )
     }
@@ -330,6 +336,39 @@ impl StepCosts<'_, '_> {
         }
     }
 
+    /// The shares of the tensor peak the step's weight GEMMs reach (`spec::GemmCurves::share`; 1 without a
+    /// kernel table or where the engine's GEMMs run at one fitted efficiency, `gemm_from_kernel_table` 0):
+    /// (routed experts, dense layers). A dense GEMM multiplies `dense_rows` rows; a routed expert its share of
+    /// the `routed_rows` (with the kernel's padding) over the experts the step touches. Widths: the hidden size
+    /// in, its tensor-parallel share out.
+    fn gemm_shares(&self, dense_rows: f64, routed_rows: f64, touched_uniform: impl FnOnce() -> f64) -> (f64, f64) {
+        let e = self.e;
+        let curves = &e.hw.gemm;
+        if !curves.measured() || !e.k.gemms_from_kernel_table() {
+            return (1.0, 1.0);
+        }
+        let m = e.model;
+        let shape = |rows: f64, stored_bits: f64, compute_bits: f64| GemmShape {
+            m: rows.max(1.0),
+            n: (m.hidden_size / e.placement.tp).max(1.0),
+            k: m.hidden_size.max(1.0),
+            weight_bytes: stored_bits / 8.0,
+            activation_bytes: if compute_bits <= 8.0 { 1.0 } else { 2.0 },
+        };
+        let share = |bits: f64, g: GemmShape| curves.share(bits, g, e.flops_at(bits), e.hw.hbm_bytes_per_sec);
+        let dense_bits = m.dense_compute_bits;
+        let dense = share(dense_bits, shape(dense_rows, stored_bits_per_param(dense_bits), dense_bits));
+        let experts = m.routed_experts * touched_uniform();
+        let routed = if experts > 0.0 && m.experts_per_token > 0.0 {
+            let per_expert = routed_rows * m.experts_per_token / experts;
+            let bits = e.routed_compute_bits();
+            share(bits, shape(per_expert, m.expert_storage_bits(), bits))
+        } else {
+            1.0
+        };
+        (routed.max(1e-3), dense.max(1e-3))
+    }
+
     /// One forward pass over `1/stages` of the layers (all of them without a pipeline), with the tensor- or
     /// expert-parallel collectives of those layers and, on an engine spanning machines without a pipeline, the
     /// driver's control round trip.
@@ -356,21 +395,20 @@ impl StepCosts<'_, '_> {
         let touched_uniform = || reads.touched_uniform.unwrap_or_else(|| self.reader.uniform_touch(tokens));
         let padding = moe_padding_tokens(m, k.moe_kernel, k.moe_tile_scale, tokens, touched_uniform);
         let routed_multiplied = multiplied + padding;
-        let weights_s = if padding > 0.0 {
-            (routed_per_token * routed_multiplied + dense_per_token * multiplied) * scale
-        } else {
-            (routed_per_token + dense_per_token) * multiplied * scale
-        };
+        // Each family of weight GEMMs at the share of the tensor peak its rows reach on this GPU (the measured
+        // curve against intensity over the ridge; 1 without a kernel table): the dense layers multiply every
+        // token's row, a routed expert the rows routed to it.
+        let (routed_share, dense_share) = self.gemm_shares(multiplied, routed_multiplied, touched_uniform);
+        let weights_s =
+            (routed_per_token * routed_multiplied / routed_share + dense_per_token * multiplied / dense_share) * scale;
         let compute_s = weights_s + attention_s(load.attention_flops, load.indexer_flops);
         // The multiplies of weights in CPU memory stream them over the slow path while they run: that share of
         // the compute cannot hide under the HBM reads or the other layers' compute (a roofline per kernel, not
         // per step), and the rest cannot hide under the slow path.
         let (host_routed, host_dense) = (self.host_routed, self.host_dense);
-        let host_compute_s = if padding > 0.0 {
-            (routed_per_token * host_routed * routed_multiplied + dense_per_token * host_dense * multiplied) * scale
-        } else {
-            (routed_per_token * host_routed + dense_per_token * host_dense) * multiplied * scale
-        };
+        let host_compute_s = (routed_per_token * host_routed * routed_multiplied / routed_share
+            + dense_per_token * host_dense * multiplied / dense_share)
+            * scale;
         let layers = m.layers / stages;
         let comm_s = if tp > 1.0 && tokens > 0.0 {
             // Per forward pass: two all-reduces per layer, one for the vocabulary-parallel embedding and one

@@ -85,6 +85,12 @@ pub struct Coefficients {
     /// Llama-3.3-70B on H100 held 50 requests, ~47 with them taken first).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub kv_free_memory_fraction: f64,
+    /// 1: every weight GEMM runs at the share of the tensor peak the machine's kernel table measured for its
+    /// intensity (`spec::GemmCurves`, `data/kernels/`), and a fit holds `compute_efficiency` at 1 rather than
+    /// fitting it; 0 (the default): the GEMMs run at the roofline times one fitted `compute_efficiency`. A
+    /// setting a profile states, never fitted.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub gemm_from_kernel_table: f64,
     /// How the scheduler admits requests against the KV pool (an engine choice: vLLM preempts, TensorRT-LLM by
     /// default reserves a request's whole KV before it starts).
     #[serde(default)]
@@ -142,6 +148,7 @@ impl Default for Coefficients {
             kv_block_tokens: 16.0,
             max_num_seqs: 0.0,
             kv_free_memory_fraction: 0.0,
+            gemm_from_kernel_table: 0.0,
             admission: Admission::default(),
             moe_kernel: MoeKernel::Unpadded,
             moe_tile_scale: 1.0,
@@ -314,6 +321,7 @@ impl Coefficients {
             "kv_block_tokens" => &mut self.kv_block_tokens,
             "max_num_seqs" => &mut self.max_num_seqs,
             "kv_free_memory_fraction" => &mut self.kv_free_memory_fraction,
+            "gemm_from_kernel_table" => &mut self.gemm_from_kernel_table,
             _ => {
                 return Err(removed_engine_coefficient(name).unwrap_or_else(|| {
                     format!("unknown engine coefficient `{name}`; known: {}", ENGINE_COEFFICIENTS.join(", "))
@@ -321,12 +329,23 @@ impl Coefficients {
             }
         };
         // A share of free memory is at most all of it.
-        let most = if name == "kv_free_memory_fraction" { 1.0 } else { f64::INFINITY };
+        let most =
+            if name == "kv_free_memory_fraction" || name == "gemm_from_kernel_table" { 1.0 } else { f64::INFINITY };
         if !v.is_finite() || v < 0.0 || v > most {
             return Err(format!("engine coefficient `{name}` must be a finite number from 0 to {most}, got {v}"));
         }
+        if name == "gemm_from_kernel_table" && v != 0.0 && v != 1.0 {
+            return Err(format!(
+                "engine coefficient `{name}` is 0 (a fitted compute efficiency) or 1 (the kernel table), got {v}"
+            ));
+        }
         *field = v;
         Ok(())
+    }
+
+    /// Whether the weight GEMMs run at the kernel table's measured curve (`gemm_from_kernel_table`).
+    pub fn gemms_from_kernel_table(&self) -> bool {
+        self.gemm_from_kernel_table == 1.0
     }
 
     /// Each coefficient with its value and basis, for reports and the browser.
@@ -344,7 +363,17 @@ impl Coefficients {
         let mut rows = vec![
             ("hbm_efficiency".to_string(), self.hbm_efficiency, fit("prior 0.8")),
             ("slow_efficiency".into(), self.slow_efficiency, fit("prior 0.85")),
-            ("compute_efficiency".into(), self.compute_efficiency, fit("prior 0.35")),
+            (
+                "compute_efficiency".into(),
+                self.compute_efficiency,
+                if self.held_at_prior.iter().any(|h| h == "compute_efficiency") {
+                    "held at 1: every fitted machine's GEMMs run at the share of the tensor peak its kernel table \
+                     measured (data/kernels/, a curve against intensity over the ridge), not at a fitted scalar"
+                        .to_string()
+                } else {
+                    fit("prior 0.35")
+                },
+            ),
             ("step_overhead_s".into(), self.step_overhead_s, fit("prior 4 ms")),
             (
                 "per_seq_overhead_s".into(),

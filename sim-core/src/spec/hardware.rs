@@ -1,5 +1,6 @@
 //! One machine and the link between machines, in SI units: what a step's collectives and reads run on.
 
+use super::GemmCurves;
 use serde::{Deserialize, Serialize};
 
 /// One machine, in SI units (bytes, bytes/s, FLOP/s, seconds).
@@ -29,6 +30,9 @@ pub struct HardwareSpec {
     /// a multiple of it (`ModelSpec::attention_head_padding`). 0: no padding.
     pub sparse_attention_head_tile: f64,
     pub link: LinkParams,
+    /// The share of its roofline a weight GEMM reaches on this GPU against its intensity (`data/kernels/`,
+    /// measured here or carried over from another GPU); empty without a kernel table.
+    pub gemm: GemmCurves,
 }
 
 #[cfg(test)]
@@ -51,6 +55,7 @@ impl HardwareSpec {
             intra_call_latency_s: None,
             intra_fabric: IntraMachineFabric::Nvlink,
             sparse_attention_head_tile: 0.0,
+            gemm: GemmCurves::default(),
             link: LinkParams {
                 rails: 1.0,
                 line_rate_bytes_per_sec_per_rail: 50e9,

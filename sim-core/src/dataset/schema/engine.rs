@@ -106,6 +106,17 @@ impl MoeKernel {
         *self == MoeKernel::Unpadded
     }
 
+    /// The precision the kernel multiplies a routed expert at when its weights are stored at `bits`: Marlin is
+    /// a weight-only kernel (W4A16/W8A16: IST-DASLab's Marlin, "FP16xINT4"; vLLM builds its MXFP4 and NVFP4
+    /// Marlin paths with `mxfp4_w4a16_moe_quant_config`), dequantising the weights in registers to multiply
+    /// at the 16-bit tensor rate; every other kernel here multiplies at the weights' own precision.
+    pub fn compute_bits(self, bits: f64) -> f64 {
+        match self {
+            MoeKernel::Marlin => bits.max(16.0),
+            _ => bits,
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             MoeKernel::Unpadded => "unpadded",
@@ -185,7 +196,7 @@ pub struct FittedOn {
 
 /// The coefficients an engine profile may give (`model::Coefficients::set_named`): first the eight a fit frees,
 /// then the build's settings (`model::ENGINE_SETTINGS` is that tail).
-pub const ENGINE_COEFFICIENTS: [&str; 15] = [
+pub const ENGINE_COEFFICIENTS: [&str; 16] = [
     "hbm_efficiency",
     "slow_efficiency",
     "compute_efficiency",
@@ -201,6 +212,7 @@ pub const ENGINE_COEFFICIENTS: [&str; 15] = [
     "kv_block_tokens",
     "max_num_seqs",
     "kv_free_memory_fraction",
+    "gemm_from_kernel_table",
 ];
 
 /// Engine coefficients that were once given and are no longer, with what replaced each: a profile that still

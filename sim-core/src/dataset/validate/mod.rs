@@ -1,6 +1,7 @@
 //! Meaning checks over a loaded dataset: numbers, units, provenance, references, duplicates, claims, totals.
 //!
-//! One file per kind of data file (`hardware`, `fabrics`, `models`, `sweeps`, `claims`, `scenarios`, `engines`),
+//! One file per kind of data file (`hardware`, `fabrics`, `models`, `sweeps`, `claims`, `scenarios`, `engines`,
+//! `kernels`),
 //! plus the checks every kind shares: `quantities` (units and bases), `quotes` (sources and verbatim quotes) and
 //! `stated` (the setup a quote states: concurrency, input and output lengths). `schema_files` holds the shipped
 //! JSON Schemas to what the types generate.
@@ -11,6 +12,7 @@ mod claims;
 mod engines;
 mod fabrics;
 mod hardware;
+mod kernels;
 mod models;
 mod quantities;
 mod quotes;
@@ -45,6 +47,7 @@ pub fn check(ds: &Dataset, seeds: Option<&Seeds>) -> Vec<Diagnostic> {
     v.claims();
     v.scenarios();
     v.engines();
+    v.kernels();
     v.out.into_iter().map(|d| ds.locate(d)).collect()
 }
 

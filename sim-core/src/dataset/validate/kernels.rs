@@ -1,0 +1,100 @@
+//! Kernel tables: the hardware they measured, provenance filled in, and every sweep a sequence of positive times
+//! over strictly increasing sizes.
+
+use super::Checker;
+use crate::dataset::schema::KernelsFile;
+
+impl Checker<'_> {
+    pub(super) fn kernels(&mut self) {
+        for table in self.ds.kernels.values() {
+            let file = self.path("kernels", &table.id);
+            self.kernel_table(&file, table);
+        }
+    }
+
+    fn kernel_table(&mut self, file: &str, t: &KernelsFile) {
+        if !self.ds.hardware.contains_key(&t.hardware) {
+            self.err(
+                file,
+                "/hardware".into(),
+                format!("unknown hardware `{}`", t.hardware),
+                "name the data/hardware/<id>.json file whose GPU the table measured",
+            );
+        }
+        let p = &t.provenance;
+        for (field, value) in [
+            ("gpu", &p.gpu),
+            ("driver", &p.driver),
+            ("cuda", &p.cuda),
+            ("torch", &p.torch),
+            ("date", &p.date),
+            ("command", &p.command),
+        ] {
+            if value.trim().is_empty() {
+                self.err(
+                    file,
+                    format!("/provenance/{field}"),
+                    format!("empty provenance field `{field}`"),
+                    "a table says which GPU and software measured it, when and how (scripts/collect-kernels.py)",
+                );
+            }
+        }
+        if t.gemm.is_empty() {
+            self.err(
+                file,
+                "/gemm".into(),
+                "no GEMM rows".into(),
+                "a table times dense GEMMs at least (scripts/collect-kernels.py)",
+            );
+        }
+        for (i, r) in t.gemm.iter().enumerate() {
+            let at = format!("/gemm/{i}");
+            self.positive(file, format!("{at}/n"), r.n, "n");
+            self.positive(file, format!("{at}/k"), r.k, "k");
+            self.sweep(file, &at, "m", &r.m, &r.seconds);
+        }
+        for (i, r) in t.grouped_gemm.iter().enumerate() {
+            let at = format!("/grouped_gemm/{i}");
+            self.positive(file, format!("{at}/experts"), r.experts, "experts");
+            self.sweep(file, &at, "tokens_per_expert", &r.tokens_per_expert, &r.seconds);
+        }
+        for (i, r) in t.attention_prefill.iter().enumerate() {
+            self.positive(file, format!("/attention_prefill/{i}/seconds"), r.seconds, "seconds");
+        }
+        for (i, r) in t.attention_decode.iter().enumerate() {
+            self.positive(file, format!("/attention_decode/{i}/seconds"), r.seconds, "seconds");
+        }
+        for (i, r) in t.elementwise.iter().enumerate() {
+            self.positive(file, format!("/elementwise/{i}/seconds"), r.seconds, "seconds");
+        }
+        if let Some(steps) = &t.steps {
+            for (i, r) in steps.rows.iter().enumerate() {
+                self.positive(file, format!("/steps/rows/{i}/seconds"), r.seconds, "seconds");
+            }
+        }
+    }
+
+    /// A sweep: as many times as sizes, sizes positive and strictly increasing, times positive.
+    fn sweep(&mut self, file: &str, at: &str, size: &str, sizes: &[f64], seconds: &[f64]) {
+        if sizes.len() != seconds.len() || sizes.is_empty() {
+            self.err(
+                file,
+                format!("{at}/seconds"),
+                format!("{} sizes in `{size}` but {} times in `seconds`", sizes.len(), seconds.len()),
+                "one time per size, at least one",
+            );
+            return;
+        }
+        if sizes.windows(2).any(|w| !(w[1] > w[0])) || sizes.iter().any(|s| !(*s > 0.0 && s.is_finite())) {
+            self.err(
+                file,
+                format!("{at}/{size}"),
+                format!("`{size}` must be positive and strictly increasing"),
+                "list each size once, smallest first",
+            );
+        }
+        for (j, s) in seconds.iter().enumerate() {
+            self.positive(file, format!("{at}/seconds/{j}"), *s, "seconds");
+        }
+    }
+}

@@ -1,0 +1,206 @@
+//! How much of its roofline a weight GEMM reaches, against its arithmetic intensity relative to the GPU's ridge
+//! point: a curve measured on one GPU (`data/kernels/`), carried to any GPU by its own peaks and bandwidth.
+//!
+//! ```text
+//!   roofline(M)  = max(2 M N K / peak, bytes / bandwidth)        bytes = N K b_w + M K b_a + 2 M N
+//!   share(x)     = roofline / measured time                       x = (2 M N K / bytes) / (peak / bandwidth)
+//! ```
+//! At `x` well below 1 a GEMM streams its weights; well above 1 it multiplies at the share its kernels reach of
+//! the tensor peak; near 1 (the ridge) it does neither well. Read against `x` rather than the rows `M`, the curve
+//! transfers: a GPU whose ridge sits at 2,000 FLOP per byte (FP4 on Blackwell) reaches it at more rows than one
+//! at 300 (BF16 on Hopper).
+
+use serde::Serialize;
+
+/// The knots of one precision's curve: (log2 x, share of the roofline), x increasing.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RooflineCurve {
+    knots: Vec<(f64, f64)>,
+}
+
+impl RooflineCurve {
+    /// A curve through `(x, share)` samples: the median share in each half-octave of `x` that holds samples,
+    /// knots at the median `x` of each. Non-finite or non-positive samples are dropped.
+    pub fn from_samples(samples: &[(f64, f64)]) -> RooflineCurve {
+        let mut s: Vec<(f64, f64)> = samples
+            .iter()
+            .filter(|(x, y)| x.is_finite() && *x > 0.0 && y.is_finite() && *y > 0.0)
+            .map(|(x, y)| (x.log2(), *y))
+            .collect();
+        s.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let mut knots = Vec::new();
+        let mut i = 0;
+        while i < s.len() {
+            let bin = (s[i].0 * 2.0).floor();
+            let j = s[i..].iter().position(|(lx, _)| (lx * 2.0).floor() != bin).map_or(s.len(), |n| i + n);
+            let mut xs: Vec<f64> = s[i..j].iter().map(|p| p.0).collect();
+            let mut ys: Vec<f64> = s[i..j].iter().map(|p| p.1).collect();
+            knots.push((median(&mut xs), median(&mut ys)));
+            i = j;
+        }
+        RooflineCurve { knots }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.knots.is_empty()
+    }
+
+    /// The share of the roofline at intensity ratio `x`: linear in log2 x between knots, the end knots' values
+    /// beyond them; 1 for an empty curve (the roofline itself).
+    pub fn share(&self, x: f64) -> f64 {
+        let k = &self.knots;
+        let (Some(first), Some(last)) = (k.first(), k.last()) else { return 1.0 };
+        let lx = if x > 0.0 { x.log2() } else { f64::NEG_INFINITY };
+        if lx <= first.0 {
+            return first.1;
+        }
+        if lx >= last.0 {
+            return last.1;
+        }
+        let i = k.partition_point(|p| p.0 <= lx);
+        let (a, b) = (k[i - 1], k[i]);
+        a.1 + (b.1 - a.1) * (lx - a.0) / (b.0 - a.0)
+    }
+
+    /// The share far above the ridge: what a large GEMM of this precision reaches of the tensor peak.
+    pub fn compute_share(&self) -> f64 {
+        self.knots.last().map_or(1.0, |k| k.1)
+    }
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// Where a machine's GEMM curves come from.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum CurveSource {
+    /// No kernel table in the dataset: every GEMM at its roofline, scaled by the engine's compute efficiency.
+    #[default]
+    None,
+    /// Measured on this machine's GPU (`table` is the kernel table's id).
+    Measured { table: String },
+    /// Measured on another GPU and read against this one's ridge (`table` measured `gpu`).
+    Transferred { table: String, gpu: String },
+}
+
+/// A machine's GEMM curves per operand precision, and where they come from.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct GemmCurves {
+    #[serde(skip)]
+    pub bf16: RooflineCurve,
+    /// FP8 operands; FP4 weights (NVFP4, MXFP4) take this curve too: no measured GPU multiplies FP4 natively.
+    #[serde(skip)]
+    pub fp8: RooflineCurve,
+    pub source: CurveSource,
+}
+
+impl GemmCurves {
+    /// The curve of weights multiplied at `bits` (the model's compute precision).
+    pub fn for_bits(&self, bits: f64) -> &RooflineCurve {
+        if bits <= 8.0 {
+            &self.fp8
+        } else {
+            &self.bf16
+        }
+    }
+
+    /// The share of the tensor peak a weight GEMM reaches on this GPU (1 without a curve: the roofline, which
+    /// the engine's fitted compute efficiency then scales). The step model charges the weight reads apart
+    /// (`t = max(bytes, FLOPs) + ...`), so below the ridge the curve is read at the ridge: there the bytes' own
+    /// term decides, and a table's small-GEMM times (which carry each kernel's ramp of a few microseconds) never
+    /// stand in for the weight reads an engine streams.
+    ///
+    /// `peak`, `bandwidth`: this GPU's tensor peak at the precision `bits` and its memory bandwidth.
+    pub fn share(&self, bits: f64, shape: GemmShape, peak: f64, bandwidth: f64) -> f64 {
+        let curve = self.for_bits(bits);
+        if curve.is_empty() || !(peak > 0.0 && bandwidth > 0.0) {
+            return 1.0;
+        }
+        let x = shape.intensity() / (peak / bandwidth);
+        curve.share(x.max(1.0)).min(1.0)
+    }
+
+    /// Whether the GEMMs' efficiency comes from a kernel table (then no compute efficiency is fitted).
+    pub fn measured(&self) -> bool {
+        self.source != CurveSource::None
+    }
+}
+
+/// A GEMM's dimensions and element widths.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GemmShape {
+    pub m: f64,
+    pub n: f64,
+    pub k: f64,
+    /// Bytes per weight element and per activation element.
+    pub weight_bytes: f64,
+    pub activation_bytes: f64,
+}
+
+impl GemmShape {
+    /// FLOPs per byte moved: `2 M N K` over the weights, the input rows and the BF16 output.
+    pub fn intensity(&self) -> f64 {
+        let bytes =
+            self.n * self.k * self.weight_bytes + self.m * self.k * self.activation_bytes + 2.0 * self.m * self.n;
+        if bytes > 0.0 {
+            2.0 * self.m * self.n * self.k / bytes
+        } else {
+            0.0
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_curve_interpolates_in_log_x_and_holds_its_ends() {
+        let c = RooflineCurve::from_samples(&[(0.25, 0.8), (1.0, 0.5), (4.0, 0.7), (16.0, 0.75)]);
+        assert!((c.share(0.25) - 0.8).abs() < 1e-12);
+        assert!((c.share(2.0) - 0.6).abs() < 1e-12, "{}", c.share(2.0));
+        assert_eq!(c.share(1e-6), 0.8);
+        assert_eq!(c.share(1e6), 0.75);
+        assert_eq!(c.compute_share(), 0.75);
+    }
+
+    #[test]
+    fn samples_in_one_half_octave_make_one_knot_at_their_median() {
+        let c = RooflineCurve::from_samples(&[(1.0, 0.4), (1.1, 0.6), (1.2, 0.5), (8.0, 0.7), (f64::NAN, 1.0)]);
+        assert_eq!(c.knots.len(), 2);
+        assert!((c.knots[0].1 - 0.5).abs() < 1e-12);
+        assert!((c.knots[0].0 - 1.1f64.log2()).abs() < 1e-12);
+    }
+
+    #[test]
+    fn without_a_curve_every_gemm_is_at_its_roofline() {
+        let g = GemmCurves::default();
+        let shape = GemmShape { m: 64.0, n: 4096.0, k: 4096.0, weight_bytes: 2.0, activation_bytes: 2.0 };
+        assert_eq!(g.share(16.0, shape, 1e15, 3e12), 1.0);
+    }
+
+    #[test]
+    fn the_ridge_sits_at_more_rows_on_a_gpu_with_more_flops_per_byte() {
+        let g = GemmCurves {
+            bf16: RooflineCurve::from_samples(&[(0.1, 0.8), (1.0, 0.5), (10.0, 0.75)]),
+            ..Default::default()
+        };
+        let at = |m: f64, peak: f64| {
+            let shape = GemmShape { m, n: 8192.0, k: 8192.0, weight_bytes: 2.0, activation_bytes: 2.0 };
+            g.share(16.0, shape, peak, 3.35e12)
+        };
+        // 300 rows sit at the ridge of a 1 PFLOP/s GPU, well below that of a 7 PFLOP/s one.
+        assert!(at(300.0, 1e15) < 0.6, "{}", at(300.0, 1e15));
+        assert!(at(300.0, 7e15) > at(300.0, 1e15));
+        assert!(at(2100.0, 7e15) < 0.6);
+        assert!((at(1e6, 1e15) - 0.75).abs() < 1e-9, "far above the ridge: the large GEMM's share");
+    }
+}
