@@ -77,3 +77,67 @@ pub fn attach(ds: &Dataset, hw: &mut HardwareSpec) {
     };
     hw.gemm = GemmCurves { bf16, fp8, source };
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dataset::{load, SourceText};
+    use crate::spec::GemmShape;
+
+    fn dataset(with_table: bool) -> Dataset {
+        let mut files = vec![
+            ("sources.json", include_str!("../../data/sources.json")),
+            ("hardware/h100-sxm.json", include_str!("../../data/hardware/h100-sxm.json")),
+            ("hardware/gb300-station.json", include_str!("../../data/hardware/gb300-station.json")),
+        ];
+        if with_table {
+            files.push(("kernels/h100-sxm.json", include_str!("../../data/kernels/h100-sxm.json")));
+        }
+        let texts: Vec<SourceText> =
+            files.into_iter().map(|(path, text)| SourceText { path: path.into(), text: text.into() }).collect();
+        load(&texts).0
+    }
+
+    fn spec(ds: &Dataset, id: &str) -> HardwareSpec {
+        let mut h = crate::scenario::hardware_spec(&ds.hardware[id]);
+        attach(ds, &mut h);
+        h
+    }
+
+    /// The H100's table, read against its own roofline: large GEMMs at 0.55-0.85 of the tensor peak (cuBLAS on
+    /// an H100 SXM reaches 650-770 of 989 BF16 TFLOP/s), and less at the ridge than far above it.
+    #[test]
+    fn the_h100_table_reaches_a_plausible_share_far_above_the_ridge_and_less_at_it() {
+        let ds = dataset(true);
+        let h = spec(&ds, "h100-sxm");
+        assert_eq!(h.gemm.source, CurveSource::Measured { table: "h100-sxm".into() });
+        for curve in [&h.gemm.bf16, &h.gemm.fp8] {
+            let large = curve.compute_share();
+            assert!((0.55..=0.85).contains(&large), "{large}");
+            assert!(curve.share(1.0) < large, "ridge {} against {large}", curve.share(1.0));
+        }
+    }
+
+    #[test]
+    fn a_gpu_without_its_own_table_takes_the_measured_one_against_its_own_ridge() {
+        let ds = dataset(true);
+        let gb300 = spec(&ds, "gb300-station");
+        assert!(matches!(gb300.gemm.source, CurveSource::Transferred { ref table, .. } if table == "h100-sxm"));
+        let h100 = spec(&ds, "h100-sxm");
+        // 256 rows of an 8192-wide BF16 GEMM sit near the H100's ridge and well below the GB300's: the GB300 reads
+        // the curve at its ridge, the H100 just below it; far above both ridges the two nearly agree (their ridges
+        // differ by a fifth).
+        let rows = |m: f64| GemmShape { m, n: 8192.0, k: 8192.0, weight_bytes: 2.0, activation_bytes: 2.0 };
+        let share = |h: &HardwareSpec, m: f64| h.gemm.share(16.0, rows(m), h.flops_bf16, h.hbm_bytes_per_sec);
+        assert!((share(&gb300, 1e6) - share(&h100, 1e6)).abs() < 0.05);
+        assert!(share(&gb300, 256.0) <= share(&h100, 1e6));
+    }
+
+    #[test]
+    fn without_a_table_every_machine_keeps_the_roofline() {
+        let ds = dataset(false);
+        let h = spec(&ds, "h100-sxm");
+        assert_eq!(h.gemm.source, CurveSource::None);
+        assert!(!h.gemm.measured());
+    }
+}

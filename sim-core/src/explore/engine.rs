@@ -195,9 +195,10 @@ impl Workspace {
             if s.hardware.gemm.measured() && k.gemms_from_kernel_table() {
                 k.compute_efficiency = 1.0;
                 bases.retain(|b| !b.starts_with("compute_efficiency"));
-                bases.push(
-                    "compute_efficiency 1 (the kernel table's measured GEMM curve gives each GEMM's share)".into(),
-                );
+                bases.push(format!(
+                    "compute_efficiency 1 (each GEMM at the share of the tensor peak its intensity reaches: {})",
+                    s.hardware.gemm.source.describe()
+                ));
             }
             how = format!("{how}; on this machine: {}", bases.join("; "));
         }
@@ -407,6 +408,40 @@ mod tests {
             );
         }
         assert!(p.iter().zip(&q).any(|(a, b)| a.output_tok_s < b.output_tok_s * 0.99), "the benchmarks lower it");
+    }
+
+    /// With the GPU's kernel table in the dataset, the roofline's GEMMs run at the table's measured curve: its
+    /// compute efficiency is 1 (not the dense GEMM fraction on top), and its basis names the table.
+    #[test]
+    fn the_roofline_runs_its_gemms_at_the_kernel_table_where_the_gpu_has_one() {
+        let mut files: Vec<SourceText> = [
+            ("sources.json", include_str!("../../../data/sources.json")),
+            ("hardware/h100-sxm.json", include_str!("../../../data/hardware/h100-sxm.json")),
+            ("models/minimax-m3.json", include_str!("../../../data/models/minimax-m3.json")),
+            ("engines/roofline.json", include_str!("../../../data/engines/roofline.json")),
+        ]
+        .into_iter()
+        .map(|(path, text)| SourceText { path: path.into(), text: text.into() })
+        .collect();
+        let scenario = include_str!("../../../data/scenarios/plan-minimax-m3-h100-sxm.json");
+        let roofline = |files: &[SourceText]| {
+            let ws = Workspace::load(files, None);
+            let run = ws.scenario_from_text("plan.json", scenario, FitSet::All).expect("scenario resolves");
+            let run = ws.with_engine(run, "roofline").expect("the roofline profile");
+            let tok_s = run.predict(&[Mode::Single], &[256])[0].output_tok_s;
+            (run, tok_s)
+        };
+        let (without, spec_tok_s) = roofline(&files);
+        files.push(SourceText {
+            path: "kernels/h100-sxm.json".into(),
+            text: include_str!("../../../data/kernels/h100-sxm.json").into(),
+        });
+        let (with, table_tok_s) = roofline(&files);
+        assert!((without.coefficients.compute_efficiency - 0.698).abs() < 1e-12);
+        assert_eq!(with.coefficients.compute_efficiency, 1.0);
+        assert!(with.engine.contains("kernel table `h100-sxm`, measured on this GPU"), "{}", with.engine);
+        // The table's curve reaches less than cuBLASLt's best large GEMM at the ridge: never faster.
+        assert!(table_tok_s <= spec_tok_s * 1.02, "{table_tok_s} against {spec_tok_s}");
     }
 
     #[test]

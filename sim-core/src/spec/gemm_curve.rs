@@ -91,6 +91,19 @@ pub enum CurveSource {
     Transferred { table: String, gpu: String },
 }
 
+impl CurveSource {
+    /// Where the curves come from, in words.
+    pub fn describe(&self) -> String {
+        match self {
+            CurveSource::None => "no kernel table: GEMMs at the roofline times the engine's compute efficiency".into(),
+            CurveSource::Measured { table } => format!("kernel table `{table}`, measured on this GPU"),
+            CurveSource::Transferred { table, gpu } => {
+                format!("kernel table `{table}` (measured on {gpu}), read against this GPU's own ridge")
+            }
+        }
+    }
+}
+
 /// A machine's GEMM curves per operand precision, and where they come from.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct GemmCurves {
@@ -197,10 +210,11 @@ mod tests {
             let shape = GemmShape { m, n: 8192.0, k: 8192.0, weight_bytes: 2.0, activation_bytes: 2.0 };
             g.share(16.0, shape, peak, 3.35e12)
         };
-        // 300 rows sit at the ridge of a 1 PFLOP/s GPU, well below that of a 7 PFLOP/s one.
-        assert!(at(300.0, 1e15) < 0.6, "{}", at(300.0, 1e15));
-        assert!(at(300.0, 7e15) > at(300.0, 1e15));
-        assert!(at(2100.0, 7e15) < 0.6);
+        // 300 rows sit at the ridge of a 1 PFLOP/s GPU; 2,100 rows are well past it there and still at the ridge
+        // of a 7 PFLOP/s one (below the ridge the curve is read at it: the weight reads decide there).
+        assert!((at(300.0, 1e15) - 0.5).abs() < 0.02, "{}", at(300.0, 1e15));
+        assert!((at(2100.0, 7e15) - 0.5).abs() < 1e-9, "{}", at(2100.0, 7e15));
+        assert!(at(2100.0, 1e15) > 0.6, "{}", at(2100.0, 1e15));
         assert!((at(1e6, 1e15) - 0.75).abs() < 1e-9, "far above the ridge: the large GEMM's share");
     }
 }
