@@ -7,9 +7,12 @@
 //!               hbm_bytes = dense + experts touched by T tokens + KV each sequence attends to (per architecture)
 //!                           + linear layers' state, read once and written after each verified token (split
 //!                             across TP ranks by heads; a drafting model holds a state slot per draft token)
-//!   t_compute = 2 * (T + P_pad) * routed active params / peak at the experts' precision / tp / eta_c
-//!               + 2 * T * other active params / peak at the dense layers' precision / tp / eta_c
-//!               (P_pad: the rows the MoE kernel pads each touched expert's tokens to, in tokens: moe_padding_tokens)
+//!   t_compute = 2 * (T + P_pad) * routed active params / peak at the experts' precision / tp / eta_c / s_r
+//!               + 2 * T * other active params / peak at the dense layers' precision / tp / eta_c / s_d
+//!               (P_pad: the rows the MoE kernel pads each touched expert's tokens to, in tokens: moe_padding_tokens;
+//!                a Marlin kernel multiplies the experts at 16 bits; s_r, s_d: the share of the peak the machine's
+//!                kernel table measured at each GEMM's intensity, `gemm_shares`, 1 unless the engine states
+//!                `gemm_from_kernel_table`, when eta_c is 1)
 //!               + attention FLOPs at each sequence's context but the sparse indexer's
 //!                 / (BF16 peak x 0.65 x tp / head padding)
 //!               + sparse indexer FLOPs / (BF16 peak x 0.65)      (every TP rank scores with all indexer heads)

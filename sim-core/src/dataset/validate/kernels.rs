@@ -6,9 +6,18 @@ use crate::dataset::schema::KernelsFile;
 
 impl Checker<'_> {
     pub(super) fn kernels(&mut self) {
+        let mut seen: std::collections::BTreeMap<&str, &str> = std::collections::BTreeMap::new();
         for table in self.ds.kernels.values() {
             let file = self.path("kernels", &table.id);
             self.kernel_table(&file, table);
+            if let Some(first) = seen.insert(&table.hardware, &table.id) {
+                self.err(
+                    &file,
+                    "/hardware".into(),
+                    format!("a second kernel table for `{}` (table `{first}` measures it too)", table.hardware),
+                    "one table per GPU: replace the older file, or give the other GPU its own hardware file",
+                );
+            }
         }
     }
 
@@ -96,5 +105,31 @@ impl Checker<'_> {
         for (j, s) in seconds.iter().enumerate() {
             self.positive(file, format!("{at}/seconds/{j}"), *s, "seconds");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::dataset::{load, SourceText};
+
+    /// Two tables naming one GPU: the second is refused (the model would read only one of them).
+    #[test]
+    fn a_second_table_for_one_gpu_is_refused() {
+        let table = include_str!("../../../../data/kernels/h100-sxm.json");
+        let files: Vec<SourceText> = [
+            ("sources.json", include_str!("../../../../data/sources.json").to_string()),
+            ("hardware/h100-sxm.json", include_str!("../../../../data/hardware/h100-sxm.json").to_string()),
+            ("kernels/h100-sxm.json", table.to_string()),
+            ("kernels/mine.json", table.replace("\"id\": \"h100-sxm\"", "\"id\": \"mine\"")),
+        ]
+        .into_iter()
+        .map(|(path, text)| SourceText { path: path.into(), text })
+        .collect();
+        let (ds, diags) = load(&files);
+        assert!(diags.iter().all(|d| !d.is_error()), "{diags:?}");
+        let errors = super::super::check(&ds, None);
+        let second: Vec<_> = errors.iter().filter(|d| d.message.contains("a second kernel table")).collect();
+        assert_eq!(second.len(), 1, "{errors:?}");
+        assert_eq!(second[0].file, "kernels/mine.json");
     }
 }
