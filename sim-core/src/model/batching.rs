@@ -249,9 +249,11 @@ impl<'a> Engine<'a> {
     }
 
     /// The ranks KV positions are split across (`ModelSpec::kv_split`): the tensor-parallel degree under GQA up
-    /// to the KV heads, 1 under MLA (`kv_per_rank`).
+    /// to the KV heads, 1 under MLA (`kv_per_rank`); a pipeline's stages on top, each holding only its own
+    /// layers' KV (vLLM's pipeline stages allocate the KV cache of the layers they run), whatever the attention.
     pub fn kv_split(&self) -> f64 {
-        self.model.kv_split(self.placement.tp)
+        let stages = self.span.stages();
+        stages * self.model.kv_split(self.placement.tp / stages)
     }
 
     /// KV bytes one sequence holds at context `ctx` on one GPU of this engine.
@@ -392,7 +394,9 @@ impl StepCosts<'_, '_> {
         // A prompt token multiplies by the prefill share of the active parameters (all of them but in a model
         // that publishes fewer per prefill token); its expert touches above are counted as a decode token's.
         let multiplied = seqs * (m.draft_tokens + 1.0) + load.prefill_tokens * m.prefill_active_share;
-        let attention_s = |all: f64, indexer: f64| (all - indexer) / self.attention_rate + indexer / self.indexer_rate;
+        // A pipeline stage scores only its own layers' indexer (its share of the layers, whole on each rank).
+        let indexer_rate = self.indexer_rate * e.span.stages();
+        let attention_s = |all: f64, indexer: f64| (all - indexer) / self.attention_rate + indexer / indexer_rate;
         // The routed experts' kernel multiplies each touched expert's tokens in whole tiles of rows: the padding,
         // in tokens' worth of routed multiplies, is added to the routed share only.
         let touched_uniform = || reads.touched_uniform.unwrap_or_else(|| self.reader.uniform_touch(tokens));

@@ -76,7 +76,11 @@ pub fn laid_engine<'a>(s: &'a Scenario, k: &'a Coefficients, layout: Layout) -> 
     let gpus = hw.gpus.max(1.0);
     let machines = if layout == Layout::One { 1.0 } else { 2.0 };
     let tp = gpus * machines;
-    let placement = place(&s.model, hw, tp, k);
+    let mut placement = place(&s.model, hw, tp, k);
+    if layout == Layout::Pipeline {
+        // Each stage holds its half of the layers' KV, split by heads over its own machine's GPUs.
+        placement.kv_bytes_per_token = s.model.kv_bytes_per_token / (machines * s.model.kv_split(gpus));
+    }
     let attention_padding = s.model.attention_head_padding(
         hw.sparse_attention_head_tile,
         if layout == Layout::Pipeline { gpus } else { placement.tp },
@@ -408,6 +412,35 @@ impl<'a> Sweep<'a> {
 mod tests {
     use super::*;
     use crate::model::Bottleneck;
+
+    fn glm_5_2() -> Scenario {
+        let files: Vec<crate::dataset::SourceText> = [
+            ("sources.json", include_str!("../../../data/sources.json")),
+            ("hardware/gb300-station.json", include_str!("../../../data/hardware/gb300-station.json")),
+            ("models/glm-5.2.json", include_str!("../../../data/models/glm-5.2.json")),
+            ("scenarios/glm-5.2.json", include_str!("../../../data/scenarios/glm-5.2.json")),
+        ]
+        .into_iter()
+        .map(|(path, text)| crate::dataset::SourceText { path: path.into(), text: text.into() })
+        .collect();
+        let (ds, _) = crate::dataset::load(&files);
+        crate::scenario::resolve(&ds, "scenarios/glm-5.2.json", &ds.scenarios["glm-5.2"]).expect("resolves")
+    }
+
+    /// A pipeline stage holds the KV of its own layers only: an MLA model, whose latent tensor parallelism
+    /// replicates, holds about twice the requests under PP2 as under TP2 (vLLM allocates each stage's cache for
+    /// the layers it runs), and reads half the KV per rank.
+    #[test]
+    fn a_pipeline_stage_holds_only_its_own_layers_kv() {
+        let s = glm_5_2();
+        let k = Coefficients::default();
+        let (tp, pp) = (laid_engine(&s, &k, Layout::Tensor), laid_engine(&s, &k, Layout::Pipeline));
+        assert_eq!(tp.placement.kv_pool_bytes, pp.placement.kv_pool_bytes);
+        let (held_tp, held_pp) = (tp.max_resident(512.0, 512.0), pp.max_resident(512.0, 512.0));
+        assert!((held_pp / held_tp - 2.0).abs() < 0.02, "pp2 {held_pp} against tp2 {held_tp}");
+        assert!((tp.kv_bytes_at(1024.0) / pp.kv_bytes_at(1024.0) - 2.0).abs() < 1e-9);
+        assert!((tp.placement.kv_bytes_per_token / pp.placement.kv_bytes_per_token - 2.0).abs() < 1e-9);
+    }
 
     /// A stand-in single machine whose batch rate per client falls as clients are added.
     fn single(n: u32) -> Prediction {
