@@ -83,7 +83,15 @@ fn main() {
         .collect();
     let embedded: Vec<sim_core::dataset::SourceText> = texts
         .iter()
-        .map(|t| sim_core::dataset::SourceText { path: t.path.clone(), text: without_layout(&t.text) })
+        .map(|t| {
+            // A kernel table's checks (attention, elementwise, whole steps) are never read by a prediction.
+            let text = if t.path.starts_with("kernels/") {
+                sim_core::kernel_curves::predicting_part(&t.text).unwrap_or_else(|| without_layout(&t.text))
+            } else {
+                without_layout(&t.text)
+            };
+            sim_core::dataset::SourceText { path: t.path.clone(), text }
+        })
         .collect();
     let mut src = String::from(
         "/// Every dataset file, path relative to data/ and its text.\npub const FILES: &[(&str, &str)] = &[\n",

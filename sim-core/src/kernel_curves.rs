@@ -52,6 +52,21 @@ pub fn curves_from_table(table: &KernelsFile, measured_on: Roofline) -> (Rooflin
     (RooflineCurve::from_samples(&samples(GemmDtype::Bf16)), RooflineCurve::from_samples(&samples(GemmDtype::Fp8)))
 }
 
+/// The fields of a kernel table no prediction reads (`curves_from_table` reads the GEMM rows): the checks'
+/// measurements, which a bundle that only predicts (the page) can leave out.
+pub const CHECK_ONLY_FIELDS: [&str; 5] = ["grouped_gemm", "attention_prefill", "attention_decode", "elementwise", "steps"];
+
+/// A kernel table's text without `CHECK_ONLY_FIELDS`, compact: the same curves for half the bytes. `None` when the
+/// text is not a JSON object (it is then bundled as it is, and the loader reports it).
+pub fn predicting_part(text: &str) -> Option<String> {
+    let mut v: serde_json::Value = serde_json::from_str(text).ok()?;
+    let obj = v.as_object_mut()?;
+    for field in CHECK_ONLY_FIELDS {
+        obj.remove(field);
+    }
+    serde_json::to_string(&v).ok()
+}
+
 /// The table that measured `hardware_id`'s GPU, else the table every other GPU takes its curves from: the first
 /// by id whose hardware file the dataset holds. `None` without a usable table.
 pub fn table_for<'d>(ds: &'d Dataset, hardware_id: &str) -> Option<(&'d KernelsFile, bool)> {
@@ -131,6 +146,22 @@ mod tests {
         let share = |h: &HardwareSpec, m: f64| h.gemm.share(16.0, rows(m), h.flops_bf16, h.hbm_bytes_per_sec);
         assert!((share(&gb300, 1e6) - share(&h100, 1e6)).abs() < 0.05);
         assert!(share(&gb300, 256.0) <= share(&h100, 1e6));
+    }
+
+    #[test]
+    fn the_predicting_part_of_a_table_gives_the_same_curves() {
+        let full = include_str!("../../data/kernels/h100-sxm.json");
+        let part = predicting_part(full).expect("an object");
+        assert!(part.len() * 2 < full.len(), "{} of {}", part.len(), full.len());
+        let parse = |t: &str| -> KernelsFile {
+            let mut v: serde_json::Value = serde_json::from_str(t).expect("json");
+            v.as_object_mut().expect("object").remove("$schema");
+            serde_json::from_value(v).expect("a kernel table")
+        };
+        let ds = dataset(false);
+        let roofline = Roofline::of(&ds.hardware["h100-sxm"]);
+        assert_eq!(curves_from_table(&parse(full), roofline), curves_from_table(&parse(&part), roofline));
+        assert_eq!(predicting_part("[1, 2]"), None);
     }
 
     #[test]
