@@ -349,7 +349,13 @@ pub fn plan_goodput(b: &Bundle, st: &UrlState, calibrated: Option<&Coefficients>
         tpot_s: Some(p.value(pf::SLO_TPOT) / 1e3),
         statistic: p.slo_stat,
     };
-    let q = GoodputQuery { target, max_users: sim_core::explore::target::MAX_USERS, cost };
+    let q = GoodputQuery {
+        target,
+        max_users: sim_core::explore::target::MAX_USERS,
+        cost,
+        users: Default::default(),
+        asked_users: None,
+    };
     let goodput = b.ws.goodput(&run, &q).map_err(|e| e.to_string())?;
     let mode = goodput.workloads.first().and_then(|w| w.verdict.best_pair);
     let model = match p.source {
