@@ -1,5 +1,9 @@
 //! The command line as a user meets it: exit codes, CSV columns, and a reader that closes the pipe early.
 
+// The planner's contract (offload, context, users, one answer, profiles, outputs), in a file of its own.
+#[path = "cli/planner.rs"]
+mod planner;
+
 use std::io::Read;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};

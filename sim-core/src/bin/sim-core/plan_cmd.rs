@@ -428,9 +428,6 @@ fn print(out: &mut Out, format: Format, answers: &[Answer]) {
                     if let Some(w) = &a.share_warning {
                         o.insert("memory_share_warning".into(), value(serde_json::to_value(w)));
                     }
-                    if let Some(p) = &a.profile {
-                        o.insert("engine_choice".into(), p.clone().into());
-                    }
                 }
                 v
             })
@@ -441,6 +438,13 @@ fn print(out: &mut Out, format: Format, answers: &[Answer]) {
             many => out.line(&render::json(many)),
         }
         return;
+    }
+    // Why a plan asked by flags uses its profile: a note, so that the saved scenario (which names the profile)
+    // answers the same on stdout.
+    for a in answers {
+        if let Some(p) = &a.profile {
+            warn(&format!("note: {}: engine profile {p}", a.hardware));
+        }
     }
     if answers.len() > 1 && format == Format::Table {
         let rows = answers.iter().map(|a| (a.hardware.as_str(), &a.plan, a.goodput.as_ref(), &a.one));
@@ -458,7 +462,7 @@ fn print(out: &mut Out, format: Format, answers: &[Answer]) {
                 Some(g) => goodput::summary(g).iter().for_each(|l| out.line(l)),
                 None => render::plan_verdict(&a.plan).iter().for_each(|l| out.line(l)),
             }
-            for line in render::plan_notes(&a.offloads, a.share_warning.as_ref(), a.profile.as_deref()) {
+            for line in render::plan_notes(&a.offloads, a.share_warning.as_ref()) {
                 out.line(&line);
             }
             // How to run the answer comes with it (and each mode too close to call with it); the

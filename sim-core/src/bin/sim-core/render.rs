@@ -302,11 +302,10 @@ fn wrap(text: &str, width: usize, indent: &str) -> Vec<String> {
 }
 
 /// Above the commands: weights kept in CPU memory and the `--cpu-offload-gb` that keeps them there, a verdict
-/// that turns on a few points of the memory share, and why a plan asked by flags uses its engine profile.
+/// that turns on a few points of the memory share.
 pub fn plan_notes(
     offloads: &[sim_core::explore::memory_share::Offload],
     share: Option<&sim_core::explore::memory_share::ShareWarning>,
-    profile: Option<&str>,
 ) -> Vec<String> {
     let mut out = Vec::new();
     for o in offloads {
@@ -314,9 +313,6 @@ pub fn plan_notes(
     }
     if let Some(w) = share {
         out.extend(wrap(&format!("warning: {}", w.text), 100, "  "));
-    }
-    if let Some(p) = profile {
-        out.extend(wrap(&format!("engine profile: {p}"), 100, "  "));
     }
     if !out.is_empty() {
         out.push(String::new());
