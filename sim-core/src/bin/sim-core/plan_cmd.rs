@@ -156,10 +156,14 @@ pub fn run(args: PlanArgs, out: &mut Out) -> Result<u8, CliError> {
         }
         (Some(path), false) => {
             if let Some(flag) = args.ask.first_given() {
-                return Err(CliError::Usage(format!(
-                    "{flag} is for a plan asked with --model and --hardware; a scenario file states it itself (server \
-                     settings as overrides: {})",
+                let keys = if flag == "--cpu-offload-gb" {
+                    format!("{} in bytes per GPU", sim_core::explore::plan_request::CPU_OFFLOAD_KEY)
+                } else {
                     SERVER_SETTINGS.map(|s| s.key).join(", ")
+                };
+                return Err(CliError::Usage(format!(
+                    "{flag} is for a plan asked with --model and --hardware; a scenario file states it itself (as an \
+                     override: {keys})"
                 )));
             }
             let (ws, mut run) = open_scenario(path, args.data.clone(), FitSet::All)?;
