@@ -349,7 +349,13 @@ pub fn plan_goodput(b: &Bundle, st: &UrlState, calibrated: Option<&Coefficients>
         tpot_s: Some(p.value(pf::SLO_TPOT) / 1e3),
         statistic: p.slo_stat,
     };
-    let q = GoodputQuery { target, max_users: sim_core::explore::target::MAX_USERS, cost };
+    let q = GoodputQuery {
+        target,
+        max_users: sim_core::explore::target::MAX_USERS,
+        cost,
+        users: Default::default(),
+        asked_users: None,
+    };
     let goodput = b.ws.goodput(&run, &q).map_err(|e| e.to_string())?;
     let mode = goodput.workloads.first().and_then(|w| w.verdict.best_pair);
     let model = match p.source {
@@ -357,8 +363,14 @@ pub fn plan_goodput(b: &Bundle, st: &UrlState, calibrated: Option<&Coefficients>
         _ => "<your checkpoint>".to_string(),
     };
     let gpus = run.scenario.hardware.gpus.max(1.0).round() as u32;
-    let commands =
-        mode.map(|m| sim_core::explore::serving_commands::serving_commands(m, &model, gpus, &run.scenario.server));
+    // The commands set what the prediction assumed: the profile's memory share, the offload of weights that do
+    // not fit (`memory_share::serve_flags`).
+    let offloads = sim_core::explore::memory_share::offloads(&run);
+    let commands = mode.map(|m| {
+        let c = sim_core::explore::serving_commands::serving_commands(m, &model, gpus, &run.scenario.server);
+        let flags = sim_core::explore::memory_share::serve_flags(&run, &offloads, m);
+        sim_core::explore::serving_commands::with_serve_flags(c, &flags)
+    });
     Ok(TargetAnswer { goodput, commands })
 }
 

@@ -1,5 +1,9 @@
 //! The command line as a user meets it: exit codes, CSV columns, and a reader that closes the pipe early.
 
+// The planner's contract (offload, context, users, one answer, profiles, outputs), in a file of its own.
+#[path = "cli/planner.rs"]
+mod planner;
+
 use std::io::Read;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -684,7 +688,8 @@ fn a_setup_value_its_quote_contradicts_is_an_error() {
         let dir = data_with_typo(tag, file, line, from, to);
         let out = bin().args(["validate", "--no-model-check"]).arg(&dir).output().expect("run");
         let _ = std::fs::remove_dir_all(&dir);
-        let said = String::from_utf8_lossy(&out.stdout).into_owned();
+        // Diagnostics are on stderr, as `validate --help` says.
+        let said = String::from_utf8_lossy(&out.stderr).into_owned();
         assert_eq!(out.status.code(), Some(1), "{tag}: the typo passed:\n{said}");
         let error = said
             .split("error: ")
@@ -706,7 +711,7 @@ fn a_corrupted_schema_file_fails_validation() {
     std::fs::write(&path, text.replacen("\"type\": \"object\"", "\"type\": \"array\"", 1)).expect("write");
     let out = bin().args(["validate", "--no-model-check"]).arg(&dir).output().expect("run");
     let _ = std::fs::remove_dir_all(&dir);
-    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
     assert_eq!(out.status.code(), Some(1), "the corrupted schema passed:\n{said}");
     let error = said.split("error: ").find(|e| e.contains("schema/sweep.json")).expect("the schema file is named");
     assert!(error.contains("sim-core schema data/schema"), "{error}");

@@ -19,14 +19,25 @@ fn blessing() -> bool {
 
 /// Runs the CLI from the repository root and returns its standard output; a failing command fails the test.
 /// The CLI is deterministic, so a command two documents show (or a document and a golden file) runs once.
+/// Arguments ending in `2>&1` show an error as a user meets it: stderr after stdout, and the command must exit 1
+/// (a finding) without panicking.
 fn run_cli(args: &[String]) -> String {
     static OUTPUTS: Mutex<BTreeMap<Vec<String>, String>> = Mutex::new(BTreeMap::new());
     if let Some(out) = OUTPUTS.lock().expect("outputs").get(args) {
         return out.clone();
     }
-    let out = Command::new(env!("CARGO_BIN_EXE_sim-core")).args(args).current_dir(root()).output().expect("run");
-    assert!(out.status.success(), "sim-core {}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr));
-    let text = String::from_utf8(out.stdout).expect("the CLI prints UTF-8");
+    let merged = args.last().is_some_and(|a| a == "2>&1");
+    let run = if merged { &args[..args.len() - 1] } else { args };
+    let out = Command::new(env!("CARGO_BIN_EXE_sim-core")).args(run).current_dir(root()).output().expect("run");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    let text = if merged {
+        assert_eq!(out.status.code(), Some(1), "sim-core {}: a finding exits 1: {err}", run.join(" "));
+        assert!(!err.contains("panicked"), "sim-core {}: {err}", run.join(" "));
+        String::from_utf8(out.stdout).expect("the CLI prints UTF-8") + &err
+    } else {
+        assert!(out.status.success(), "sim-core {}: {err}", args.join(" "));
+        String::from_utf8(out.stdout).expect("the CLI prints UTF-8")
+    };
     OUTPUTS.lock().expect("outputs").insert(args.to_vec(), text.clone());
     text
 }
@@ -46,6 +57,8 @@ fn cases() -> Vec<(String, Vec<String>)> {
         vec![
             "import".into(),
             "vllm-bench".into(),
+            "--hardware".into(),
+            "gb300-station".into(),
             format!("{samples}/vllm-serve-c1.json"),
             format!("{samples}/vllm-serve-c8.json"),
             format!("{samples}/vllm-serve-c32.json"),

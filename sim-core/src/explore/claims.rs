@@ -205,6 +205,9 @@ pub struct ClaimCheck {
     /// Why the data cannot check it, for an unverifiable claim.
     pub unverifiable: Option<String>,
     pub source: String,
+    /// What a reader must know to read the figure (`data/claims.json`'s caveat): unequal loads, a baseline
+    /// from another publication.
+    pub caveat: Option<String>,
 }
 
 /// The number an operand names: the one published point it keys (none when no point or several match), the
@@ -262,6 +265,7 @@ pub fn check_claims(ds: &Dataset, points: &[MeasuredPoint]) -> Vec<ClaimCheck> {
                 verdict,
                 unverifiable: c.unverifiable.clone(),
                 source: c.from.source.clone(),
+                caveat: c.caveat.clone(),
             }
         })
         .collect()

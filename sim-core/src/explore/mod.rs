@@ -12,13 +12,16 @@
 
 pub mod claims;
 pub mod confidence;
+pub mod context;
 pub mod cost;
 pub mod engine;
 pub mod fabric;
 pub mod frontier;
 pub mod held_out_gate;
+pub mod memory_share;
 pub mod open_loop;
 pub mod plan_request;
+pub mod profile_choice;
 pub mod protocol;
 pub mod server_settings;
 pub mod serving_commands;
@@ -26,6 +29,7 @@ pub mod settings;
 pub mod sweep;
 pub mod target;
 pub mod target_percentiles;
+pub mod users;
 pub mod verdict;
 pub mod workloads;
 

@@ -36,12 +36,18 @@ pub struct PlanRequest {
     /// Concurrency levels of the plan table (empty: the scenario default).
     pub concurrency: Vec<u32>,
     pub server: ServerSettings,
+    /// vLLM's `--cpu-offload-gb`: GiB of weights per GPU moved to CPU memory (the scenario override
+    /// `placement.pin_to_host_bytes`).
+    pub cpu_offload_gb: Option<f64>,
 }
+
+/// The override key vLLM's `--cpu-offload-gb` writes, in bytes per GPU.
+pub const CPU_OFFLOAD_KEY: &str = "placement.pin_to_host_bytes";
 
 /// Which request field an error is about, so the CLI can name its flag.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RequestError {
-    /// `model`, `bits`, `kv_cache_dtype`, `isl`, `osl` or a `server.*` override key.
+    /// `model`, `bits`, `kv_cache_dtype`, `cpu_offload_gb`, `isl`, `osl` or a `server.*` override key.
     pub field: String,
     pub message: String,
 }
@@ -91,6 +97,13 @@ impl PlanRequest {
         for (setting, value) in self.server.given() {
             crate::server::check(setting.key, value).map_err(|e| err(setting.key, e))?;
             overrides.insert(setting.key.to_string(), OverrideValue::Number(value));
+        }
+        if let Some(gb) = self.cpu_offload_gb {
+            if !(gb.is_finite() && gb > 0.0) {
+                return Err(err("cpu_offload_gb", format!("{gb}: GiB of weights per GPU, a positive number")));
+            }
+            let bytes = gb * f64::from(1u32 << 30);
+            overrides.insert(CPU_OFFLOAD_KEY.to_string(), OverrideValue::Number(bytes));
         }
         debug_assert!(SERVER_SETTINGS.iter().all(|s| crate::scenario::override_key(s.key).is_ok()));
         let model_name = match &self.model {
@@ -147,6 +160,7 @@ mod tests {
             kv_cache_dtype: None,
             concurrency: vec![],
             server: ServerSettings { max_num_seqs: 64.0, ..Default::default() },
+            cpu_offload_gb: None,
         }
     }
 

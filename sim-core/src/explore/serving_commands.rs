@@ -201,9 +201,29 @@ pub fn serving_commands(mode: Mode, model: &str, gpus_per_machine: u32, server: 
     ServingCommands { mode, steps, notes }
 }
 
+/// The commands with `flags` added to every `vllm serve` (`--cpu-offload-gb 40`, `--max-model-len 8192`): the
+/// settings a plan predicted with that are not the team's server settings.
+pub fn with_serve_flags(mut c: ServingCommands, flags: &[String]) -> ServingCommands {
+    for step in c.steps.iter_mut().filter(|s| s.command.contains("vllm serve")) {
+        for f in flags {
+            step.command.push_str(" \\\n    ");
+            step.command.push_str(f);
+        }
+    }
+    c
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn flags_join_every_vllm_serve_and_nothing_else() {
+        let c = with_serve_flags(serving_commands(Mode::Pd, "m", 1, &ServerSettings::default()), &["--x 1".into()]);
+        let serves = c.steps.iter().filter(|s| s.command.contains("vllm serve")).count();
+        assert_eq!(serves, 2);
+        assert_eq!(c.steps.iter().filter(|s| s.command.ends_with(" \\\n    --x 1")).count(), serves);
+    }
 
     #[test]
     fn every_mode_has_steps_each_with_its_page() {

@@ -15,6 +15,7 @@
 use super::confidence::{Band, Bands};
 use super::cost::{cost_at, Cost, CostInputs};
 use super::target_percentiles;
+use super::users::{self, Users};
 use super::verdict::{verdict, GoodputVerdict};
 use super::{ScenarioRun, Workspace};
 use crate::model::bandwidth::place;
@@ -79,8 +80,10 @@ pub enum GoodputError {
     NoLimit,
     #[error("the {what} limit must be a positive number of seconds, got {value}")]
     BadLimit { what: &'static str, value: f64 },
-    #[error("the highest load to search must be at least 1 user")]
+    #[error("the highest load to search and the load asked must be at least 1 user")]
     NoLoad,
+    #[error("{0}")]
+    Users(String),
     #[error("{0}")]
     Cost(String),
 }
@@ -93,6 +96,26 @@ pub struct GoodputQuery {
     pub max_users: u32,
     /// Prices and power, when the answer should say what a million tokens costs.
     pub cost: Option<CostInputs>,
+    /// Which kind of user the users count (`users::Users`): closed-loop streams unless a think time or a rate
+    /// per user is given.
+    pub users: Users,
+    /// The load the team asks about, users: each mode's latencies, whether it meets the target, and the cost
+    /// there (`ModeGoodput::at_asked`).
+    pub asked_users: Option<u32>,
+}
+
+/// A mode at the load the query asks about.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AtAsked {
+    pub users: u32,
+    pub meets: bool,
+    pub output_tok_s: f64,
+    pub ttft_s: f64,
+    pub tpot_s: f64,
+    /// What stops the mode at this load, when it misses.
+    pub miss: Option<Miss>,
+    /// Cost at the throughput these users make, when the query gave prices.
+    pub cost: Option<Cost>,
 }
 
 /// A mode at the highest load that meets the target.
@@ -104,7 +127,10 @@ pub struct AtTarget {
     pub at_grid_top: bool,
     pub output_tok_s: f64,
     pub tok_s_per_gpu: f64,
+    /// Throughput over the users: what each user's share of the machines' output is.
     pub tok_s_per_user: f64,
+    /// 1 / TPOT: the rate a user reads tokens at while an answer streams (the interactivity dashboards show).
+    pub interactivity_tok_s: f64,
     pub ttft_s: f64,
     pub tpot_s: f64,
     pub bottleneck: String,
@@ -147,6 +173,8 @@ pub struct ModeGoodput {
     pub tok_s_band: Band,
     /// Cost at the target's throughput, when the query gave prices.
     pub cost: Option<Cost>,
+    /// The mode at the asked load (`GoodputQuery::asked_users`).
+    pub at_asked: Option<AtAsked>,
 }
 
 impl ModeGoodput {
@@ -195,6 +223,9 @@ pub struct GoodputAnswer {
     pub users_grid: Vec<u32>,
     pub bands: Bands,
     pub cost_inputs: Option<CostInputs>,
+    /// Which kind of user the users count, and the load asked (the query's).
+    pub users: Users,
+    pub asked_users: Option<u32>,
     pub workloads: Vec<WorkloadGoodput>,
 }
 
@@ -305,12 +336,16 @@ impl ScenarioRun {
                     let placement =
                         if matches!(mode, Mode::Tp2 | Mode::Pp2 | Mode::Ep2) { &fits_two } else { &fits_one };
                     let gpus = f64::from(mode.machines()) * per_machine;
-                    let mut points: Vec<Prediction> = if placement.fits {
-                        grid.iter().map(|&c| sweep.predict(mode, c)).collect()
-                    } else {
-                        Vec::new()
+                    let lengths = (w.isl, w.osl);
+                    let points: Vec<Prediction> = match (placement.fits, q.users) {
+                        (false, _) => Vec::new(),
+                        (true, Users::Streams) => {
+                            let mut points: Vec<Prediction> = grid.iter().map(|&c| sweep.predict(mode, c)).collect();
+                            target_percentiles::apply(s, k, mode, lengths, q.target.statistic, &mut points);
+                            points
+                        }
+                        (true, kind) => users::grid_points(s, k, mode, lengths, &grid, kind, &q.target),
                     };
-                    target_percentiles::apply(s, k, mode, (w.isl, w.osl), q.target.statistic, &mut points);
                     let mut m = mode_goodput(mode, gpus, &points, &q.target, bands);
                     m.fits = placement.fits;
                     if !placement.fits {
@@ -331,6 +366,17 @@ impl ScenarioRun {
                         (Some(c), Some(a)) => cost_at(c, mode.machines(), a.output_tok_s),
                         _ => None,
                     };
+                    m.at_asked = q.asked_users.filter(|_| placement.fits).map(|n| {
+                        let mut p = if q.users.is_streams() {
+                            let mut one = [sweep.predict(mode, n)];
+                            target_percentiles::apply(s, k, mode, lengths, q.target.statistic, &mut one);
+                            one[0].clone()
+                        } else {
+                            users::predict_users(s, k, mode, lengths, n, q.users, q.target.statistic)
+                        };
+                        p.concurrency = n;
+                        at_asked(&p, mode, &q.target, q.cost.as_ref())
+                    });
                     m
                 })
                 .collect();
@@ -346,17 +392,34 @@ impl ScenarioRun {
             users_grid: grid,
             bands: bands.clone(),
             cost_inputs: q.cost.clone(),
+            users: q.users,
+            asked_users: q.asked_users,
             workloads,
         })
+    }
+}
+
+/// A mode at the asked load: its latencies against the target and the cost of what these users make it produce.
+fn at_asked(p: &Prediction, mode: Mode, target: &LatencyTarget, cost: Option<&CostInputs>) -> AtAsked {
+    let meets = target.meets(p, (1.0, 1.0));
+    AtAsked {
+        users: p.concurrency,
+        meets,
+        output_tok_s: p.output_tok_s,
+        ttft_s: p.ttft_s,
+        tpot_s: p.tpot_s,
+        miss: (!meets).then(|| miss_at(p, target)),
+        cost: cost.and_then(|c| cost_at(c, mode.machines(), p.output_tok_s)),
     }
 }
 
 /// Refuses a question the model cannot answer, before any prediction or fit runs.
 fn check(q: &GoodputQuery) -> Result<(), GoodputError> {
     q.target.check()?;
-    if q.max_users == 0 {
+    if q.max_users == 0 || q.asked_users == Some(0) {
         return Err(GoodputError::NoLoad);
     }
+    q.users.check().map_err(GoodputError::Users)?;
     if let Some(c) = &q.cost {
         c.check().map_err(GoodputError::Cost)?;
     }
@@ -382,6 +445,7 @@ pub fn mode_goodput(
             output_tok_s: p.output_tok_s,
             tok_s_per_gpu: p.output_tok_s / gpus,
             tok_s_per_user: p.output_tok_s / f64::from(users),
+            interactivity_tok_s: if p.tpot_s > 0.0 { 1.0 / p.tpot_s } else { f64::NAN },
             ttft_s: p.ttft_s,
             tpot_s: p.tpot_s,
             bottleneck: p.bottleneck.name().to_string(),
@@ -409,6 +473,7 @@ pub fn mode_goodput(
         users_within_bands,
         tok_s_band: bands.tok_s(mode).clone(),
         cost: None,
+        at_asked: None,
     }
 }
 
@@ -610,6 +675,8 @@ pub(super) mod tests {
                 target: LatencyTarget { ttft_s: Some(1.0), tpot_s: Some(0.03), statistic },
                 max_users: 128,
                 cost: None,
+                users: Users::Streams,
+                asked_users: None,
             };
             run.goodput(&q, &bands(0.2)).expect("an answer")
         };
@@ -644,6 +711,8 @@ pub(super) mod tests {
             target: LatencyTarget::mean(Some(ttft), Some(tpot)),
             max_users: 256,
             cost: Some(super::super::cost::CostInputs::with_defaults(300_000.0, 10_200.0)),
+            users: Users::Streams,
+            asked_users: None,
         };
         let tight = run.goodput(&q(1.0, 0.03), &bands(0.2)).expect("an answer");
         let loose = run.goodput(&q(4.0, 0.08), &bands(0.2)).expect("an answer");

@@ -21,6 +21,9 @@ pub struct GoodputVerdict {
     /// Set when the two best pair modes' tok/s at target lie within each other's bands:
     /// `too close to call: dp2 2.1x ±15%, tp2 2.0x ±25%`.
     pub too_close: Option<String>,
+    /// The modes `too_close` names, the verdict's first: the plan prints how to run each.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub too_close_modes: Vec<Mode>,
     /// One sentence.
     pub reason: String,
     /// A publication of this very setup that measured another two-machine mode first than the model puts first
@@ -39,6 +42,7 @@ pub fn weigh_measurement(v: &mut GoodputVerdict, published: &crate::plan::Publis
     let text = published.contradiction_text();
     v.too_close = Some(text.clone());
     v.measured = Some(text);
+    v.too_close_modes = v.best_pair.into_iter().chain([published.best_measured]).collect();
 }
 
 /// The verdict over every mode's answer (in `Mode::ALL` order). A mode that meets the target at no load is
@@ -54,15 +58,15 @@ pub fn verdict(modes: &[ModeGoodput]) -> GoodputVerdict {
     let ratio = |a: f64, b: f64| (b > 0.0).then(|| a / b);
     let users_gain = best.and_then(|b| ratio(f64::from(b.users()), f64::from(single_users)));
     let tok_s_gain = best.and_then(|b| ratio(b.tok_s(), single_tok));
-    let too_close = match (ranked.first(), ranked.get(1)) {
+    let (too_close, too_close_modes) = match (ranked.first(), ranked.get(1)) {
         (Some(a), Some(b)) if Band::overlap(a.tok_s(), &a.tok_s_band, b.tok_s(), &b.tok_s_band) => {
             let show = |m: &ModeGoodput| match ratio(m.tok_s(), single_tok) {
                 Some(g) => format!("{} {g:.1}x {}", m.mode.name(), m.tok_s_band.short()),
                 None => format!("{} {:.0} tok/s {}", m.mode.name(), m.tok_s(), m.tok_s_band.short()),
             };
-            Some(format!("too close to call: {}, {}", show(a), show(b)))
+            (Some(format!("too close to call: {}, {}", show(a), show(b))), vec![a.mode, b.mode])
         }
-        _ => None,
+        _ => (None, Vec::new()),
     };
     let stops = |m: &ModeGoodput| m.miss.as_ref().map(|x| x.text.clone());
     let reason = match (best, single_users) {
@@ -108,9 +112,109 @@ pub fn verdict(modes: &[ModeGoodput]) -> GoodputVerdict {
         users_gain,
         tok_s_gain,
         too_close,
+        too_close_modes,
         reason,
         measured: None,
     }
+}
+
+/// A plan's one answer: the mode to run, the modes too close to call with it (the plan prints how to run each),
+/// and one sentence with one multiplier, that every part of the output repeats.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PlanAnswer {
+    pub mode: Option<Mode>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub too_close_with: Vec<Mode>,
+    pub headline: String,
+}
+
+/// The one answer of a plan: at the latency target when there is one (at the asked load when one is asked),
+/// else the plan's recommendation, or what a publication of this very setup measured where it contradicts it.
+pub fn plan_answer(plan: &crate::plan::Plan, goodput: Option<&super::target::GoodputAnswer>) -> PlanAnswer {
+    let Some((g, w)) = goodput.and_then(|g| g.workloads.first().map(|w| (g, w))) else {
+        return match plan.contradicted() {
+            Some(v) => PlanAnswer {
+                mode: Some(v.best_measured),
+                too_close_with: plan.recommendation().filter(|m| *m != v.best_measured).into_iter().collect(),
+                headline: format!("{} as measured of this setup ({})", v.best_measured.name(), v.contradiction_text()),
+            },
+            None => PlanAnswer {
+                mode: plan.recommendation(),
+                too_close_with: Vec::new(),
+                headline: format!("{} ({})", plan.recommendation().map_or("none", Mode::name), plan.reason),
+            },
+        };
+    };
+    let v = &w.verdict;
+    let capacity = match (v.best_pair.and_then(|m| w.get(m)), v.users_gain) {
+        (Some(b), Some(gain)) => format!(
+            "within the target {} serves {} users against one machine's {} ({gain:.1}x the users)",
+            b.mode.name(),
+            b.users_text(),
+            w.get(Mode::Single).map_or("0".into(), ModeGoodput::users_text)
+        ),
+        _ => v.reason.clone(),
+    };
+    let mut mode = v.best_pair;
+    let mut headline = format!("{}: {capacity}", v.best_pair.map_or("none", Mode::name));
+    if let Some(n) = g.asked_users {
+        fn asked(m: &ModeGoodput) -> Option<(&ModeGoodput, &super::target::AtAsked)> {
+            m.at_asked.as_ref().filter(|a| a.meets).map(|a| (m, a))
+        }
+        let single = w.get(Mode::Single).and_then(asked);
+        // The pair modes that meet the target at the asked load, best at the target first.
+        let pair = v.best_pair.and_then(|b| w.get(b)).and_then(asked).or_else(|| {
+            let mut meeting: Vec<&ModeGoodput> =
+                w.modes.iter().filter(|m| m.machines == 2 && asked(m).is_some()).collect();
+            crate::stats::sort_by(&mut meeting, |a, b| b.users().cmp(&a.users()));
+            meeting.first().and_then(|m| asked(m))
+        });
+        let latencies = |a: &super::target::AtAsked| {
+            let cost = a
+                .cost
+                .as_ref()
+                .map_or(String::new(), |c| format!(", {:.2} per million output tokens", c.usd_per_million_tokens));
+            format!("TTFT {:.2} s, TPOT {:.1} ms{cost}", a.ttft_s, a.tpot_s * 1e3)
+        };
+        let single_miss = w
+            .get(Mode::Single)
+            .and_then(|m| {
+                m.at_asked
+                    .as_ref()
+                    .and_then(|a| a.miss.as_ref().map(|x| x.text.clone()))
+                    .or(m.miss.as_ref().map(|x| x.text.clone()))
+            })
+            .unwrap_or_else(|| "it does not meet it".into());
+        (mode, headline) = match (single, pair) {
+            (Some((_, a)), _) => (
+                Some(Mode::Single),
+                format!(
+                    "single: at {n} users one machine meets the target ({}); a second machine is not needed at this \
+                     load; {capacity}",
+                    latencies(a)
+                ),
+            ),
+            (None, Some((m, a))) => (
+                Some(m.mode),
+                format!(
+                    "{}: at {n} users one machine misses the target ({single_miss}) and {} meets it ({}); {capacity}",
+                    m.mode.name(),
+                    m.mode.name(),
+                    latencies(a)
+                ),
+            ),
+            (None, None) => (
+                mode,
+                format!("{}: at {n} users no mode meets the target; {capacity}", mode.map_or("none", Mode::name)),
+            ),
+        };
+    }
+    let too_close_with = if mode == v.best_pair {
+        v.too_close_modes.iter().copied().filter(|m| Some(*m) != mode).collect()
+    } else {
+        Vec::new()
+    };
+    PlanAnswer { mode, too_close_with, headline }
 }
 
 #[cfg(test)]

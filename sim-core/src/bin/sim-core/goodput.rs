@@ -3,6 +3,7 @@
 
 use sim_core::explore::confidence::Band;
 use sim_core::explore::target::{seconds, GoodputAnswer, Limit, ModeGoodput, WorkloadGoodput};
+use sim_core::explore::verdict::PlanAnswer;
 use sim_core::plan::Plan;
 
 /// The summary's width: it opens the output, where a reader looks first, so it fits a terminal.
@@ -26,8 +27,18 @@ pub fn summary(a: &GoodputAnswer) -> Vec<String> {
             push_wrapped(&mut out, &format!("  {c}"), "  ");
         }
         out.extend(mode_table(w, a.cost_inputs.is_some()));
+        if let Some(n) = a.asked_users {
+            out.extend(asked_table(w, n, a.cost_inputs.is_some()));
+        }
         out.push(String::new());
     }
+    push_wrapped(&mut out, &a.users.describe(), "  ");
+    push_wrapped(
+        &mut out,
+        "tok/s/user: 1000 / TPOT ms, the speed one user's answer streams at (the machines' tok/s over the users is \
+         each user's share of the output)",
+        "  ",
+    );
     let top = a.users_grid.last().copied().unwrap_or(0);
     push_wrapped(
         &mut out,
@@ -115,7 +126,7 @@ fn mode_row(m: &ModeGoodput, cost: bool) -> Vec<String> {
         range,
         format!("{:.0}", a.output_tok_s),
         format!("{:.1}", a.tok_s_per_gpu),
-        format!("{:.1}", a.tok_s_per_user),
+        format!("{:.1}", a.interactivity_tok_s),
         format!("{:.2}", a.ttft_s),
         format!("{:.1}", a.tpot_s * 1e3),
         short(&m.tok_s_band),
@@ -126,6 +137,46 @@ fn mode_row(m: &ModeGoodput, cost: bool) -> Vec<String> {
         row.push(c.and_then(|c| c.tokens_per_kwh).map_or("-".into(), |t| format!("{:.0}", t)));
     }
     row
+}
+
+/// Every mode at the asked load: whether it meets the target there, its latencies, and the cost of what those
+/// users make it produce.
+fn asked_table(w: &WorkloadGoodput, users: u32, cost: bool) -> Vec<String> {
+    let mut headers = vec!["mode", "meets", "tok/s", "tok/s/user", "TTFT s", "TPOT ms"];
+    if cost {
+        headers.push("cost/Mtok");
+    }
+    let rows: Vec<Vec<String>> = w
+        .modes
+        .iter()
+        .map(|m| match &m.at_asked {
+            None => {
+                let why = m.miss.as_ref().map_or("does not fit".to_string(), |x| x.text.clone());
+                vec![m.mode.name().to_string(), why]
+            }
+            Some(a) => {
+                let mut row = vec![
+                    m.mode.name().to_string(),
+                    if a.meets { "yes".into() } else { "no".into() },
+                    format!("{:.0}", a.output_tok_s),
+                    if a.tpot_s > 0.0 { format!("{:.1}", 1.0 / a.tpot_s) } else { "-".into() },
+                    format!("{:.2}", a.ttft_s),
+                    format!("{:.1}", a.tpot_s * 1e3),
+                ];
+                if cost {
+                    row.push(a.cost.as_ref().map_or("-".into(), |c| format!("{:.2}", c.usd_per_million_tokens)));
+                }
+                row
+            }
+        })
+        .collect();
+    let full: Vec<Vec<String>> = rows.iter().filter(|r| r.len() == headers.len()).cloned().collect();
+    let mut out = vec![format!("at {users} users (asked):")];
+    out.extend(aligned(&headers, &full));
+    for r in rows.iter().filter(|r| r.len() != headers.len()) {
+        out.push(cut(&format!("  {}  {}", r[0], r[1]), WIDTH));
+    }
+    out
 }
 
 fn short(b: &Band) -> String {
@@ -160,32 +211,36 @@ fn push_wrapped(out: &mut Vec<String>, text: &str, indent: &str) {
     }
 }
 
-/// Machines side by side: per machine, the pair mode to run, the users one and two machines serve at the target,
-/// the gain, the cost per million tokens of the pair and its band; without a target, each plan's recommendation.
-pub fn comparison<'a>(answers: impl Iterator<Item = (&'a str, &'a Plan, Option<&'a GoodputAnswer>)>) -> Vec<String> {
+/// Machines side by side: per machine, the mode of its answer, the users one and two machines serve at the
+/// target, the gain, the cost per million tokens of that mode (at the asked load when one is asked) and its band;
+/// without a target, each plan's answer.
+pub fn comparison<'a>(
+    answers: impl Iterator<Item = (&'a str, &'a Plan, Option<&'a GoodputAnswer>, &'a PlanAnswer)>,
+) -> Vec<String> {
     let mut rows = Vec::new();
     let mut out = vec!["machines compared (first workload):".to_string()];
-    for (hardware, plan, goodput) in answers {
+    for (hardware, _plan, goodput, one) in answers {
         let Some(w) = goodput.and_then(|g| g.workloads.first()) else {
-            let mode = plan.recommendation().map_or("none", |m| m.name());
-            push_wrapped(&mut out, &format!("  {hardware}: recommended {mode} ({})", plan.reason), "    ");
+            push_wrapped(&mut out, &format!("  {hardware}: recommended {}", one.headline), "    ");
             continue;
         };
         let v = &w.verdict;
         let best = v.best_pair.and_then(|m| w.get(m));
         let single = w.get(sim_core::Mode::Single);
+        let run = one.mode.and_then(|m| w.get(m));
+        let cost = run.and_then(|m| m.at_asked.as_ref().and_then(|a| a.cost.as_ref()).or(m.cost.as_ref()));
         rows.push(vec![
             hardware.to_string(),
-            best.map_or("-".into(), |m| m.mode.name().to_string()),
+            one.mode.map_or("-".into(), |m| m.name().to_string()),
             single.map_or("0".into(), ModeGoodput::users_text),
             best.map_or("0".into(), ModeGoodput::users_text),
             v.users_gain.map_or("-".into(), |g| format!("{g:.1}x")),
-            best.and_then(|m| m.cost.as_ref()).map_or("-".into(), |c| format!("{:.2}", c.usd_per_million_tokens)),
-            best.map_or("-".into(), |m| m.tok_s_band.short()),
+            cost.map_or("-".into(), |c| format!("{:.2}", c.usd_per_million_tokens)),
+            run.map_or("-".into(), |m| m.tok_s_band.short()),
         ]);
     }
     if !rows.is_empty() {
-        let headers = ["hardware", "pair mode", "users, one", "users, two", "gain", "cost/Mtok", "band"];
+        let headers = ["hardware", "mode", "users, one", "users, pair", "gain", "cost/Mtok", "band"];
         out.extend(aligned(&headers, &rows));
     }
     out.push(String::new());

@@ -47,12 +47,14 @@ pub enum ImportCommand {
         #[arg(required = true)]
         files: Vec<PathBuf>,
         /// Cluster mode the runs used.
-        #[arg(long, default_value = "single", value_parser = ["single", "tp2", "pd"])]
-        mode: String,
+        #[arg(long, default_value = "single", value_parser = crate::mode_parser())]
+        mode: Mode,
         /// Model id (a data/models file); default: the last segment of the results' model_id, lower-cased.
         #[arg(long)]
         model: Option<String>,
-        #[arg(long, default_value = "gb300-station")]
+        /// Hardware id (a data/hardware file) the runs were measured on. Required: vLLM's result files do not
+        /// say which machine ran them, and a default would file one machine's runs under another.
+        #[arg(long, value_name = "ID")]
         hardware: String,
         /// Concurrency of results run without --max-concurrency.
         #[arg(long)]
@@ -135,10 +137,6 @@ pub fn run(cmd: ImportCommand) -> Result<String, Diagnostic> {
             }
         }
         ImportCommand::VllmBench { files, mode, model, hardware, concurrency, isl, osl, source_prefix } => {
-            let first = files.first().map(|f| f.display().to_string()).unwrap_or_default();
-            let mode = Mode::parse(&mode).ok_or_else(|| {
-                Diagnostic::error(&first, "", format!("unknown mode `{mode}`")).with_hint("single, tp2 or pd")
-            })?;
             let opts = VllmOptions { mode, model, hardware, concurrency, isl, osl, source_prefix };
             let sweep = import::vllm_bench(&read_all(&files)?, &opts)?;
             serde_json::to_string_pretty(&sweep)

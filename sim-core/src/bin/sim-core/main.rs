@@ -82,8 +82,9 @@ enum Command {
         /// Skip the model accuracy check (schema and meaning only).
         #[arg(long)]
         no_model_check: bool,
-        /// table: diagnostics as cargo prints them and a closing line; csv: one diagnostic a row
-        /// (file,pointer,line,column,severity,message,hint); json: the diagnostics as an array.
+        /// table: diagnostics on stderr as cargo prints them, and a closing line on stdout; csv: one diagnostic
+        /// a row on stdout (file,pointer,line,column,severity,message,hint); json: the diagnostics as an array on
+        /// stdout.
         #[arg(long, value_enum, default_value = "table")]
         format: Format,
     },
@@ -213,8 +214,8 @@ fn main() -> ExitCode {
             USAGE
         }
         Err(CliError::Invalid(diags)) => {
-            for d in &diags {
-                warn(&d.to_string());
+            for line in findings(&diags) {
+                warn(&line);
             }
             FINDING
         }
@@ -228,6 +229,24 @@ fn main() -> ExitCode {
         }
         OutState::Open | OutState::Closed => ExitCode::from(code),
     }
+}
+
+/// The most diagnostics a command other than `validate` prints before it counts the rest: a folder that is no
+/// dataset (or several) gives thousands, and the first few say what is wrong.
+const MAX_FINDINGS: usize = 20;
+
+/// A command's findings as stderr lines: the first `MAX_FINDINGS` diagnostics, then how many more there are
+/// and where to read them all.
+fn findings(diags: &[Diagnostic]) -> Vec<String> {
+    let mut lines: Vec<String> = diags.iter().take(MAX_FINDINGS).map(Diagnostic::to_string).collect();
+    if diags.len() > MAX_FINDINGS {
+        lines.push(format!(
+            "... and {} more ({} in all; `sim-core validate <dataset>` lists every one)",
+            diags.len() - MAX_FINDINGS,
+            diags.len()
+        ));
+    }
+    lines
 }
 
 /// Exit status of a finding: invalid data or input files, a claim the data do not reproduce.
@@ -321,15 +340,21 @@ fn one_dataset(dir: &Path) -> Result<(), CliError> {
 /// The file every dataset has at its root.
 const SOURCES: &str = "sources.json";
 
-/// Folders below `dir` (down to `depth` levels) that hold a `sources.json`, not looking inside those.
+/// The folders a dataset keeps its files in: a folder holding one of them is a dataset, with or without its
+/// `sources.json`.
+const DATASET_FOLDERS: [&str; 5] = ["hardware", "models", "sweeps", "scenarios", "engines"];
+
+/// Folders below `dir` (down to `depth` levels) that are datasets: they hold a `sources.json` or one of a
+/// dataset's folders (not looking inside those). A dataset's `schema/` folder names a schema `sources.json` and
+/// is none.
 fn datasets_below(dir: &Path, depth: u32, found: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     for entry in entries.flatten() {
         let path = entry.path();
-        if !path.is_dir() {
+        if !path.is_dir() || path.file_name().is_some_and(|n| n == "schema") {
             continue;
         }
-        if path.join(SOURCES).is_file() {
+        if path.join(SOURCES).is_file() || DATASET_FOLDERS.iter().any(|f| path.join(f).is_dir()) {
             found.push(path);
         } else if depth > 1 {
             datasets_below(&path, depth - 1, found);
@@ -401,8 +426,10 @@ fn run(cmd: Command, out: &mut Out) -> Result<u8, CliError> {
                 Format::Json => out.line(&render::json(&diags)),
                 Format::Csv => out.table(&render::diagnostics(&diags), true, false),
                 Format::Table => {
+                    // Diagnostics on stderr, as every other command prints them and `--help` says; the closing
+                    // line is the answer, on stdout.
                     for d in &diags {
-                        out.line(&d.to_string());
+                        warn(&d.to_string());
                     }
                     if errors == 0 {
                         out.line(&format!(

@@ -5,10 +5,13 @@ use crate::out::{warn, Out};
 use crate::{goodput, open_scenario, open_valid, read_text, render, CliError, Format};
 use clap::ValueEnum;
 use sim_core::diagnostic::Diagnostic;
+use sim_core::explore::memory_share::{self, Offload, ShareWarning};
 use sim_core::explore::plan_request::{scenario_text, ModelSource, PlanRequest, RequestError};
-use sim_core::explore::serving_commands::{serving_commands, ServingCommands};
+use sim_core::explore::serving_commands::{serving_commands, with_serve_flags, ServingCommands};
+use sim_core::explore::users::Users;
+use sim_core::explore::verdict::{plan_answer, PlanAnswer};
 use sim_core::explore::workloads::{workload_preset, WORKLOAD_PRESETS};
-use sim_core::explore::{GoodputAnswer, ScenarioRun, Workspace};
+use sim_core::explore::{context, profile_choice, GoodputAnswer, ScenarioRun, Workspace};
 use sim_core::fit::FitSet;
 use sim_core::server::{ServerSettings, SERVER_SETTINGS};
 use std::path::{Path, PathBuf};
@@ -25,6 +28,11 @@ pub struct PlanArgs {
     engine: Option<String>,
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
+    /// vLLM's --max-model-len: the longest prompt plus output a request may have; a workload longer than it, or
+    /// than the model's own context (its card's context_tokens, a config.json's max_position_embeddings), is
+    /// refused.
+    #[arg(long, value_name = "TOKENS")]
+    max_model_len: Option<u64>,
     #[command(flatten)]
     target: TargetArgs,
     #[command(flatten)]
@@ -70,6 +78,10 @@ pub struct AskArgs {
     /// vLLM's --block-size: tokens per KV cache block.
     #[arg(long, value_name = "TOKENS")]
     block_size: Option<u32>,
+    /// vLLM's --cpu-offload-gb: GiB of weights per GPU kept in CPU memory. Without it, weights beyond the memory
+    /// share are planned with the offload the printed commands set.
+    #[arg(long, value_name = "GIB")]
+    cpu_offload_gb: Option<f64>,
     /// Write the scenario file these flags ask (`plan <file>` then gives the same answer).
     #[arg(long, value_name = "FILE")]
     save: Option<PathBuf>,
@@ -98,6 +110,7 @@ impl AskArgs {
             ("--max-num-seqs", self.max_num_seqs.is_some()),
             ("--max-num-batched-tokens", self.max_num_batched_tokens.is_some()),
             ("--block-size", self.block_size.is_some()),
+            ("--cpu-offload-gb", self.cpu_offload_gb.is_some()),
             ("--save", self.save.is_some()),
         ];
         given.into_iter().find(|(_, g)| *g).map(|(f, _)| f)
@@ -110,7 +123,15 @@ struct Answer {
     run: ScenarioRun,
     plan: sim_core::plan::Plan,
     goodput: Option<GoodputAnswer>,
-    commands: Option<ServingCommands>,
+    /// The one mode, its multiplier in one sentence, and the modes too close to call with it.
+    one: PlanAnswer,
+    /// How to run the answer's mode, then each mode too close to call with it.
+    commands: Vec<ServingCommands>,
+    /// Weights kept in CPU memory, with the `--cpu-offload-gb` the commands set.
+    offloads: Vec<Offload>,
+    share_warning: Option<ShareWarning>,
+    /// Why a plan asked by flags uses its engine profile.
+    profile: Option<String>,
 }
 
 pub fn run(args: PlanArgs, out: &mut Out) -> Result<u8, CliError> {
@@ -135,18 +156,35 @@ pub fn run(args: PlanArgs, out: &mut Out) -> Result<u8, CliError> {
         }
         (Some(path), false) => {
             if let Some(flag) = args.ask.first_given() {
-                return Err(CliError::Usage(format!(
-                    "{flag} is for a plan asked with --model and --hardware; a scenario file states it itself (server \
-                     settings as overrides: {})",
+                let keys = if flag == "--cpu-offload-gb" {
+                    format!("{} in bytes per GPU", sim_core::explore::plan_request::CPU_OFFLOAD_KEY)
+                } else {
                     SERVER_SETTINGS.map(|s| s.key).join(", ")
+                };
+                return Err(CliError::Usage(format!(
+                    "{flag} is for a plan asked with --model and --hardware; a scenario file states it itself (as an \
+                     override: {keys})"
                 )));
             }
             let (ws, mut run) = open_scenario(path, args.data.clone(), FitSet::All)?;
             if let Some(e) = &args.engine {
                 run = ws.with_engine(run, e).map_err(CliError::Usage)?;
             }
+            // A workload longer than the model's context is a finding about the file, at its line.
+            if let Some(file) = &run.file {
+                let refused =
+                    context::scenario_refusals(&ws.dataset, &path.display().to_string(), &read_text(path)?, file);
+                if !refused.is_empty() {
+                    return Err(CliError::Invalid(refused));
+                }
+                let limit = context::of_scenario(&ws.dataset, file);
+                for w in &run.scenario.workloads {
+                    context::check(w.isl, w.osl, limit.as_ref(), args.max_model_len)
+                        .map_err(|e| CliError::Usage(e.to_string()))?;
+                }
+            }
             let model = format!("<{} checkpoint>", run.scenario.model.id);
-            vec![answer(&ws, run, query.as_ref(), &args.target, &model)?]
+            vec![answer(&ws, run, query.as_ref(), &args, &model, None)?]
         }
         (None, true) => asked_by_flags(&args, query.as_ref())?,
     };
@@ -182,18 +220,42 @@ fn asked_by_flags(args: &PlanArgs, query: Option<&sim_core::explore::GoodputQuer
     let (model, serve_as) = model_source(model_arg)?;
     let data = args.data.clone().unwrap_or_else(|| PathBuf::from("data"));
     let ws = open_valid(&data)?;
+    // A request longer than the model's context, or a --max-model-len above it, vLLM refuses: so does the plan.
+    let limit = match &model {
+        ModelSource::Id(id) => ws.dataset.models.get(id).and_then(context::of_card),
+        ModelSource::HfConfig { text, .. } => context::of_config(text),
+    };
+    context::check(isl, osl, limit.as_ref(), args.max_model_len).map_err(|e| {
+        let flag = if matches!(e, context::ContextRefusal::MaxModelLen { .. }) {
+            "--max-model-len"
+        } else {
+            "--isl and --osl"
+        };
+        usage(format!("{flag}: {e}"))
+    })?;
     let mut answers = Vec::new();
     for hardware in &ask.hardware {
+        // Without --engine: the build measured with this model on this machine, else the machine's default.
+        let choice = match &model {
+            ModelSource::Id(id) => profile_choice::choose(&ws.dataset, hardware, Some(id)),
+            ModelSource::HfConfig { .. } => profile_choice::choose(&ws.dataset, hardware, None),
+        };
+        let (engine, profile) = match &args.engine {
+            Some(e) => (Some(e.clone()), None),
+            None if ws.dataset.hardware.contains_key(hardware) => (Some(choice.engine), Some(choice.why)),
+            None => (None, None),
+        };
         let request = PlanRequest {
             model: model.clone(),
             hardware: hardware.clone(),
-            engine: args.engine.clone(),
+            engine,
             isl,
             osl,
             bits: ask.bits,
             kv_cache_dtype: ask.kv_cache_dtype.clone(),
             concurrency: ask.concurrency.clone(),
             server: ask.server(),
+            cpu_offload_gb: ask.cpu_offload_gb,
         };
         let id = match &model {
             ModelSource::Id(id) | ModelSource::HfConfig { id, .. } => format!("plan-{id}-{hardware}"),
@@ -205,11 +267,46 @@ fn asked_by_flags(args: &PlanArgs, query: Option<&sim_core::explore::GoodputQuer
             ws.scenario_from_text(&name, &text, FitSet::All).map_err(|d| flag_diagnostics(d, model_arg, hardware))?;
         if let Some(path) = &ask.save {
             std::fs::write(path, &text).map_err(|e| usage(format!("--save {}: {e}", path.display())))?;
-            warn(&format!("wrote {} (`sim-core plan {}` asks the same)", path.display(), path.display()));
+            warn(&format!("wrote {} (`{}` asks the same)", path.display(), replay(path, &data, args).join(" ")));
         }
-        answers.push(answer(&ws, run, query, &args.target, &serve_as)?);
+        answers.push(answer(&ws, run, query, args, &serve_as, profile)?);
     }
     Ok(answers)
+}
+
+/// The command that asks a saved scenario the same question: `sim-core plan <file>`, with `--data` where the
+/// file's grandparent folder is not the dataset the flags used, and every flag the file cannot hold (the target,
+/// the prices, the users, `--max-model-len`).
+fn replay(path: &Path, data: &Path, args: &PlanArgs) -> Vec<String> {
+    let mut out = vec!["sim-core".to_string(), "plan".into(), path.display().to_string()];
+    let same = |a: &Path, b: &Path| matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y);
+    let grandparent = path.parent().and_then(Path::parent).filter(|g| !g.as_os_str().is_empty());
+    if !grandparent.is_some_and(|g| same(g, data)) {
+        out.extend(["--data".into(), data.display().to_string()]);
+    }
+    let mut flag = |name: &str, value: Option<String>| {
+        if let Some(v) = value {
+            out.extend([name.to_string(), v]);
+        }
+    };
+    let t = &args.target;
+    let num = |x: Option<f64>| x.map(|v| v.to_string());
+    flag("--slo-ttft", num(t.slo_ttft));
+    flag("--slo-tpot", num(t.slo_tpot));
+    flag("--slo-stat", t.slo_stat.and_then(|s| s.to_possible_value()).map(|v| v.get_name().to_string()));
+    flag("--max-users", (t.max_users != sim_core::explore::target::MAX_USERS).then(|| t.max_users.to_string()));
+    flag("--users", t.users.map(|u| u.to_string()));
+    flag("--think-time", num(t.think_time));
+    flag("--request-rate-per-user", num(t.request_rate_per_user));
+    flag("--price", num(t.price));
+    flag("--power-w", num(t.power_w));
+    let given = |x: f64, default: f64| (x != default).then(|| x.to_string());
+    use sim_core::explore::cost;
+    flag("--amortize-years", given(t.amortize_years, cost::DEFAULT_AMORTIZATION_YEARS));
+    flag("--electricity-per-kwh", given(t.electricity_per_kwh, cost::DEFAULT_ELECTRICITY_USD_PER_KWH));
+    flag("--utilization", given(t.utilization, cost::DEFAULT_UTILIZATION));
+    flag("--max-model-len", args.max_model_len.map(|n| n.to_string()));
+    out
 }
 
 /// The model a `--model` value names, and how `vllm serve` names it: a dataset id, or a config.json (the file or
@@ -257,41 +354,60 @@ fn flag_diagnostics(diags: Vec<Diagnostic>, model: &str, hardware: &str) -> CliE
     CliError::Invalid(diags)
 }
 
-/// Plan, goodput and the commands of the recommended mode for one resolved scenario.
+/// Plan, goodput, the one answer and the commands of its modes for one resolved scenario.
 fn answer(
     ws: &Workspace,
     run: ScenarioRun,
     query: Option<&sim_core::explore::GoodputQuery>,
-    target: &TargetArgs,
+    args: &PlanArgs,
     serve_as: &str,
+    profile: Option<String>,
 ) -> Result<Answer, CliError> {
-    let goodput = match query {
-        Some(q) => {
-            // Without --price and --power-w, the machine's own file may list them (`HardwareFile::cost`).
-            let mut q = q.clone();
-            let listed = ws.dataset.hardware.get(&run.scenario.hardware.id).and_then(sim_core::explore::cost::listed);
-            if let (None, Some((price, power))) = (&q.cost, listed) {
-                warn(&format!(
-                    "note: costs use {}'s listed price {price} and power {power} W (--price and --power-w override \
-                     them)",
-                    run.scenario.hardware.id
-                ));
-                q.cost = Some(target.cost_inputs(price, power));
-            }
-            Some(ws.goodput(&run, &q).map_err(|e| CliError::Usage(e.to_string()))?)
+    let mut query = query.cloned();
+    if let Some(q) = &mut query {
+        // Without --price and --power-w, the machine's own file may list them (`HardwareFile::cost`).
+        let listed = ws.dataset.hardware.get(&run.scenario.hardware.id).and_then(sim_core::explore::cost::listed);
+        if let (None, Some((price, power))) = (&q.cost, listed) {
+            warn(&format!(
+                "note: costs use {}'s listed price {price} and power {power} W (--price and --power-w override \
+                 them)",
+                run.scenario.hardware.id
+            ));
+            q.cost = Some(args.target.cost_inputs(price, power));
         }
+    }
+    let goodput = match &query {
+        Some(q) => Some(ws.goodput(&run, q).map_err(|e| CliError::Usage(e.to_string()))?),
         None => None,
     };
     let plan = ws.plan_of(&run);
-    // The mode to run: the verdict at the target when there is one, else the plan's recommendation.
-    // A publication of this very setup that ranks the pair modes otherwise decides which one to run.
-    let mode = match goodput.as_ref().and_then(|g| g.workloads.first()) {
-        Some(w) if w.verdict.measured.is_none() => w.verdict.best_pair,
-        _ => plan.mode_to_run(),
-    };
+    let one = plan_answer(&plan, goodput.as_ref());
+    let offloads = memory_share::offloads(&run);
+    let share_warning = ws.memory_share_warning(&run, query.as_ref());
     let gpus = run.scenario.hardware.gpus.max(1.0).round() as u32;
-    let commands = mode.map(|m| serving_commands(m, serve_as, gpus, &run.scenario.server));
-    Ok(Answer { hardware: run.scenario.hardware.id.clone(), run, plan, goodput, commands })
+    let commands = one
+        .mode
+        .into_iter()
+        .chain(one.too_close_with.iter().copied())
+        .map(|m| {
+            let mut flags = memory_share::serve_flags(&run, &offloads, m);
+            if let Some(n) = args.max_model_len {
+                flags.push(format!("--max-model-len {n}"));
+            }
+            with_serve_flags(serving_commands(m, serve_as, gpus, &run.scenario.server), &flags)
+        })
+        .collect();
+    Ok(Answer {
+        hardware: run.scenario.hardware.id.clone(),
+        run,
+        plan,
+        goodput,
+        one,
+        commands,
+        offloads,
+        share_warning,
+        profile,
+    })
 }
 
 fn print(out: &mut Out, format: Format, answers: &[Answer]) {
@@ -303,8 +419,19 @@ fn print(out: &mut Out, format: Format, answers: &[Answer]) {
                 let text = render::plan_json(&a.plan, note.as_deref(), a.goodput.as_ref());
                 let mut v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
                 if let Some(o) = v.as_object_mut() {
+                    let value = |x: serde_json::Result<serde_json::Value>| x.unwrap_or_default();
                     o.insert("hardware".into(), a.hardware.clone().into());
-                    o.insert("serving_commands".into(), serde_json::to_value(&a.commands).unwrap_or_default());
+                    o.insert("answer".into(), value(serde_json::to_value(&a.one)));
+                    o.insert("serving_commands".into(), value(serde_json::to_value(a.commands.first())));
+                    if a.commands.len() > 1 {
+                        o.insert("too_close_serving_commands".into(), value(serde_json::to_value(&a.commands[1..])));
+                    }
+                    if !a.offloads.is_empty() {
+                        o.insert("offloads".into(), value(serde_json::to_value(&a.offloads)));
+                    }
+                    if let Some(w) = &a.share_warning {
+                        o.insert("memory_share_warning".into(), value(serde_json::to_value(w)));
+                    }
                 }
                 v
             })
@@ -316,8 +443,16 @@ fn print(out: &mut Out, format: Format, answers: &[Answer]) {
         }
         return;
     }
+    // Why a plan asked by flags uses its profile: a note, so that the saved scenario (which names the profile)
+    // answers the same on stdout.
+    for a in answers {
+        if let Some(p) = &a.profile {
+            warn(&format!("note: {}: engine profile {p}", a.hardware));
+        }
+    }
     if answers.len() > 1 && format == Format::Table {
-        for line in goodput::comparison(answers.iter().map(|a| (a.hardware.as_str(), &a.plan, a.goodput.as_ref()))) {
+        let rows = answers.iter().map(|a| (a.hardware.as_str(), &a.plan, a.goodput.as_ref(), &a.one));
+        for line in goodput::comparison(rows) {
             out.line(&line);
         }
     }
@@ -331,8 +466,18 @@ fn print(out: &mut Out, format: Format, answers: &[Answer]) {
                 Some(g) => goodput::summary(g).iter().for_each(|l| out.line(l)),
                 None => render::plan_verdict(&a.plan).iter().for_each(|l| out.line(l)),
             }
-            // How to run the answer comes with it; the per-concurrency details follow.
-            if let Some(c) = &a.commands {
+            for line in render::plan_notes(&a.offloads, a.share_warning.as_ref()) {
+                out.line(&line);
+            }
+            // How to run the answer comes with it (and each mode too close to call with it); the
+            // per-concurrency details follow.
+            if a.commands.len() > 1 {
+                out.line(&format!(
+                    "too close to call: the commands of {} follow",
+                    a.commands.iter().map(|c| c.mode.name()).collect::<Vec<_>>().join(" and ")
+                ));
+            }
+            for c in &a.commands {
                 for line in render::serving_commands(c) {
                     out.line(&line);
                 }
@@ -340,7 +485,7 @@ fn print(out: &mut Out, format: Format, answers: &[Answer]) {
         }
         out.table(&render::plan_table(&a.plan), format == Format::Csv, false);
         if format == Format::Table {
-            for line in render::plan_summary(&a.plan, note.as_deref()) {
+            for line in render::plan_summary(&a.plan, note.as_deref(), &a.one.headline) {
                 out.line(&line);
             }
         }
@@ -362,9 +507,19 @@ pub struct TargetArgs {
     /// `vllm bench serve --request-rate inf --max-concurrency <users> --num-prompts <10 x users, at least 100>`.
     #[arg(long, value_enum)]
     slo_stat: Option<StatArg>,
-    /// The highest load (concurrent users) the search tries.
+    /// The highest load (users) the search tries.
     #[arg(long, default_value_t = sim_core::explore::target::MAX_USERS, value_name = "USERS")]
     max_users: u32,
+    /// The load you plan for, users: each mode's latencies and cost there, and the mode to run at it.
+    #[arg(long, value_name = "USERS")]
+    users: Option<u32>,
+    /// Seconds a user reads and types after each answer before asking again: users are then people, answered
+    /// through the open loop (without it, a user is a stream that asks again the moment its answer ends).
+    #[arg(long, value_name = "SECONDS", conflicts_with = "request_rate_per_user")]
+    think_time: Option<f64>,
+    /// Requests a second each user sends whatever the answers do (open loop), instead of a think time.
+    #[arg(long, value_name = "PER_SECOND")]
+    request_rate_per_user: Option<f64>,
     /// Price of one machine (any currency; the output's costs are in the same one). Needs --power-w.
     #[arg(long, value_name = "PER_MACHINE")]
     price: Option<f64>,
@@ -383,7 +538,7 @@ pub struct TargetArgs {
     utilization: f64,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
+#[derive(Clone, Copy, ValueEnum, PartialEq)]
 pub enum StatArg {
     Mean,
     P50,
@@ -414,7 +569,30 @@ impl TargetArgs {
                     "--price and --power-w need a latency target (--slo-ttft or --slo-tpot)".into(),
                 ));
             }
+            let users = [
+                ("--users", self.users.is_some()),
+                ("--think-time", self.think_time.is_some()),
+                ("--request-rate-per-user", self.request_rate_per_user.is_some()),
+            ];
+            if let Some((flag, _)) = users.iter().find(|(_, given)| *given) {
+                return Err(CliError::Usage(format!(
+                    "{flag} needs a latency target (--slo-ttft or --slo-tpot): users are counted by whether they are \
+                     served within it"
+                )));
+            }
             return Ok(None);
+        }
+        let users = match (self.think_time, self.request_rate_per_user) {
+            (Some(think_s), _) => Users::Thinking { think_s },
+            (None, Some(requests_per_s)) => Users::Paced { requests_per_s },
+            (None, None) => Users::Streams,
+        };
+        users.check().map_err(|e| {
+            let flag = if self.think_time.is_some() { "--think-time" } else { "--request-rate-per-user" };
+            CliError::Usage(format!("{flag}: {e}"))
+        })?;
+        if self.users == Some(0) {
+            return Err(CliError::Usage("--users 0: plan for at least one user".into()));
         }
         let statistic = match self.slo_stat.unwrap_or(StatArg::Mean) {
             StatArg::Mean => LatencyStatistic::Mean,
@@ -431,6 +609,8 @@ impl TargetArgs {
             target: LatencyTarget { ttft_s: self.slo_ttft, tpot_s: self.slo_tpot.map(|ms| ms / 1e3), statistic },
             max_users: self.max_users,
             cost,
+            users,
+            asked_users: self.users,
         }))
     }
 }

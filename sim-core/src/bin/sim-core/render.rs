@@ -71,6 +71,7 @@ pub fn claims(checks: &[ClaimCheck]) -> Table {
         "denominator_value",
         "source",
         "unverifiable",
+        "caveat",
     ]);
     let value = |v: Option<f64>| v.map_or("-".to_string(), fmt_num);
     for c in checks {
@@ -92,6 +93,7 @@ pub fn claims(checks: &[ClaimCheck]) -> Table {
             dv,
             c.source.clone(),
             c.unverifiable.clone().unwrap_or_default(),
+            c.caveat.clone().unwrap_or_default(),
         ]);
     }
     t
@@ -299,9 +301,30 @@ fn wrap(text: &str, width: usize, indent: &str) -> Vec<String> {
     out
 }
 
-/// Under the plan's table: where the weights live, the calibration, the recommendation.
-pub fn plan_summary(plan: &Plan, calibration: Option<&str>) -> Vec<String> {
+/// Above the commands: weights kept in CPU memory and the `--cpu-offload-gb` that keeps them there, a verdict
+/// that turns on a few points of the memory share.
+pub fn plan_notes(
+    offloads: &[sim_core::explore::memory_share::Offload],
+    share: Option<&sim_core::explore::memory_share::ShareWarning>,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for o in offloads {
+        out.extend(wrap(&format!("weights: {}", o.text()), 100, "  "));
+    }
+    if let Some(w) = share {
+        out.extend(wrap(&format!("warning: {}", w.text), 100, "  "));
+    }
+    if !out.is_empty() {
+        out.push(String::new());
+    }
+    out
+}
+
+/// Under the plan's table: where the weights live, the calibration, and the plan's one answer (`headline`, the
+/// verdict above in one sentence).
+pub fn plan_summary(plan: &Plan, calibration: Option<&str>, headline: &str) -> Vec<String> {
     let mut out = vec![String::new()];
+    out.push("concurrency: closed-loop streams, each sending its next request the moment its answer ends".to_string());
     for p in &plan.placements {
         let pl = &p.placement;
         out.push(format!(
@@ -318,8 +341,7 @@ pub fn plan_summary(plan: &Plan, calibration: Option<&str>) -> Vec<String> {
     }
     out.push(format!("engine: {}", plan.engine));
     out.push(format!("link: {}", plan.link));
-    let mode = plan.recommendation().map_or("none", Mode::name);
-    out.push(format!("recommended: {mode} ({})", plan.reason));
+    out.push(format!("recommended: {headline}"));
     // What the published sweeps of this setup measured: every row where the model ranks the measured modes
     // otherwise, and the top of the range either way (where the recommendation is decided).
     let top = plan.rows.iter().map(|r| r.concurrency).max();

@@ -159,6 +159,11 @@ pub struct Architecture {
     /// Expert weights the report says were offloaded to CPU memory on one station (published where known).
     #[serde(default)]
     pub published_offload_bytes: Option<Quantity>,
+    /// The longest sequence the model takes, prompt and output together, tokens (config.json
+    /// `max_position_embeddings`): what vLLM's `--max-model-len` defaults to and may not exceed. The planner
+    /// refuses a workload longer than it. Absent: unstated (the planner checks only `--max-model-len`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_tokens: Option<Quantity>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
