@@ -35,17 +35,37 @@ pub fn summary(a: &GoodputAnswer) -> Vec<String> {
         "  ",
     );
     let b = &a.bands;
-    for (what, band) in [
-        ("tok/s, one machine", &b.single_tok_s),
-        ("tok/s, two machines", &b.pair_tok_s),
-        ("TTFT", &b.ttft),
-        ("TPOT", &b.tpot),
-    ] {
-        push_wrapped(&mut out, &format!("band of {what}: {}", band.provenance), "  ");
+    push_wrapped(
+        &mut out,
+        &format!(
+            "bands: where the measured value lies against the predicted one, an interval built to hold {:.0}% \
+             of the held-out errors of the closest evidence (`sim-core report` prints how many fell inside); \
+             the cost's is the tok/s band inverted",
+            b.coverage * 100.0
+        ),
+        "  ",
+    );
+    let stat = t.statistic;
+    for m in a.workloads.first().map_or(&[][..], |w| &w.modes[..]) {
+        let (ttft, tpot) = (b.ttft(m.mode, stat), b.tpot(m.mode, stat));
+        let text = format!(
+            "  {}: tok/s {}: {}; {} TTFT {}: {}; {} TPOT {}: {}",
+            m.mode.name(),
+            m.tok_s_band.short(),
+            m.tok_s_band.evidence,
+            stat.name(),
+            ttft.short(),
+            ttft.evidence,
+            stat.name(),
+            tpot.short(),
+            tpot.evidence
+        );
+        push_wrapped(&mut out, &text, "    ");
     }
     push_wrapped(
         &mut out,
-        "users range: the users served if the predicted TTFT and TPOT were off by their bands (higher, lower)",
+        "users range: the users served if the TTFT and TPOT measured were at the high, then the low edge of their \
+         bands together (\"-\" where either has no measured evidence)",
         "  ",
     );
     if let Some(c) = &a.cost_inputs {
@@ -71,7 +91,7 @@ pub fn summary(a: &GoodputAnswer) -> Vec<String> {
 fn mode_table(w: &WorkloadGoodput, cost: bool) -> Vec<String> {
     let mut headers = vec!["mode", "users", "range", "tok/s", "tok/s/GPU", "tok/s/user", "TTFT s", "TPOT ms", "band"];
     if cost {
-        headers.extend(["cost/Mtok", "tok/kWh"]);
+        headers.extend(["cost/Mtok", "cost band", "tok/kWh"]);
     }
     let rows: Vec<Vec<String>> = w.modes.iter().map(|m| mode_row(m, cost)).collect();
     let mut widths: Vec<usize> = headers.iter().map(|h| h.len()).collect();
@@ -123,6 +143,7 @@ fn mode_row(m: &ModeGoodput, cost: bool) -> Vec<String> {
     if cost {
         let c = m.cost.as_ref();
         row.push(c.map_or("-".into(), |c| format!("{:.2}", c.usd_per_million_tokens)));
+        row.push(c.map_or("-".into(), |c| cost_band(&m.tok_s_band, c.usd_per_million_tokens)));
         row.push(c.and_then(|c| c.tokens_per_kwh).map_or("-".into(), |t| format!("{:.0}", t)));
     }
     row
@@ -130,6 +151,11 @@ fn mode_row(m: &ModeGoodput, cost: bool) -> Vec<String> {
 
 fn short(b: &Band) -> String {
     b.short()
+}
+
+/// A cost's interval, the tok/s band inverted: `1.62-3.28`, or `no evidence`.
+fn cost_band(b: &Band, cost: f64) -> String {
+    b.inverted(cost).map_or_else(|| "no evidence".to_string(), |(lo, hi)| format!("{lo:.2}-{hi:.2}"))
 }
 
 /// `text` cut to `width` characters, with an ellipsis where it was cut.
@@ -181,11 +207,14 @@ pub fn comparison<'a>(answers: impl Iterator<Item = (&'a str, &'a Plan, Option<&
             best.map_or("0".into(), ModeGoodput::users_text),
             v.users_gain.map_or("-".into(), |g| format!("{g:.1}x")),
             best.and_then(|m| m.cost.as_ref()).map_or("-".into(), |c| format!("{:.2}", c.usd_per_million_tokens)),
-            best.map_or("-".into(), |m| m.tok_s_band.short()),
+            best.and_then(|m| m.cost.as_ref().map(|c| cost_band(&m.tok_s_band, c.usd_per_million_tokens)))
+                .unwrap_or_else(|| "-".into()),
+            best.map_or("-".into(), |m| m.tok_s_band.with_coverage()),
         ]);
     }
     if !rows.is_empty() {
-        let headers = ["hardware", "pair mode", "users, one", "users, two", "gain", "cost/Mtok", "band"];
+        let headers =
+            ["hardware", "pair mode", "users, one", "users, two", "gain", "cost/Mtok", "cost band", "tok/s band"];
         out.extend(aligned(&headers, &rows));
     }
     out.push(String::new());
