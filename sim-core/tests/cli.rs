@@ -727,7 +727,12 @@ fn a_plan_at_a_latency_target_opens_with_the_users_each_mode_serves() {
     assert!(summary[0].starts_with("verdict (512/512 ISL/OSL): tp2 serves "), "{text}");
     assert!(summary.iter().any(|l| l.starts_with("target: mean TTFT <= 2.00 s, mean TPOT <= 50.0 ms")), "{text}");
     assert!(summary.iter().any(|l| l.contains("cost/Mtok")), "{text}");
-    assert!(summary.iter().any(|l| l.starts_with("band of tok/s, two machines: pair-from-one on gb300-report")));
+    // Each mode's bands with their coverage and evidence (lines wrapped at 100 columns, read as one text).
+    let words = summary.join(" ").split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(words.contains("held-out errors of the closest evidence"), "{text}");
+    assert!(words.contains("at 80% coverage, from pair from one on gb300-report (this machine): "), "{text}");
+    assert!(words.contains("pp2: tok/s no measured evidence: "), "{text}");
+    assert!(summary.iter().any(|l| l.contains("cost band")), "{text}");
     for l in &summary {
         assert!(l.chars().count() <= 100, "wider than 100 columns: {l}");
     }
@@ -738,7 +743,11 @@ fn a_plan_at_a_latency_target_opens_with_the_users_each_mode_serves() {
     assert_eq!(g["workloads"][0]["verdict"]["best_pair"], "tp2", "{g}");
     assert_eq!(g["workloads"][0]["modes"].as_array().map(Vec::len), Some(sim_core::Mode::ALL.len()));
     assert!(g["workloads"][0]["modes"][1]["cost"]["usd_per_million_tokens"].as_f64().is_some_and(|c| c > 0.0));
-    assert!(g["bands"]["ttft"]["fraction"].as_f64().is_some_and(|f| f > 0.0));
+    assert_eq!(g["bands"]["coverage"], 0.8, "{g}");
+    let tp2 = &g["bands"]["modes"][1];
+    assert_eq!(tp2["mode"], "tp2");
+    let (lo, hi) = (tp2["tok_s"]["interval"][0].as_f64(), tp2["tok_s"]["interval"][1].as_f64());
+    assert!(lo.zip(hi).is_some_and(|(lo, hi)| 0.0 < lo && lo < hi), "{tp2}");
     assert!(v["rows"].is_array(), "the plan itself is still there");
     // A percentile target answers too and says which statistic it holds.
     let p90 = bin().arg("plan").arg(&scenario).args(["--slo-ttft", "2", "--slo-stat", "p90"]).output().expect("run");

@@ -79,7 +79,11 @@ impl Bands {
 
     fn latency(&self, mode: Mode, statistic: LatencyStatistic, of: fn(&ModeBands) -> &Vec<Band>) -> Band {
         let i = LatencyStatistic::ALL.iter().position(|s| *s == statistic).unwrap_or(0);
-        self.modes.iter().find(|m| m.mode == mode).and_then(|m| of(m).get(i).cloned()).unwrap_or_else(|| self.none("no band computed"))
+        self.modes
+            .iter()
+            .find(|m| m.mode == mode)
+            .and_then(|m| of(m).get(i).cloned())
+            .unwrap_or_else(|| self.none("no band computed"))
     }
 }
 
@@ -183,7 +187,10 @@ impl Workspace {
         if let Some(baked) = self.baked_evidence.get() {
             return baked.iter().filter(|p| wanted(&p.dataset, p.question)).cloned().collect();
         }
-        self.protocol_where(&|d, q| q != Question::Fitted && wanted(d, q)).into_iter().flat_map(|r| r.held_out).collect()
+        self.protocol_where(&|d, q| q != Question::Fitted && wanted(d, q))
+            .into_iter()
+            .flat_map(|r| r.held_out)
+            .collect()
     }
 
     /// Every held-out point of the protocol (every pair-from-one and leave-one-out row): what the page bakes.
@@ -205,8 +212,7 @@ impl Workspace {
             Closest::SameHardware { dataset } => Some(dataset.clone()),
             Closest::Elsewhere => None,
         };
-        let points =
-            self.held_out_where(&|d, q| q == Question::LeaveOneOut || own.as_deref().is_some_and(|o| o == d));
+        let points = self.held_out_where(&|d, q| q == Question::LeaveOneOut || own.as_deref().is_some_and(|o| o == d));
         let asked = Asked { closest: &closest, hardware: &s.hardware.id, engine: &s.engine, moe: is_moe(&s.model) };
         asked.bands(&points, c)
     }
@@ -216,7 +222,8 @@ impl Workspace {
     /// `band_coverage` target. Runs every pair-from-one and leave-one-out row.
     pub fn coverage_check(&self) -> Vec<CoverageRow> {
         let points = self.held_out();
-        let share_min = self.dataset.accuracy.as_ref().and_then(|a| a.band_coverage.as_ref()).map(|b| b.held_out_share_min);
+        let share_min =
+            self.dataset.accuracy.as_ref().and_then(|a| a.band_coverage.as_ref()).map(|b| b.held_out_share_min);
         let case_of = |p: &HeldOutPoint| {
             let closest = self.closest_case_of(&p.engine, &p.hardware);
             let asked = Asked { closest: &closest, hardware: &p.hardware, engine: &p.engine, moe: p.moe };
@@ -249,7 +256,9 @@ impl Workspace {
                         r.share_min.unwrap_or(0.0) * 100.0
                     ),
                 )
-                .with_hint("the bands are narrower than the errors they stand for: `sim-core report` lists the coverage");
+                .with_hint(
+                    "the bands are narrower than the errors they stand for: `sim-core report` lists the coverage",
+                );
                 self.dataset.locate(d)
             })
             .collect()
@@ -260,7 +269,9 @@ impl Workspace {
         self.coverage_check()
             .iter()
             .filter_map(|r| {
-                r.share().map(|s| format!("{} {} {:.1}% ({} of {})", r.question, r.metric.name(), s * 100.0, r.inside, r.points))
+                r.share().map(|s| {
+                    format!("{} {} {:.1}% ({} of {})", r.question, r.metric.name(), s * 100.0, r.inside, r.points)
+                })
             })
             .collect()
     }

@@ -99,9 +99,10 @@ impl HeldOutPoint {
         self.measured / self.predicted
     }
 
-    /// Whether the point can enter an interval: both values finite and positive.
+    /// Whether the point can enter an interval: a positive measured value and a prediction that is a number
+    /// (a prediction of nothing is off by an infinite factor, and counts as such).
     pub fn usable(&self) -> bool {
-        self.measured.is_finite() && self.predicted.is_finite() && self.measured > 0.0 && self.predicted > 0.0
+        self.measured.is_finite() && self.measured > 0.0 && self.predicted.is_finite() && self.predicted >= 0.0
     }
 }
 
@@ -137,7 +138,15 @@ impl Band {
     /// `-12%/+20%`, or `no evidence`.
     pub fn short(&self) -> String {
         match self.interval {
-            Some((lo, hi)) => format!("{:+.0}%/{:+.0}%", (lo - 1.0) * 100.0, (hi - 1.0) * 100.0),
+            Some((lo, hi)) => {
+                let (down, up) = (format!("{:.0}", (1.0 - lo) * 100.0), format!("{:.0}", (hi - 1.0) * 100.0));
+                // A symmetric interval reads as one number.
+                if down == up {
+                    format!("±{up}%")
+                } else {
+                    format!("{:+.0}%/{:+.0}%", (lo - 1.0) * 100.0, (hi - 1.0) * 100.0)
+                }
+            }
             None => "no evidence".to_string(),
         }
     }
@@ -147,6 +156,14 @@ impl Band {
         match self.interval {
             Some(_) => format!("{} ({:.0}%)", self.short(), self.coverage * 100.0),
             None => "no measured evidence".to_string(),
+        }
+    }
+
+    /// The band in a sentence: `-12%/+20% at 80% coverage, from <evidence>`, or `no measured evidence: why`.
+    pub fn describe(&self) -> String {
+        match self.interval {
+            Some(_) => format!("{} at {:.0}% coverage, from {}", self.short(), self.coverage * 100.0, self.evidence),
+            None => self.evidence.clone(),
         }
     }
 
@@ -182,7 +199,7 @@ fn order_index(n: usize, c: f64) -> usize {
 
 /// The split-conformal interval of `ratios` at coverage `c`: `None` with fewer than `points_needed(c)`.
 pub fn interval(ratios: &[f64], c: f64) -> Option<(f64, f64)> {
-    let mut r: Vec<f64> = ratios.iter().copied().filter(|x| x.is_finite()).collect();
+    let mut r: Vec<f64> = ratios.iter().copied().filter(|x| !x.is_nan()).collect();
     let n = r.len();
     let k = order_index(n, c);
     if k == 0 || !(c > 0.0 && c < 1.0) {
@@ -357,7 +374,8 @@ pub fn coverage(
             count("leave one out, machine unmeasured", p.metric, &b, p.ratio());
         }
     }
-    let order = |q: &str| ["pair from one", "leave one out", "leave one out, machine unmeasured"].iter().position(|x| *x == q);
+    let order =
+        |q: &str| ["pair from one", "leave one out", "leave one out, machine unmeasured"].iter().position(|x| *x == q);
     crate::stats::sort_by(&mut rows, |a, b| order(&a.question).cmp(&order(&b.question)).then(a.metric.cmp(&b.metric)));
     rows
 }
@@ -413,6 +431,8 @@ mod tests {
         let b = Band { interval: interval(&ratios, 0.8), coverage: 0.8, evidence: String::new() };
         assert_eq!(b.short(), "-40%/+5%");
         assert_eq!(b.with_coverage(), "-40%/+5% (80%)");
+        let symmetric = Band { interval: Some((0.85, 1.15)), coverage: 0.8, evidence: String::new() };
+        assert_eq!(symmetric.short(), "±15%");
         let (lo, hi) = b.inverted(1.0).expect("an interval");
         assert!((lo - 1.0 / 1.05).abs() < 1e-12 && (hi - 1.0 / 0.6).abs() < 1e-12);
         let none = Band { interval: None, coverage: 0.8, evidence: String::new() };
@@ -441,18 +461,21 @@ mod tests {
         let b = band(&pts, &case(Some("m-data"), "m", Mode::Tp2), 0.8, None);
         assert_eq!(b.interval, Some((1.0, 1.08)));
         assert!(b.evidence.starts_with("pair from one on m-data"), "{}", b.evidence);
-        // Leaving one of them out leaves eight: the machine's leave-one-out points instead.
+        // Leaving one of them out leaves eight: the machine's twelve leave-one-out points instead (k = 1).
         let b = band(&pts, &case(Some("m-data"), "m", Mode::Tp2), 0.8, Some(0));
-        assert_eq!(b.interval, Some((0.51, 0.6)));
+        assert_eq!(b.interval, Some((0.5, 0.61)));
         // Another machine's TP2: the same mode on any machine; its PP2: only the other machine's PP2.
         let b = band(&pts, &case(None, "y", Mode::Tp2), 0.8, None);
         assert!(b.evidence.starts_with("leave one dataset out, MoE models on any machine"), "{}", b.evidence);
         let b = band(&pts, &case(None, "y", Mode::Pp2), 0.8, None);
-        assert_eq!(b.interval, Some((2.01, 2.1)));
+        assert_eq!(b.interval, Some((2.0, 2.11)));
         // No held-out point of the mode: no measured evidence, never another mode's number.
         let b = band(&pts, &case(None, "m", Mode::Ep2), 0.8, None);
         assert_eq!(b.interval, None);
-        assert_eq!(b.evidence, "no measured evidence: no held-out point of ep2 tok/s, fewer than the 9 an interval of 80% coverage needs");
+        assert_eq!(
+            b.evidence,
+            "no measured evidence: no held-out point of ep2 tok/s, fewer than the 9 an interval of 80% coverage needs"
+        );
         let tail = BandCase { stated: None, ..case(None, "m", Mode::Tp2) };
         assert!(band(&pts, &tail, 0.8, None).evidence.contains("no source states this percentile"));
     }
@@ -466,8 +489,9 @@ mod tests {
         let rows = coverage(&pts, &|_| case(Some("m-data"), "m", Mode::Tp2), 0.8, Some(0.75));
         assert_eq!(rows.len(), 1);
         let r = &rows[0];
-        // Each of the nine inner points sees the other eight and the far one: inside; the far one: outside.
-        assert_eq!((r.points, r.inside, r.without_band), (10, 9, 0));
+        // Each inner point sees the other eight and the far one, [lowest other, 3.0]: inside, but for the lowest,
+        // which lies under the others; the far one sees [1.00, 1.08]: outside.
+        assert_eq!((r.points, r.inside, r.without_band), (10, 8, 0));
         assert_eq!(r.met(), Some(true));
         pts.truncate(9);
         let rows = coverage(&pts, &|_| case(Some("m-data"), "m", Mode::Tp2), 0.8, Some(0.75));

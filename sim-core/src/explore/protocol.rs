@@ -644,22 +644,23 @@ fn held_out_points<'a>(
     judged: impl Iterator<Item = &'a crate::report::ReportRow> + 'a,
     kept_up: impl Iterator<Item = &'a crate::report::ReportRow> + 'a,
 ) -> impl Iterator<Item = HeldOutPoint> + 'a {
-    let point = move |r: &crate::report::ReportRow, metric: BandMetric, stated: Stated, measured: f64, predicted: f64| {
-        let s = scenarios.get(&r.scenario)?;
-        Some(HeldOutPoint {
-            question: q,
-            dataset: r.dataset.clone(),
-            scenario: r.scenario.clone(),
-            hardware: s.hardware.id.clone(),
-            engine: s.engine.clone(),
-            moe: is_moe(&s.model),
-            mode: r.mode,
-            metric,
-            stated,
-            measured,
-            predicted,
-        })
-    };
+    let point =
+        move |r: &crate::report::ReportRow, metric: BandMetric, stated: Stated, measured: f64, predicted: f64| {
+            let s = scenarios.get(&r.scenario)?;
+            Some(HeldOutPoint {
+                question: q,
+                dataset: r.dataset.clone(),
+                scenario: r.scenario.clone(),
+                hardware: s.hardware.id.clone(),
+                engine: s.engine.clone(),
+                moe: is_moe(&s.model),
+                mode: r.mode,
+                metric,
+                stated,
+                measured,
+                predicted,
+            })
+        };
     let closed = judged.flat_map(move |r| {
         [
             point(r, BandMetric::Throughput, Stated::Mean, r.measured_tok_s, r.predicted_tok_s),

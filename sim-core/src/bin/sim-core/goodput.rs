@@ -49,16 +49,13 @@ pub fn summary(a: &GoodputAnswer) -> Vec<String> {
     for m in a.workloads.first().map_or(&[][..], |w| &w.modes[..]) {
         let (ttft, tpot) = (b.ttft(m.mode, stat), b.tpot(m.mode, stat));
         let text = format!(
-            "  {}: tok/s {}: {}; {} TTFT {}: {}; {} TPOT {}: {}",
+            "  {}: tok/s {}; {} TTFT {}; {} TPOT {}",
             m.mode.name(),
-            m.tok_s_band.short(),
-            m.tok_s_band.evidence,
+            m.tok_s_band.describe(),
             stat.name(),
-            ttft.short(),
-            ttft.evidence,
+            ttft.describe(),
             stat.name(),
-            tpot.short(),
-            tpot.evidence
+            tpot.describe()
         );
         push_wrapped(&mut out, &text, "    ");
     }

@@ -47,8 +47,12 @@ impl AccuracyFile {
         if let Some(b) = &self.band_coverage {
             if !(b.coverage > 0.0 && b.coverage < 1.0) {
                 out.push(
-                    crate::Diagnostic::error(file, "/band_coverage/coverage", format!("coverage {} is not in (0, 1)", b.coverage))
-                        .with_hint("a share: 0.8 for bands that hold 80% of the held-out points"),
+                    crate::Diagnostic::error(
+                        file,
+                        "/band_coverage/coverage",
+                        format!("coverage {} is not in (0, 1)", b.coverage),
+                    )
+                    .with_hint("a share: 0.8 for bands that hold 80% of the held-out points"),
                 );
             }
             if !(b.held_out_share_min > 0.0 && b.held_out_share_min <= 1.0) {
