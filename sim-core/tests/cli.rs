@@ -732,7 +732,7 @@ fn a_plan_at_a_latency_target_opens_with_the_users_each_mode_serves() {
     assert!(words.contains("held-out errors of the closest evidence"), "{text}");
     assert!(words.contains("at 80% coverage, from pair from one on gb300-report (this machine): "), "{text}");
     assert!(words.contains("pp2: tok/s no measured evidence: "), "{text}");
-    assert!(summary.iter().any(|l| l.contains("cost band")), "{text}");
+    assert!(words.contains("tp2: tok/s ") && words.contains("; cost/Mtok "), "{text}");
     for l in &summary {
         assert!(l.chars().count() <= 100, "wider than 100 columns: {l}");
     }

@@ -135,7 +135,7 @@ pub struct Band {
 }
 
 impl Band {
-    /// `-12%/+20%`, or `no evidence`.
+    /// `-12/+20%` (`±15%` when symmetric), or `no evidence`.
     pub fn short(&self) -> String {
         match self.interval {
             Some((lo, hi)) => {
@@ -144,22 +144,14 @@ impl Band {
                 if down == up {
                     format!("±{up}%")
                 } else {
-                    format!("{:+.0}%/{:+.0}%", (lo - 1.0) * 100.0, (hi - 1.0) * 100.0)
+                    format!("{:+.0}/{:+.0}%", (lo - 1.0) * 100.0, (hi - 1.0) * 100.0)
                 }
             }
             None => "no evidence".to_string(),
         }
     }
 
-    /// `-12%/+20% (80%)`: the interval with its coverage.
-    pub fn with_coverage(&self) -> String {
-        match self.interval {
-            Some(_) => format!("{} ({:.0}%)", self.short(), self.coverage * 100.0),
-            None => "no measured evidence".to_string(),
-        }
-    }
-
-    /// The band in a sentence: `-12%/+20% at 80% coverage, from <evidence>`, or `no measured evidence: why`.
+    /// The band in a sentence: `-12/+20% at 80% coverage, from <evidence>`, or `no measured evidence: why`.
     pub fn describe(&self) -> String {
         match self.interval {
             Some(_) => format!("{} at {:.0}% coverage, from {}", self.short(), self.coverage * 100.0, self.evidence),
@@ -281,19 +273,16 @@ pub fn band(points: &[HeldOutPoint], case: &BandCase, c: f64, skip: Option<usize
             };
         }
     }
-    let have = match largest {
-        0 => "no held-out point".to_string(),
-        1 => "1 held-out point".to_string(),
-        n => format!("{n} held-out points"),
-    };
-    Band {
-        interval: None,
-        coverage: c,
-        evidence: format!(
-            "no measured evidence: {have} of {what}, fewer than the {needed} an interval of {:.0}% coverage needs",
+    let evidence = match largest {
+        0 => format!("no measured evidence: no held-out point of {what}"),
+        n => format!(
+            "no measured evidence: {n} held-out point{} of {what}, fewer than the {needed} an interval of {:.0}% \
+             coverage needs",
+            if n == 1 { "" } else { "s" },
             c * 100.0
         ),
-    }
+    };
+    Band { interval: None, coverage: c, evidence }
 }
 
 /// How the held-out points of one question and metric fared against the bands that would have been printed
@@ -429,8 +418,8 @@ mod tests {
     fn the_interval_is_signed_and_the_cost_interval_is_it_inverted() {
         let ratios = [0.6, 0.64, 0.7, 0.8, 0.9, 0.95, 1.0, 1.02, 1.05];
         let b = Band { interval: interval(&ratios, 0.8), coverage: 0.8, evidence: String::new() };
-        assert_eq!(b.short(), "-40%/+5%");
-        assert_eq!(b.with_coverage(), "-40%/+5% (80%)");
+        assert_eq!(b.short(), "-40/+5%");
+        assert!(b.describe().starts_with("-40/+5% at 80% coverage, from "));
         let symmetric = Band { interval: Some((0.85, 1.15)), coverage: 0.8, evidence: String::new() };
         assert_eq!(symmetric.short(), "±15%");
         let (lo, hi) = b.inverted(1.0).expect("an interval");
@@ -472,9 +461,14 @@ mod tests {
         // No held-out point of the mode: no measured evidence, never another mode's number.
         let b = band(&pts, &case(None, "m", Mode::Ep2), 0.8, None);
         assert_eq!(b.interval, None);
+        assert_eq!(b.evidence, "no measured evidence: no held-out point of ep2 tok/s");
+        // Too few: how many, and how many the coverage needs (the nine pair-from-one points are not this case's).
+        pts.truncate(11);
+        let b = band(&pts, &case(None, "m", Mode::Tp2), 0.8, None);
+        assert_eq!(b.interval, None);
         assert_eq!(
             b.evidence,
-            "no measured evidence: no held-out point of ep2 tok/s, fewer than the 9 an interval of 80% coverage needs"
+            "no measured evidence: 2 held-out points of tp2 tok/s, fewer than the 9 an interval of 80% coverage needs"
         );
         let tail = BandCase { stated: None, ..case(None, "m", Mode::Tp2) };
         assert!(band(&pts, &tail, 0.8, None).evidence.contains("no source states this percentile"));

@@ -48,8 +48,15 @@ pub fn summary(a: &GoodputAnswer) -> Vec<String> {
     let stat = t.statistic;
     for m in a.workloads.first().map_or(&[][..], |w| &w.modes[..]) {
         let (ttft, tpot) = (b.ttft(m.mode, stat), b.tpot(m.mode, stat));
+        let cost = m.cost.as_ref().map_or(String::new(), |c| {
+            format!(
+                "; cost/Mtok {:.2} in {}",
+                c.usd_per_million_tokens,
+                cost_band(&m.tok_s_band, c.usd_per_million_tokens)
+            )
+        });
         let text = format!(
-            "  {}: tok/s {}; {} TTFT {}; {} TPOT {}",
+            "{}: tok/s {}{cost}; {} TTFT {}; {} TPOT {}",
             m.mode.name(),
             m.tok_s_band.describe(),
             stat.name(),
@@ -88,7 +95,7 @@ pub fn summary(a: &GoodputAnswer) -> Vec<String> {
 fn mode_table(w: &WorkloadGoodput, cost: bool) -> Vec<String> {
     let mut headers = vec!["mode", "users", "range", "tok/s", "tok/s/GPU", "tok/s/user", "TTFT s", "TPOT ms", "band"];
     if cost {
-        headers.extend(["cost/Mtok", "cost band", "tok/kWh"]);
+        headers.extend(["cost/Mtok", "tok/kWh"]);
     }
     let rows: Vec<Vec<String>> = w.modes.iter().map(|m| mode_row(m, cost)).collect();
     let mut widths: Vec<usize> = headers.iter().map(|h| h.len()).collect();
@@ -135,12 +142,12 @@ fn mode_row(m: &ModeGoodput, cost: bool) -> Vec<String> {
         format!("{:.1}", a.tok_s_per_user),
         format!("{:.2}", a.ttft_s),
         format!("{:.1}", a.tpot_s * 1e3),
-        short(&m.tok_s_band),
+        // The column is narrow: the band lines below the table say why a band is missing.
+        if m.tok_s_band.interval.is_some() { short(&m.tok_s_band) } else { "none".to_string() },
     ];
     if cost {
         let c = m.cost.as_ref();
         row.push(c.map_or("-".into(), |c| format!("{:.2}", c.usd_per_million_tokens)));
-        row.push(c.map_or("-".into(), |c| cost_band(&m.tok_s_band, c.usd_per_million_tokens)));
         row.push(c.and_then(|c| c.tokens_per_kwh).map_or("-".into(), |t| format!("{:.0}", t)));
     }
     row
@@ -206,7 +213,7 @@ pub fn comparison<'a>(answers: impl Iterator<Item = (&'a str, &'a Plan, Option<&
             best.and_then(|m| m.cost.as_ref()).map_or("-".into(), |c| format!("{:.2}", c.usd_per_million_tokens)),
             best.and_then(|m| m.cost.as_ref().map(|c| cost_band(&m.tok_s_band, c.usd_per_million_tokens)))
                 .unwrap_or_else(|| "-".into()),
-            best.map_or("-".into(), |m| m.tok_s_band.with_coverage()),
+            best.map_or("-".into(), |m| m.tok_s_band.short()),
         ]);
     }
     if !rows.is_empty() {
