@@ -25,7 +25,7 @@ pub fn summary(a: &GoodputAnswer) -> Vec<String> {
         if let Some(c) = &w.verdict.too_close {
             push_wrapped(&mut out, &format!("  {c}"), "  ");
         }
-        out.extend(mode_table(w, a.cost_inputs.is_some()));
+        out.extend(mode_table(w, a.cost_inputs.is_some(), a.bands.coverage));
         out.push(String::new());
     }
     let top = a.users_grid.last().copied().unwrap_or(0);
@@ -92,8 +92,10 @@ pub fn summary(a: &GoodputAnswer) -> Vec<String> {
 }
 
 /// One row per mode, aligned; a mode that serves no one shows why in place of its numbers.
-fn mode_table(w: &WorkloadGoodput, cost: bool) -> Vec<String> {
-    let mut headers = vec!["mode", "users", "range", "tok/s", "tok/s/GPU", "tok/s/user", "TTFT s", "TPOT ms", "band"];
+fn mode_table(w: &WorkloadGoodput, cost: bool, coverage: f64) -> Vec<String> {
+    // The tok/s band's coverage in its header; the band lines below the table give its evidence.
+    let band = format!("band {:.0}%", coverage * 100.0);
+    let mut headers = vec!["mode", "users", "range", "tok/s", "tok/s/GPU", "tok/s/user", "TTFT s", "TPOT ms", &band];
     if cost {
         headers.extend(["cost/Mtok", "tok/kWh"]);
     }
@@ -195,7 +197,9 @@ fn push_wrapped(out: &mut Vec<String>, text: &str, indent: &str) {
 pub fn comparison<'a>(answers: impl Iterator<Item = (&'a str, &'a Plan, Option<&'a GoodputAnswer>)>) -> Vec<String> {
     let mut rows = Vec::new();
     let mut out = vec!["machines compared (first workload):".to_string()];
+    let mut coverage = None;
     for (hardware, plan, goodput) in answers {
+        coverage = coverage.or(goodput.map(|g| g.bands.coverage));
         let Some(w) = goodput.and_then(|g| g.workloads.first()) else {
             let mode = plan.recommendation().map_or("none", |m| m.name());
             push_wrapped(&mut out, &format!("  {hardware}: recommended {mode} ({})", plan.reason), "    ");
@@ -217,8 +221,11 @@ pub fn comparison<'a>(answers: impl Iterator<Item = (&'a str, &'a Plan, Option<&
         ]);
     }
     if !rows.is_empty() {
-        let headers =
-            ["hardware", "pair mode", "users, one", "users, two", "gain", "cost/Mtok", "cost band", "tok/s band"];
+        let (cost_band, band) = match coverage {
+            Some(c) => (format!("cost band {:.0}%", c * 100.0), format!("tok/s band {:.0}%", c * 100.0)),
+            None => ("cost band".to_string(), "tok/s band".to_string()),
+        };
+        let headers = ["hardware", "pair mode", "users, one", "users, two", "gain", "cost/Mtok", &cost_band, &band];
         out.extend(aligned(&headers, &rows));
     }
     out.push(String::new());
