@@ -53,11 +53,6 @@ pub struct Bands {
 }
 
 impl Bands {
-    /// Bands without evidence: every interval unknown.
-    pub fn unknown() -> Bands {
-        Bands { closest: Closest::Elsewhere, coverage: DEFAULT_COVERAGE, modes: Vec::new() }
-    }
-
     fn none(&self, what: &str) -> Band {
         Band { interval: None, coverage: self.coverage, evidence: format!("no measured evidence: {what}") }
     }

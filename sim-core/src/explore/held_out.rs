@@ -74,13 +74,13 @@ pub fn is_moe(m: &crate::spec::ModelSpec) -> bool {
     m.routed_experts >= 2.0 && m.routed_expert_bytes > 0.0
 }
 
-/// One held-out point of one metric: a prediction the fit behind it never saw.
+/// One held-out point of one metric: a prediction the fit behind it never saw. The page bakes every one of them
+/// with its fits, so it carries only what a band is chosen and built by.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HeldOutPoint {
     /// `PairFromOne` or `LeaveOneOut`.
     pub question: Question,
     pub dataset: String,
-    pub scenario: String,
     pub hardware: String,
     /// The engine profile the scenario names.
     pub engine: String,
@@ -377,7 +377,6 @@ mod tests {
         HeldOutPoint {
             question,
             dataset: format!("{hardware}-data"),
-            scenario: "s".into(),
             hardware: hardware.into(),
             engine: "e".into(),
             moe: true,

@@ -650,7 +650,6 @@ fn held_out_points<'a>(
             Some(HeldOutPoint {
                 question: q,
                 dataset: r.dataset.clone(),
-                scenario: r.scenario.clone(),
                 hardware: s.hardware.id.clone(),
                 engine: s.engine.clone(),
                 moe: is_moe(&s.model),

@@ -39,8 +39,9 @@ pub fn summary(a: &GoodputAnswer) -> Vec<String> {
         &mut out,
         &format!(
             "bands: where the measured value lies against the predicted one, an interval built to hold {:.0}% \
-             of the held-out errors of the closest evidence (`sim-core report` prints how many fell inside); \
-             the cost's is the tok/s band inverted",
+             of the held-out errors of the closest evidence (pair from one, leave one dataset out: the protocol \
+             leaves no single model out), `sim-core report` prints how many fell inside; the cost's band is the \
+             tok/s band inverted",
             b.coverage * 100.0
         ),
         "  ",
