@@ -941,3 +941,29 @@ fn the_sparks_at_64_clients_are_reported_as_measured_or_too_close_to_call() {
         assert!(verdict["best_pair"] == "dp2" || called, "{scenario}: {verdict}");
     }
 }
+
+/// `validate` enforces the bands' coverage: with a share the held-out points do not reach it fails, naming the
+/// question, the metric and the shares; a coverage outside (0, 1) is refused when the file loads.
+#[test]
+fn validate_fails_where_held_out_points_fall_outside_their_bands_too_often() {
+    let dir = std::env::temp_dir().join(format!("twotower-cli-coverage-{}", std::process::id()));
+    copy_dir(&data(), &dir);
+    let path = dir.join("accuracy.json");
+    let text = std::fs::read_to_string(&path).expect("accuracy.json");
+    let mut v: serde_json::Value = serde_json::from_str(&text).expect("json");
+    v["band_coverage"]["held_out_share_min"] = serde_json::json!(0.95);
+    std::fs::write(&path, serde_json::to_string_pretty(&v).expect("json")).expect("write");
+    let out = bin().arg("validate").arg(&dir).output().expect("run");
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(1), "a 95% share passed:\n{said}");
+    let error = said.split("error: ").find(|e| e.starts_with("pair from one tok/s: ")).expect("the coverage error");
+    assert!(error.contains("fell inside their 80% bands, under the 95% the target asks"), "{error}");
+    assert!(error.contains("/band_coverage/held_out_share_min"), "{error}");
+    v["band_coverage"]["coverage"] = serde_json::json!(1.5);
+    std::fs::write(&path, serde_json::to_string_pretty(&v).expect("json")).expect("write");
+    let out = bin().args(["validate", "--no-model-check"]).arg(&dir).output().expect("run");
+    let _ = std::fs::remove_dir_all(&dir);
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(said.contains("coverage 1.5 is not in (0, 1)"), "{said}");
+}

@@ -334,10 +334,7 @@ impl Workspace {
         if !self.is_valid() {
             return Vec::new();
         }
-        let mut out =
-            report::model_check_with(&self.dataset, self.accuracy(FitSet::All), self.accuracy(FitSet::Single));
-        out.extend(self.coverage_diagnostics());
-        out
+        report::model_check_with(&self.dataset, self.accuracy(FitSet::All), self.accuracy(FitSet::Single))
     }
 
     /// The coefficients a scenario predicts with and, in words, where they come from: its engine profile, or

@@ -394,6 +394,8 @@ fn run(cmd: Command, out: &mut Out) -> Result<u8, CliError> {
             if ws.is_valid() && !no_model_check {
                 parallel::precompute(&ws, &[FitSet::All, FitSet::Single]);
                 diags.extend(ws.model_check());
+                // The bands' coverage on the held-out points (`data/accuracy.json`'s `band_coverage`).
+                diags.extend(ws.coverage_diagnostics());
             }
             diagnostic::sort(&mut diags);
             let errors = diags.iter().filter(|d| d.is_error()).count();
