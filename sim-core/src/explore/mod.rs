@@ -17,7 +17,6 @@ pub mod cost;
 pub mod engine;
 pub mod fabric;
 pub mod frontier;
-pub mod held_out;
 pub mod held_out_gate;
 pub mod memory_share;
 pub mod open_loop;
@@ -79,9 +78,8 @@ pub struct Workspace {
     report_all: OnceLock<Report>,
     report_single: OnceLock<Report>,
     engine_cache: std::sync::Mutex<BTreeMap<String, std::sync::Arc<EngineProfile>>>,
-    /// The protocol's held-out points computed when the page was built (`held_out`), adopted with the fits:
-    /// every band is built from them.
-    pub(crate) baked_evidence: OnceLock<Vec<held_out::HeldOutPoint>>,
+    /// Bands computed when the page was built (`confidence::bands_of_every_case`), adopted with the fits.
+    baked_bands: OnceLock<Vec<(confidence::Closest, confidence::Bands)>>,
     /// The accuracy protocol's rows, each computed once (`protocol_where`).
     protocol_rows: protocol::ProtocolRows,
 }
@@ -113,9 +111,9 @@ struct FittedState {
     fingerprint: u64,
     all: Calibration,
     engines: Vec<EngineProfile>,
-    /// The protocol's held-out points, the evidence of every band (absent from states baked before bands were).
+    /// The confidence bands of every case (absent from states baked before bands were).
     #[serde(default)]
-    evidence: Vec<held_out::HeldOutPoint>,
+    bands: Vec<(confidence::Closest, confidence::Bands)>,
 }
 
 /// Where the planner's model comes from.
@@ -193,7 +191,7 @@ impl Workspace {
             fingerprint: Self::fingerprint(files),
             all: self.calibration(FitSet::All).clone(),
             engines,
-            evidence: self.held_out(),
+            bands: self.bands_of_every_case(),
         };
         serde_json::to_string(&state).unwrap_or_default()
     }
@@ -209,8 +207,8 @@ impl Workspace {
             return false;
         }
         let _ = self.fit_all.set(state.all);
-        if !state.evidence.is_empty() {
-            let _ = self.baked_evidence.set(state.evidence);
+        if !state.bands.is_empty() {
+            let _ = self.baked_bands.set(state.bands);
         }
         if let Ok(mut cache) = self.engine_cache.lock() {
             for e in state.engines {
