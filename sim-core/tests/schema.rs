@@ -463,3 +463,69 @@ fn a_local_window_needs_its_bytes() {
         "a window without its bytes",
     );
 }
+
+/// The folders of `tests/earlier-releases/`, each holding files as one earlier release of the format wrote them:
+/// `v1` (before `$schema`), `v2-first` (the first version 2 release) and `v2-before-link-transport` (the last
+/// release before links stated their transport). Each has the H100 server's hardware file and a scenario with
+/// that hardware inline.
+fn earlier_releases() -> Vec<(String, Vec<SourceText>)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/earlier-releases");
+    let mut out: Vec<(String, Vec<SourceText>)> = std::fs::read_dir(&root)
+        .expect("tests/earlier-releases is readable")
+        .map(|e| e.expect("an entry").path())
+        .map(|dir| {
+            let name = dir.file_name().and_then(|n| n.to_str()).expect("a folder name").to_string();
+            (name, fsio::load_dir(&dir).expect("a release's files"))
+        })
+        .collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+#[test]
+fn files_as_each_earlier_release_wrote_them_still_load() {
+    let releases = earlier_releases();
+    let names: Vec<&str> = releases.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["v1", "v2-before-link-transport", "v2-first"]);
+    for (release, files) in &releases {
+        let text = |suffix: &str| {
+            files.iter().find(|f| f.path.ends_with(suffix)).unwrap_or_else(|| panic!("{release}: {suffix}"))
+        };
+        // The old hardware file in place of the shipped one: loads and validates with the shipped data.
+        let old_hardware = text("h100-sxm.json");
+        assert!(!old_hardware.text.contains("\"transport\""), "{release} predates the link's transport");
+        let mut dataset = shipped();
+        let shipped_hardware = dataset.iter_mut().find(|f| f.path.ends_with("hardware/h100-sxm.json")).expect("h100");
+        shipped_hardware.text = old_hardware.text.clone();
+        let errs = load_errors(&dataset);
+        assert!(errs.is_empty(), "{release}: {}", errs.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"));
+        // A scenario with that hardware inline resolves, and its link takes the stated default transport.
+        let scenario = text("scenario-inline-hardware.json");
+        dataset.push(SourceText { path: "scenarios/inline.json".into(), text: scenario.text.clone() });
+        let (ds, diags) = load(&dataset);
+        let errs: Vec<&Diagnostic> = diags.iter().filter(|d| d.is_error()).collect();
+        assert!(errs.is_empty(), "{release}: {errs:?}");
+        let file = ds.scenarios.get("plan-minimax-m3-inline-h100-sxm").expect("the inline scenario loads");
+        let s = sim_core::scenario::resolve(&ds, "scenarios/inline.json", file).expect("it resolves");
+        let default = sim_core::dataset::schema::LinkTransport::assumed_rdma();
+        assert_eq!(s.hardware.link.transport, default.kind, "{release}");
+        assert!((s.hardware.link.round_trip_s - 2.92e-6).abs() < 1e-15, "{release}: {}", s.hardware.link.round_trip_s);
+        // And the schema of today accepts both files as written.
+        for f in [old_hardware, scenario] {
+            let v: Value = serde_json::from_str(&f.text).expect("json");
+            let kind = v["kind"].as_str().expect("kind");
+            assert_eq!(schema_errors(kind, &v), Vec::<String>::new(), "{release}: {}", f.path);
+        }
+    }
+}
+
+/// The default a link without a transport takes is stated as an assumption, with its reason.
+#[test]
+fn a_link_without_a_transport_states_the_assumed_default() {
+    let t = sim_core::dataset::schema::LinkTransport::assumed_rdma();
+    assert_eq!(t.round_trip.basis, sim_core::dataset::schema::Basis::Assumed);
+    assert!(t.round_trip.reason.as_deref().is_some_and(|r| r.contains("states no link transport")));
+    let mut hw = shipped_json("hardware/h100-sxm.json");
+    hw["link"].as_object_mut().expect("a link").remove("transport");
+    assert_eq!(errors_with("hardware/h100-sxm.json", &hw), Vec::<Diagnostic>::new());
+}

@@ -1,6 +1,6 @@
 //! Hardware files: one machine's memory tiers, compute, host link, machine-to-machine link and microbenchmarks.
 
-use super::Quantity;
+use super::{Basis, Quantity};
 pub use crate::spec::{IntraMachineFabric, TransportKind};
 use serde::{Deserialize, Serialize};
 
@@ -121,7 +121,9 @@ pub struct LinkSpec {
     /// How NCCL and the engine's control messages cross the link: GPUDirect RDMA, RDMA staged through host
     /// memory, or TCP sockets, with the round trip of a small message on it. A network hop of a collective costs
     /// at least half of it (`model::nccl`), and a multi-machine engine pays one per step to reach its remote
-    /// worker.
+    /// worker. Absent in files written before links stated it: `LinkTransport::assumed_rdma` (see there for
+    /// where that default matters).
+    #[serde(default = "LinkTransport::assumed_rdma")]
     pub transport: LinkTransport,
     #[serde(default)]
     pub description: Option<String>,
@@ -140,6 +142,31 @@ pub struct LinkTransport {
     pub round_trip: Quantity,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+}
+
+impl LinkTransport {
+    /// The round trip the default transport assumes, microseconds: the GB300 pair's measured GPUDirect RDMA
+    /// write round trip (2 x 1.46 us), the link every file of the first schema version 2 described.
+    pub const ASSUMED_RDMA_ROUND_TRIP_US: f64 = 2.92;
+
+    /// The transport of a link whose file states none (written before `transport` existed): GPUDirect RDMA with
+    /// the GB300 pair's round trip, an `assumed` quantity that says so. The default matters only across
+    /// machines (TP2, PP2, EP2 and PD pay NCCL's network hops and a control round trip per step on it): on a
+    /// link that really runs host-staged RDMA (GB10) or TCP sockets it is optimistic by the difference in
+    /// round trip (about 5 us and 200-500 us against 2.92 us), so such a file should state its transport.
+    pub fn assumed_rdma() -> LinkTransport {
+        LinkTransport {
+            kind: TransportKind::Rdma,
+            round_trip: Quantity::new(
+                Self::ASSUMED_RDMA_ROUND_TRIP_US,
+                "us",
+                Basis::Assumed,
+                "the file states no link transport (written before links stated one): GPUDirect RDMA assumed, \
+                 with the GB300 pair's measured RDMA write round trip (2 x 1.46 us)",
+            ),
+            description: None,
+        }
+    }
 }
 
 /// One size of a measured all-reduce sweep across the link.
