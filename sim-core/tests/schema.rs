@@ -1,6 +1,7 @@
 //! The JSON Schemas of the dataset files: the shipped `data/schema/*.json` are what the types generate, every
 //! data file names its schema by `$schema` and satisfies it, the schemas reject what the loader rejects, and
-//! version 1 files (no `$schema`) still load.
+//! version 1 files (no `$schema`) and files as each earlier release wrote them (`tests/earlier-releases/`) still
+//! load.
 
 #[path = "../src/bin/sim-core/fsio.rs"]
 #[allow(dead_code)] // each test uses part of it
