@@ -54,7 +54,8 @@ pub fn curves_from_table(table: &KernelsFile, measured_on: Roofline) -> (Rooflin
 
 /// The fields of a kernel table no prediction reads (`curves_from_table` reads the GEMM rows): the checks'
 /// measurements, which a bundle that only predicts (the page) can leave out.
-pub const CHECK_ONLY_FIELDS: [&str; 5] = ["grouped_gemm", "attention_prefill", "attention_decode", "elementwise", "steps"];
+pub const CHECK_ONLY_FIELDS: [&str; 5] =
+    ["grouped_gemm", "attention_prefill", "attention_decode", "elementwise", "steps"];
 
 /// A kernel table's text without `CHECK_ONLY_FIELDS`, compact: the same curves for half the bytes. `None` when the
 /// text is not a JSON object (it is then bundled as it is, and the loader reports it).
