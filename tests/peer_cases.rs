@@ -128,6 +128,8 @@ pub fn sim_core_scenario(c: &Case) -> Scenario {
         intra_call_latency_s: Some(0.0),
         intra_fabric: sim_core::spec::IntraMachineFabric::Nvlink,
         sparse_attention_head_tile: 0.0,
+        // The peer runs every GEMM at its roofline: no kernel table.
+        gemm: Default::default(),
         link: LinkParams {
             rails: 1.0,
             line_rate_bytes_per_sec_per_rail: 50e9,

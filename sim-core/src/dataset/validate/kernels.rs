@@ -94,7 +94,8 @@ impl Checker<'_> {
             );
             return;
         }
-        if sizes.windows(2).any(|w| !(w[1] > w[0])) || sizes.iter().any(|s| !(*s > 0.0 && s.is_finite())) {
+        let increasing = |w: &[f64]| w[1].partial_cmp(&w[0]) == Some(std::cmp::Ordering::Greater);
+        if !sizes.windows(2).all(increasing) || !sizes.iter().all(|s| s.is_finite() && *s > 0.0) {
             self.err(
                 file,
                 format!("{at}/{size}"),
