@@ -298,8 +298,11 @@ fn cli_exit_codes() {
     assert!(all.contains("broken-no-rows.txt"), "{all}");
 
     let files = ["vllm-serve-c1.json", "vllm-serve-c8.json", "vllm-serve-c32.json"].map(|f| samples().join(f));
-    let ok =
-        bin().args(["import", "vllm-bench", "--model", "glm-5.2", "--mode", "tp2"]).args(&files).output().expect("run");
+    let ok = bin()
+        .args(["import", "vllm-bench", "--hardware", "gb300-station", "--model", "glm-5.2", "--mode", "tp2"])
+        .args(&files)
+        .output()
+        .expect("run");
     assert_eq!(ok.status.code(), Some(0), "{}", String::from_utf8_lossy(&ok.stderr));
     let text = String::from_utf8_lossy(&ok.stdout).into_owned();
     assert!(text.contains("\"mode\": \"tp2\""));
@@ -311,8 +314,11 @@ fn cli_exit_codes() {
     let results = files.iter().map(|f| indented(&std::fs::read_to_string(f).expect("sample"))).collect::<Vec<_>>();
     let pasted = dir.join("pasted.json");
     std::fs::write(&pasted, results.join("\n")).expect("write");
-    let one =
-        bin().args(["import", "vllm-bench", "--model", "glm-5.2", "--mode", "tp2"]).arg(&pasted).output().expect("run");
+    let one = bin()
+        .args(["import", "vllm-bench", "--hardware", "gb300-station", "--model", "glm-5.2", "--mode", "tp2"])
+        .arg(&pasted)
+        .output()
+        .expect("run");
     assert_eq!(one.status.code(), Some(0), "{}", String::from_utf8_lossy(&one.stderr));
     let read = |out: &[u8]| serde_json::from_slice::<sim_core::dataset::schema::SweepFile>(out).expect("a sweep file");
     assert_eq!(points(&read(&one.stdout)), points(&read(&ok.stdout)), "one file of three results = three files");
@@ -322,17 +328,28 @@ fn cli_exit_codes() {
         format!("{}\n{}", results[0], results[1].replace("\"completed\": 80", "\"completed\": -1")),
     )
     .expect("write");
-    let bad = bin().args(["import", "vllm-bench", "--model", "glm-5.2"]).arg(&pasted).output().expect("run");
+    let bad = bin()
+        .args(["import", "vllm-bench", "--hardware", "gb300-station", "--model", "glm-5.2"])
+        .arg(&pasted)
+        .output()
+        .expect("run");
     assert_eq!(bad.status.code(), Some(1));
     let line = results[0].lines().count() + results[1].lines().position(|l| l.contains("\"completed\"")).unwrap() + 1;
     let all = format!("{}{}", String::from_utf8_lossy(&bad.stdout), String::from_utf8_lossy(&bad.stderr));
     assert!(all.contains(&format!("pasted.json:{line}:")), "{all}");
     std::fs::remove_dir_all(&dir).ok();
 
-    let bad = bin().args(["import", "vllm-bench"]).arg(samples().join("broken-truncated.json")).output().expect("run");
+    let bad = bin()
+        .args(["import", "vllm-bench", "--hardware", "gb300-station"])
+        .arg(samples().join("broken-truncated.json"))
+        .output()
+        .expect("run");
     assert_eq!(bad.status.code(), Some(1));
-    let missing =
-        bin().args(["import", "vllm-bench"]).arg(samples().join("does-not-exist.json")).output().expect("run");
+    let missing = bin()
+        .args(["import", "vllm-bench", "--hardware", "gb300-station"])
+        .arg(samples().join("does-not-exist.json"))
+        .output()
+        .expect("run");
     assert_eq!(missing.status.code(), Some(1));
 }
 
