@@ -14,8 +14,8 @@ pub struct Roofline {
 }
 
 impl Roofline {
-    /// A hardware file's roofline, as `scenario::hardware_spec` reads it (BF16 at half the FP8 rate where the
-    /// file states none).
+    /// A hardware file's roofline, as the scenario's machine reads it (BF16 at half the FP8 rate where the file
+    /// states none).
     pub fn of(h: &HardwareFile) -> Roofline {
         let si = |q: &crate::dataset::schema::Quantity| q.si().unwrap_or(f64::NAN);
         Roofline {
@@ -114,8 +114,15 @@ mod tests {
         load(&texts).0
     }
 
+    /// A machine with the roofline of hardware file `id`, its kernel curves laid on.
     fn spec(ds: &Dataset, id: &str) -> HardwareSpec {
-        let mut h = crate::scenario::hardware_spec(&ds.hardware[id]);
+        let r = Roofline::of(&ds.hardware[id]);
+        let mut h = HardwareSpec {
+            id: id.into(),
+            flops_bf16: r.flops_bf16,
+            flops_fp8: r.flops_fp8,
+            ..HardwareSpec::one_gpu_for_tests(80e9, r.hbm_bytes_per_sec)
+        };
         attach(ds, &mut h);
         h
     }
