@@ -7,7 +7,8 @@
 
 use std::path::{Path, PathBuf};
 
-// The CLI's runner of independent fits on every core: the bands baked below read every case of the protocol.
+// The CLI's runner of independent fits on every core: the held-out evidence baked below reads every case of
+// the protocol.
 #[path = "../sim-core/src/bin/sim-core/parallel.rs"]
 mod parallel;
 

@@ -451,6 +451,10 @@ pub struct AccuracySummary {
     pub protocol_targets: usize,
     /// Those whose error misses the target, as `dataset question` (`gb300-report pair_from_one`).
     pub protocol_missed: Vec<String>,
+    /// The bands' coverage per question and metric (`explore::held_out::CoverageRow`), as text, and the
+    /// coverage and least share they are held to (`None`: no `band_coverage` target).
+    pub band_coverage: Vec<String>,
+    pub band_target: Option<(f64, f64)>,
 }
 
 impl std::fmt::Display for AccuracySummary {
@@ -478,6 +482,15 @@ impl std::fmt::Display for AccuracySummary {
         )?;
         if !self.protocol_missed.is_empty() {
             write!(f, " ({})", self.protocol_missed.join(", "))?;
+        }
+        if let Some((coverage, share)) = self.band_target {
+            write!(
+                f,
+                "; held-out points inside their {:.0}% bands, at least {:.0}% each: {}",
+                coverage * 100.0,
+                share * 100.0,
+                if self.band_coverage.is_empty() { "none judged".into() } else { self.band_coverage.join(", ") }
+            )?;
         }
         Ok(())
     }

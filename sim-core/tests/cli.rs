@@ -732,7 +732,12 @@ fn a_plan_at_a_latency_target_opens_with_the_users_each_mode_serves() {
     assert!(summary[0].starts_with("verdict (512/512 ISL/OSL): tp2 serves "), "{text}");
     assert!(summary.iter().any(|l| l.starts_with("target: mean TTFT <= 2.00 s, mean TPOT <= 50.0 ms")), "{text}");
     assert!(summary.iter().any(|l| l.contains("cost/Mtok")), "{text}");
-    assert!(summary.iter().any(|l| l.starts_with("band of tok/s, two machines: pair-from-one on gb300-report")));
+    // Each mode's bands with their coverage and evidence (lines wrapped at 100 columns, read as one text).
+    let words = summary.join(" ").split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(words.contains("held-out errors of the closest evidence"), "{text}");
+    assert!(words.contains("at 80% coverage, from pair from one on gb300-report (this machine): "), "{text}");
+    assert!(words.contains("pp2: tok/s no measured evidence: "), "{text}");
+    assert!(words.contains("tp2: tok/s ") && words.contains("; cost/Mtok "), "{text}");
     for l in &summary {
         assert!(l.chars().count() <= 100, "wider than 100 columns: {l}");
     }
@@ -743,7 +748,11 @@ fn a_plan_at_a_latency_target_opens_with_the_users_each_mode_serves() {
     assert_eq!(g["workloads"][0]["verdict"]["best_pair"], "tp2", "{g}");
     assert_eq!(g["workloads"][0]["modes"].as_array().map(Vec::len), Some(sim_core::Mode::ALL.len()));
     assert!(g["workloads"][0]["modes"][1]["cost"]["usd_per_million_tokens"].as_f64().is_some_and(|c| c > 0.0));
-    assert!(g["bands"]["ttft"]["fraction"].as_f64().is_some_and(|f| f > 0.0));
+    assert_eq!(g["bands"]["coverage"], 0.8, "{g}");
+    let tp2 = &g["bands"]["modes"][1];
+    assert_eq!(tp2["mode"], "tp2");
+    let (lo, hi) = (tp2["tok_s"]["interval"][0].as_f64(), tp2["tok_s"]["interval"][1].as_f64());
+    assert!(lo.zip(hi).is_some_and(|(lo, hi)| 0.0 < lo && lo < hi), "{tp2}");
     assert!(v["rows"].is_array(), "the plan itself is still there");
     // A percentile target answers too and says which statistic it holds.
     let p90 = bin().arg("plan").arg(&scenario).args(["--slo-ttft", "2", "--slo-stat", "p90"]).output().expect("run");
@@ -936,4 +945,30 @@ fn the_sparks_at_64_clients_are_reported_as_measured_or_too_close_to_call() {
         let called = verdict["too_close"].as_str().is_some_and(|t| t.contains("too close to call"));
         assert!(verdict["best_pair"] == "dp2" || called, "{scenario}: {verdict}");
     }
+}
+
+/// `validate` enforces the bands' coverage: with a share the held-out points do not reach it fails, naming the
+/// question, the metric and the shares; a coverage outside (0, 1) is refused when the file loads.
+#[test]
+fn validate_fails_where_held_out_points_fall_outside_their_bands_too_often() {
+    let dir = std::env::temp_dir().join(format!("twotower-cli-coverage-{}", std::process::id()));
+    copy_dir(&data(), &dir);
+    let path = dir.join("accuracy.json");
+    let text = std::fs::read_to_string(&path).expect("accuracy.json");
+    let mut v: serde_json::Value = serde_json::from_str(&text).expect("json");
+    v["band_coverage"]["held_out_share_min"] = serde_json::json!(0.95);
+    std::fs::write(&path, serde_json::to_string_pretty(&v).expect("json")).expect("write");
+    let out = bin().arg("validate").arg(&dir).output().expect("run");
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(1), "a 95% share passed:\n{said}");
+    let error = said.split("error: ").find(|e| e.starts_with("pair from one tok/s: ")).expect("the coverage error");
+    assert!(error.contains("fell inside their 80% bands, under the 95% the target asks"), "{error}");
+    assert!(error.contains("/band_coverage/held_out_share_min"), "{error}");
+    v["band_coverage"]["coverage"] = serde_json::json!(1.5);
+    std::fs::write(&path, serde_json::to_string_pretty(&v).expect("json")).expect("write");
+    let out = bin().args(["validate", "--no-model-check"]).arg(&dir).output().expect("run");
+    let _ = std::fs::remove_dir_all(&dir);
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(said.contains("coverage 1.5 is not in (0, 1)"), "{said}");
 }

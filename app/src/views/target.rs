@@ -39,15 +39,20 @@ fn card(a: &TargetAnswer) -> impl IntoView {
         None => format!("One machine serves {} users within the target; no two-machine mode meets it", users(&single)),
     };
     let gain = v.as_ref().and_then(|v| v.users_gain).map(|g| format!("{g:.1}x the users"));
-    let band = best.as_ref().map(|b| format!("tok/s band {}: {}", b.tok_s_band.short(), b.tok_s_band.provenance));
-    let cost = best.as_ref().and_then(|b| b.cost.as_ref()).map_or_else(
+    let band = best.as_ref().map(|b| format!("tok/s band: {}", b.tok_s_band.describe()));
+    let cost = best.as_ref().and_then(|b| b.cost.as_ref().map(|c| (b, c))).map_or_else(
         || "Cost per million tokens: give a price and a power of one machine.".to_string(),
-        |c| {
+        |(b, c)| {
             let one = single
                 .as_ref()
                 .and_then(|s| s.cost.as_ref())
                 .map_or(String::new(), |s| format!(" (one machine {:.2})", s.usd_per_million_tokens));
-            format!("Cost per million output tokens: {:.2}{one}.", c.usd_per_million_tokens)
+            // The cost goes as 1 / tok/s: its band is the tok/s band inverted.
+            let range = b.tok_s_band.inverted(c.usd_per_million_tokens).map_or_else(
+                || ", no measured evidence for its band".to_string(),
+                |(lo, hi)| format!(", {lo:.2}-{hi:.2} at {:.0}% coverage", b.tok_s_band.coverage * 100.0),
+            );
+            format!("Cost per million output tokens: {:.2}{range}{one}.", c.usd_per_million_tokens)
         },
     );
     let reason = v.as_ref().map(|v| v.reason.clone()).unwrap_or_default();

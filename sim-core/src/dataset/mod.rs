@@ -394,6 +394,7 @@ fn load_one(ds: &mut Dataset, f: &SourceText, diags: &mut Vec<Diagnostic>) {
         }
         "accuracy" => {
             if let Some(x) = typed::<AccuracyFile>(file, &value, &mut errs) {
+                errs.extend(x.check(file));
                 ds.accuracy = Some(x);
             }
         }

@@ -1,35 +1,25 @@
-//! Confidence bands: how far a predicted number may be off, taken from the error the accuracy protocol and the
-//! stated latencies measured on the case closest to the scenario asked about, never from a constant.
+//! Confidence bands: how far a predicted number may be off, as an interval of stated coverage taken from the
+//! errors of held-out points only (pair from one, leave one dataset out) closest to the scenario asked about,
+//! per mode and metric; "no measured evidence" where none is close enough (`held_out` says how a band is built).
 //!
 //! ```text
-//! the scenario's engine profile was fitted on points of this machine (dataset D)?
-//!   yes ─► tok/s: one machine ← D's `fitted` median APE, a pair ← D's `pair_from_one` median APE
-//!          latency ← D's stated-latency median APE (when D states latencies)
-//!   no  ─► tok/s ← the median over datasets of `leave_one_out` (the error a team without measurements meets)
-//!          latency ← the median over the datasets that state latencies
+//! scenario ─► closest case (the dataset its profile was fitted on, when that dataset measured this machine)
+//!          ─► per mode: tok/s, TTFT and TPOT (mean, p50, p90, p99) ─► held_out::band of the closest pool
 //! ```
-//! A band is the median absolute percentage error as a fraction: half the predictions of that closest case
-//! landed within it. Where the closest case has no number (a dataset without pair points, or without stated
-//! latencies) the band falls back to the wider case and its provenance says so.
 
-use super::protocol::{ProtocolRow, Question};
+pub use super::held_out::Band;
+use super::held_out::{self, is_moe, BandCase, BandMetric, CoverageRow, HeldOutPoint, Stated};
+use super::protocol::Question;
+use super::target::LatencyStatistic;
 use super::Workspace;
 use crate::dataset::schema::{DEFAULT_ENGINE, REPORT_DATASET};
-use crate::fit::FitSet;
-use crate::report::GroupStats;
 use crate::scenario::Scenario;
-use crate::stats::ErrorStats;
+use crate::Diagnostic;
 use crate::Mode;
 use serde::{Deserialize, Serialize};
 
-/// What bands are taken from: rows of the accuracy protocol and the per-dataset errors of stated latencies
-/// (`report::Report::ttft_by_dataset`, `tpot_by_dataset`).
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct Evidence {
-    pub protocol: Vec<ProtocolRow>,
-    pub ttft_by_dataset: Vec<GroupStats>,
-    pub tpot_by_dataset: Vec<GroupStats>,
-}
+/// The coverage a band is stated at unless the accuracy file (`band_coverage`) says otherwise.
+pub const DEFAULT_COVERAGE: f64 = 0.8;
 
 /// How close the measured data come to a scenario.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -41,89 +31,98 @@ pub enum Closest {
     Elsewhere,
 }
 
-/// A relative error band on one predicted number.
+/// One mode's bands.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Band {
-    /// The median absolute percentage error of the closest case, as a fraction (0.182 for 18.2%); `None`
-    /// when no measurement gives one.
-    pub fraction: Option<f64>,
-    /// Where the number comes from: `leave-one-out median over 4 datasets: 18.2%`.
-    pub provenance: String,
+pub struct ModeBands {
+    pub mode: Mode,
+    pub tok_s: Band,
+    /// TTFT and TPOT for each statistic of `LatencyStatistic::ALL`, in that order.
+    pub ttft: Vec<Band>,
+    pub tpot: Vec<Band>,
 }
 
-impl Band {
-    /// `±18%`, or `±?` without a measured error.
-    pub fn short(&self) -> String {
-        self.fraction.map_or("±?".to_string(), |f| format!("±{:.0}%", f * 100.0))
-    }
-
-    /// Whether `a` and `b` (each with its band) could be the same number: their intervals overlap. Without a
-    /// band on either, no overlap can be claimed.
-    pub fn overlap(a: f64, band_a: &Band, b: f64, band_b: &Band) -> bool {
-        match (band_a.fraction, band_b.fraction) {
-            (Some(fa), Some(fb)) => {
-                let (lo_a, hi_a) = (a * (1.0 - fa), a * (1.0 + fa));
-                let (lo_b, hi_b) = (b * (1.0 - fb), b * (1.0 + fb));
-                lo_a <= hi_b && lo_b <= hi_a
-            }
-            _ => false,
-        }
-    }
-}
-
-/// Every band a goodput answer carries.
+/// Every band a goodput answer carries: per mode, its output tok/s (and what follows from it: per GPU, per user,
+/// cost inverted) and its latencies.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Bands {
     pub closest: Closest,
-    /// Output tok/s of one machine, and of any two-machine mode.
-    pub single_tok_s: Band,
-    pub pair_tok_s: Band,
-    /// Mean TTFT and mean TPOT.
-    pub ttft: Band,
-    pub tpot: Band,
+    /// The share of held-out points each interval is built to hold.
+    pub coverage: f64,
+    /// In `Mode::ALL` order.
+    pub modes: Vec<ModeBands>,
 }
 
 impl Bands {
-    /// The bands of a scenario whose closest case is `closest`, from `evidence`.
-    pub fn of(evidence: &Evidence, closest: &Closest) -> Bands {
-        let loo = || leave_one_out(&evidence.protocol);
-        let (single_tok_s, pair_tok_s) = match closest {
-            Closest::SameHardware { dataset } => {
-                let own = |q: Question, what: &str| {
-                    row_median(&evidence.protocol, dataset, q).map_or_else(
-                        || fallback(loo(), &format!("{dataset} has no {what} error")),
-                        |(m, n)| Band {
-                            fraction: Some(m / 100.0),
-                            provenance: format!("{what} on {dataset} (this machine): {m:.1}% median over {n} points"),
-                        },
-                    )
-                };
-                (own(Question::Fitted, "fitted"), own(Question::PairFromOne, "pair-from-one"))
-            }
-            Closest::Elsewhere => (loo(), loo()),
-        };
-        Bands {
-            closest: closest.clone(),
-            single_tok_s,
-            pair_tok_s,
-            ttft: latency(&evidence.ttft_by_dataset, closest, "TTFT"),
-            tpot: latency(&evidence.tpot_by_dataset, closest, "TPOT"),
-        }
-    }
-
-    /// Bands without evidence: every fraction unknown.
-    pub fn unknown() -> Bands {
-        let none = || Band { fraction: None, provenance: "no measured error".into() };
-        Bands { closest: Closest::Elsewhere, single_tok_s: none(), pair_tok_s: none(), ttft: none(), tpot: none() }
+    fn none(&self, what: &str) -> Band {
+        Band { interval: None, coverage: self.coverage, evidence: format!("no measured evidence: {what}") }
     }
 
     /// The band of a mode's output tok/s.
-    pub fn tok_s(&self, mode: Mode) -> &Band {
-        if mode.machines() == 1 {
-            &self.single_tok_s
-        } else {
-            &self.pair_tok_s
+    pub fn tok_s(&self, mode: Mode) -> Band {
+        self.modes.iter().find(|m| m.mode == mode).map_or_else(|| self.none("no band computed"), |m| m.tok_s.clone())
+    }
+
+    /// The band of a mode's TTFT at `statistic`.
+    pub fn ttft(&self, mode: Mode, statistic: LatencyStatistic) -> Band {
+        self.latency(mode, statistic, |m| &m.ttft)
+    }
+
+    /// The band of a mode's TPOT at `statistic`.
+    pub fn tpot(&self, mode: Mode, statistic: LatencyStatistic) -> Band {
+        self.latency(mode, statistic, |m| &m.tpot)
+    }
+
+    fn latency(&self, mode: Mode, statistic: LatencyStatistic, of: fn(&ModeBands) -> &Vec<Band>) -> Band {
+        let i = LatencyStatistic::ALL.iter().position(|s| *s == statistic).unwrap_or(0);
+        self.modes
+            .iter()
+            .find(|m| m.mode == mode)
+            .and_then(|m| of(m).get(i).cloned())
+            .unwrap_or_else(|| self.none("no band computed"))
+    }
+}
+
+/// What a scenario's bands are asked of: its closest case, machine, engine profile and model class.
+struct Asked<'a> {
+    closest: &'a Closest,
+    hardware: &'a str,
+    engine: &'a str,
+    moe: bool,
+}
+
+impl Asked<'_> {
+    fn case(&self, mode: Mode, metric: BandMetric, stated: Option<Stated>) -> BandCase {
+        BandCase {
+            same_machine_dataset: match self.closest {
+                Closest::SameHardware { dataset } => Some(dataset.clone()),
+                Closest::Elsewhere => None,
+            },
+            hardware: self.hardware.to_string(),
+            engine: self.engine.to_string(),
+            moe: self.moe,
+            mode,
+            metric,
+            stated,
         }
+    }
+
+    fn bands(&self, points: &[HeldOutPoint], coverage: f64) -> Bands {
+        let band = |mode, metric, stated| held_out::band(points, &self.case(mode, metric, stated), coverage, None);
+        let modes = Mode::ALL
+            .into_iter()
+            .map(|mode| {
+                let latency = |metric| {
+                    LatencyStatistic::ALL.into_iter().map(|s| band(mode, metric, Stated::of(s))).collect::<Vec<_>>()
+                };
+                ModeBands {
+                    mode,
+                    tok_s: band(mode, BandMetric::Throughput, Some(Stated::Mean)),
+                    ttft: latency(BandMetric::Ttft),
+                    tpot: latency(BandMetric::Tpot),
+                }
+            })
+            .collect();
+        Bands { closest: self.closest.clone(), coverage, modes }
     }
 }
 
@@ -172,208 +171,103 @@ impl Workspace {
         }
     }
 
-    /// What the bands of `closest` need: the protocol rows it reads (each a fit: only those are run) and the
-    /// stated-latency errors of the report.
-    pub fn evidence(&self, closest: &Closest) -> Evidence {
-        let mut protocol = match closest {
-            Closest::SameHardware { dataset } => {
-                self.protocol_where(&|d, q| d == dataset && q != Question::LeaveOneOut)
-            }
-            Closest::Elsewhere => Vec::new(),
-        };
-        // Leave-one-out is the fallback of a row without an error, and the answer for another machine.
-        if protocol.len() < 2 || protocol.iter().any(|r| r.error.is_none()) {
-            protocol.extend(self.protocol_where(&|_, q| q == Question::LeaveOneOut));
-        }
-        let report = self.accuracy(FitSet::All);
-        Evidence {
-            protocol,
-            ttft_by_dataset: report.ttft_by_dataset.clone(),
-            tpot_by_dataset: report.tpot_by_dataset.clone(),
-        }
+    /// The coverage bands are stated at: `data/accuracy.json`'s `band_coverage`, else `DEFAULT_COVERAGE`.
+    pub fn band_coverage(&self) -> f64 {
+        self.dataset.accuracy.as_ref().and_then(|a| a.band_coverage.as_ref()).map_or(DEFAULT_COVERAGE, |b| b.coverage)
     }
 
-    /// The bands of a scenario: its closest case, and that case's measured errors.
+    /// Every held-out point of the protocol rows `wanted` admits (each row a fit, run once per workspace), or
+    /// the points baked with the page's fits.
+    fn held_out_where(&self, wanted: &dyn Fn(&str, Question) -> bool) -> Vec<HeldOutPoint> {
+        if let Some(baked) = self.baked_evidence.get() {
+            return baked.iter().filter(|p| wanted(&p.dataset, p.question)).cloned().collect();
+        }
+        self.protocol_where(&|d, q| q != Question::Fitted && wanted(d, q))
+            .into_iter()
+            .flat_map(|r| r.held_out)
+            .collect()
+    }
+
+    /// Every held-out point of the protocol (every pair-from-one and leave-one-out row): what the page bakes.
+    pub fn held_out(&self) -> Vec<HeldOutPoint> {
+        self.held_out_where(&|_, _| true)
+    }
+
+    /// The bands of a scenario at the workspace's coverage: its closest case, and per mode the held-out errors
+    /// of the closest evidence. Runs the leave-one-out rows, and the pair-from-one row of the dataset the
+    /// profile was fitted on when that dataset measured this machine.
     pub fn bands(&self, s: &Scenario) -> Bands {
+        self.bands_at(s, self.band_coverage())
+    }
+
+    /// `bands` at coverage `c` (in (0, 1)).
+    pub fn bands_at(&self, s: &Scenario, c: f64) -> Bands {
         let closest = self.closest_case(s);
-        if let Some((_, b)) = self.baked_bands.get().and_then(|all| all.iter().find(|(c, _)| *c == closest)) {
-            return b.clone();
+        let own = match &closest {
+            Closest::SameHardware { dataset } => Some(dataset.clone()),
+            Closest::Elsewhere => None,
+        };
+        let points = self.held_out_where(&|d, q| q == Question::LeaveOneOut || own.as_deref().is_some_and(|o| o == d));
+        let asked = Asked { closest: &closest, hardware: &s.hardware.id, engine: &s.engine, moe: is_moe(&s.model) };
+        asked.bands(&points, c)
+    }
+
+    /// How many held-out points fell inside the band `plan` would have printed for them, per question and
+    /// metric (each point's band built without the point itself), against `data/accuracy.json`'s
+    /// `band_coverage` target. Runs every pair-from-one and leave-one-out row.
+    pub fn coverage_check(&self) -> Vec<CoverageRow> {
+        let points = self.held_out();
+        let share_min =
+            self.dataset.accuracy.as_ref().and_then(|a| a.band_coverage.as_ref()).map(|b| b.held_out_share_min);
+        let case_of = |p: &HeldOutPoint| {
+            let closest = self.closest_case_of(&p.engine, &p.hardware);
+            let asked = Asked { closest: &closest, hardware: &p.hardware, engine: &p.engine, moe: p.moe };
+            asked.case(p.mode, p.metric, Some(p.stated))
+        };
+        held_out::coverage(&points, &case_of, self.band_coverage(), share_min)
+    }
+    /// An error per question and metric whose held-out points fall inside their bands less often than
+    /// `data/accuracy.json`'s `band_coverage` asks (none without that target).
+    pub fn coverage_diagnostics(&self) -> Vec<Diagnostic> {
+        if self.dataset.accuracy.as_ref().and_then(|a| a.band_coverage.as_ref()).is_none() {
+            return Vec::new();
         }
-        Bands::of(&self.evidence(&closest), &closest)
+        self.coverage_check()
+            .iter()
+            .filter(|r| r.met() == Some(false))
+            .map(|r| {
+                let d = Diagnostic::error(
+                    "accuracy.json",
+                    "/band_coverage/held_out_share_min",
+                    format!(
+                        "{} {}: {} of {} held-out points ({:.1}%) fell inside their {:.0}% bands, under the {:.0}% \
+                         the target asks",
+                        r.question,
+                        r.metric.name(),
+                        r.inside,
+                        r.points,
+                        r.share().unwrap_or(0.0) * 100.0,
+                        r.coverage * 100.0,
+                        r.share_min.unwrap_or(0.0) * 100.0
+                    ),
+                )
+                .with_hint(
+                    "the bands are narrower than the errors they stand for: `sim-core report` lists the coverage",
+                );
+                self.dataset.locate(d)
+            })
+            .collect()
     }
 
-    /// The bands of every case a scenario of this dataset can be closest to (every engine profile on every
-    /// machine): what the page bakes at build time (`fitted_state_json`), since each case runs fits of the
-    /// accuracy protocol.
-    pub fn bands_of_every_case(&self) -> Vec<(Closest, Bands)> {
-        let mut engines: Vec<&str> = self.dataset.engines.keys().map(String::as_str).collect();
-        engines.push(DEFAULT_ENGINE);
-        let mut cases: Vec<Closest> = Vec::new();
-        for h in self.dataset.hardware.keys() {
-            for e in &engines {
-                let c = self.closest_case_of(e, h);
-                if !cases.contains(&c) {
-                    cases.push(c);
-                }
-            }
-        }
-        cases.into_iter().map(|c| (c.clone(), Bands::of(&self.evidence(&c), &c))).collect()
-    }
-}
-
-/// A dataset's median APE for a question and the points judged (`None` when the row has no error).
-fn row_median(rows: &[ProtocolRow], dataset: &str, q: Question) -> Option<(f64, usize)> {
-    rows.iter().find(|r| r.dataset == dataset && r.question == q).and_then(|r| r.error).map(|e| (e.median_ape, e.n))
-}
-
-/// The median over datasets of their leave-one-out median APE.
-fn leave_one_out(rows: &[ProtocolRow]) -> Band {
-    let medians: Vec<f64> = rows
-        .iter()
-        .filter(|r| r.question == Question::LeaveOneOut)
-        .filter_map(|r| r.error.map(|e| e.median_ape))
-        .collect();
-    match ErrorStats::of(&medians) {
-        Some(s) => Band {
-            fraction: Some(s.median_ape / 100.0),
-            provenance: format!("leave-one-out median over {} datasets: {:.1}%", s.n, s.median_ape),
-        },
-        None => Band { fraction: None, provenance: "no leave-one-out error measured".into() },
-    }
-}
-
-/// `band` with the reason the closer case gave none in front of its provenance.
-fn fallback(band: Band, why: &str) -> Band {
-    Band { provenance: format!("{why}; {}", band.provenance), ..band }
-}
-
-/// The band of a latency from its per-dataset errors: the closest dataset's when it states latencies, else the
-/// median over the datasets that do. On the profile's own dataset the points are the fit's (`fitted`); on
-/// another they are predictions (`predicted`): each case takes its own kind first.
-fn latency(groups: &[GroupStats], closest: &Closest, what: &str) -> Band {
-    if let Closest::SameHardware { dataset } = closest {
-        if let Some(e) = groups.iter().find(|g| &g.group == dataset).and_then(|g| g.fitted.or(g.predicted)) {
-            return Band {
-                fraction: Some(e.median_ape / 100.0),
-                provenance: format!(
-                    "stated {what} on {dataset} (this machine): {:.1}% median over {} points",
-                    e.median_ape, e.n
-                ),
-            };
-        }
-    }
-    let medians: Vec<f64> = groups.iter().filter_map(|g| g.predicted.or(g.fitted)).map(|e| e.median_ape).collect();
-    let band = match ErrorStats::of(&medians) {
-        Some(s) => Band {
-            fraction: Some(s.median_ape / 100.0),
-            provenance: format!("stated {what}, median over {} datasets that state it: {:.1}%", s.n, s.median_ape),
-        },
-        None => Band { fraction: None, provenance: format!("no dataset states a {what}") },
-    };
-    match closest {
-        Closest::SameHardware { dataset } => fallback(band, &format!("{dataset} states no {what}")),
-        Closest::Elsewhere => band,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn row(dataset: &str, question: Question, median: Option<f64>) -> ProtocolRow {
-        ProtocolRow {
-            dataset: dataset.into(),
-            question,
-            fitted_points: 10,
-            error: median.map(|m| ErrorStats { n: 7, median_ape: m, p90_ape: 2.0 * m }),
-            worst_ape: None,
-            missing: None,
-            target: None,
-            met: None,
-            ttft: None,
-            tpot: None,
-            open_loop: None,
-            mode_order: None,
-            checks: Vec::new(),
-        }
-    }
-
-    fn group(dataset: &str, fitted: Option<f64>, predicted: Option<f64>) -> GroupStats {
-        let stats = |m: Option<f64>| m.map(|m| ErrorStats { n: 3, median_ape: m, p90_ape: m });
-        GroupStats { group: dataset.into(), fitted: stats(fitted), predicted: stats(predicted) }
-    }
-
-    fn evidence() -> Evidence {
-        Evidence {
-            protocol: vec![
-                row("a", Question::Fitted, Some(6.9)),
-                row("a", Question::PairFromOne, Some(9.0)),
-                row("a", Question::LeaveOneOut, Some(31.1)),
-                row("b", Question::Fitted, Some(8.8)),
-                row("b", Question::PairFromOne, None),
-                row("b", Question::LeaveOneOut, Some(27.3)),
-                row("c", Question::LeaveOneOut, Some(12.9)),
-                row("d", Question::LeaveOneOut, Some(18.2)),
-            ],
-            ttft_by_dataset: vec![group("b", None, Some(64.0)), group("d", None, Some(50.5))],
-            tpot_by_dataset: vec![group("b", Some(35.5), Some(41.3)), group("d", None, Some(16.4))],
-        }
-    }
-
-    #[test]
-    fn a_profile_fitted_on_this_machine_takes_its_datasets_fitted_and_pair_errors() {
-        let b = Bands::of(&evidence(), &Closest::SameHardware { dataset: "a".into() });
-        assert!((b.single_tok_s.fraction.unwrap() - 0.069).abs() < 1e-12);
-        assert!((b.pair_tok_s.fraction.unwrap() - 0.09).abs() < 1e-12);
-        assert_eq!(b.pair_tok_s.provenance, "pair-from-one on a (this machine): 9.0% median over 7 points");
-        assert_eq!(b.tok_s(Mode::Dp2), &b.pair_tok_s);
-        assert_eq!(b.tok_s(Mode::Single), &b.single_tok_s);
-        // `a` states no latency: the median over the datasets that do, and the reason.
-        assert!((b.ttft.fraction.unwrap() - 0.5725).abs() < 1e-12);
-        assert_eq!(b.ttft.provenance, "a states no TTFT; stated TTFT, median over 2 datasets that state it: 57.2%");
-    }
-
-    #[test]
-    fn another_machine_takes_the_leave_one_out_median_over_the_datasets() {
-        let b = Bands::of(&evidence(), &Closest::Elsewhere);
-        // Medians 31.1, 27.3, 12.9, 18.2: their median is (18.2 + 27.3) / 2.
-        assert!((b.pair_tok_s.fraction.unwrap() - 0.2275).abs() < 1e-12);
-        assert_eq!(b.single_tok_s, b.pair_tok_s);
-        assert_eq!(b.pair_tok_s.provenance, "leave-one-out median over 4 datasets: 22.8%");
-        // Each dataset's latency error is its predictions' where it has them.
-        assert!((b.tpot.fraction.unwrap() - (41.3 + 16.4) / 200.0).abs() < 1e-12);
-    }
-
-    #[test]
-    fn a_missing_pair_error_falls_back_to_leave_one_out_and_says_why() {
-        let b = Bands::of(&evidence(), &Closest::SameHardware { dataset: "b".into() });
-        assert!((b.single_tok_s.fraction.unwrap() - 0.088).abs() < 1e-12);
-        assert!((b.pair_tok_s.fraction.unwrap() - 0.2275).abs() < 1e-12);
-        assert!(b.pair_tok_s.provenance.starts_with("b has no pair-from-one error; leave-one-out"));
-        // `b` states latencies: its own, the fit's points first.
-        assert!((b.tpot.fraction.unwrap() - 0.355).abs() < 1e-12);
-        assert!((b.ttft.fraction.unwrap() - 0.64).abs() < 1e-12);
-    }
-
-    #[test]
-    fn the_band_moves_with_the_measured_error() {
-        let mut e = evidence();
-        let before = Bands::of(&e, &Closest::SameHardware { dataset: "a".into() });
-        e.protocol[1] = row("a", Question::PairFromOne, Some(25.0));
-        let after = Bands::of(&e, &Closest::SameHardware { dataset: "a".into() });
-        assert!((before.pair_tok_s.fraction.unwrap() - 0.09).abs() < 1e-12);
-        assert!((after.pair_tok_s.fraction.unwrap() - 0.25).abs() < 1e-12);
-        assert_eq!(after.single_tok_s, before.single_tok_s);
-    }
-
-    #[test]
-    fn overlapping_bands_are_too_close_and_unknown_bands_never_are() {
-        let band = |f: f64| Band { fraction: Some(f), provenance: String::new() };
-        assert!(Band::overlap(2.1, &band(0.15), 2.0, &band(0.25)));
-        assert!(!Band::overlap(3.0, &band(0.1), 2.0, &band(0.1)));
-        let unknown = Band { fraction: None, provenance: String::new() };
-        assert!(!Band::overlap(2.1, &unknown, 2.0, &band(0.25)));
-        assert_eq!(band(0.182).short(), "±18%");
-        assert_eq!(unknown.short(), "±?");
+    /// Each question and metric's coverage as `validate` summarises it: `pair from one tok/s 83.3% (25 of 30)`.
+    pub fn coverage_summary(&self) -> Vec<String> {
+        self.coverage_check()
+            .iter()
+            .filter_map(|r| {
+                r.share().map(|s| {
+                    format!("{} {} {:.1}% ({} of {})", r.question, r.metric.name(), s * 100.0, r.inside, r.points)
+                })
+            })
+            .collect()
     }
 }

@@ -17,6 +17,7 @@ pub mod cost;
 pub mod engine;
 pub mod fabric;
 pub mod frontier;
+pub mod held_out;
 pub mod held_out_gate;
 pub mod memory_share;
 pub mod open_loop;
@@ -78,8 +79,9 @@ pub struct Workspace {
     report_all: OnceLock<Report>,
     report_single: OnceLock<Report>,
     engine_cache: std::sync::Mutex<BTreeMap<String, std::sync::Arc<EngineProfile>>>,
-    /// Bands computed when the page was built (`confidence::bands_of_every_case`), adopted with the fits.
-    baked_bands: OnceLock<Vec<(confidence::Closest, confidence::Bands)>>,
+    /// The protocol's held-out points computed when the page was built (`held_out`), adopted with the fits:
+    /// every band is built from them.
+    pub(crate) baked_evidence: OnceLock<Vec<held_out::HeldOutPoint>>,
     /// The accuracy protocol's rows, each computed once (`protocol_where`).
     protocol_rows: protocol::ProtocolRows,
 }
@@ -111,9 +113,9 @@ struct FittedState {
     fingerprint: u64,
     all: Calibration,
     engines: Vec<EngineProfile>,
-    /// The confidence bands of every case (absent from states baked before bands were).
+    /// The protocol's held-out points, the evidence of every band (absent from states baked before bands were).
     #[serde(default)]
-    bands: Vec<(confidence::Closest, confidence::Bands)>,
+    evidence: Vec<held_out::HeldOutPoint>,
 }
 
 /// Where the planner's model comes from.
@@ -191,7 +193,7 @@ impl Workspace {
             fingerprint: Self::fingerprint(files),
             all: self.calibration(FitSet::All).clone(),
             engines,
-            bands: self.bands_of_every_case(),
+            evidence: self.held_out(),
         };
         serde_json::to_string(&state).unwrap_or_default()
     }
@@ -207,8 +209,8 @@ impl Workspace {
             return false;
         }
         let _ = self.fit_all.set(state.all);
-        if !state.bands.is_empty() {
-            let _ = self.baked_bands.set(state.bands);
+        if !state.evidence.is_empty() {
+            let _ = self.baked_evidence.set(state.evidence);
         }
         if let Ok(mut cache) = self.engine_cache.lock() {
             for e in state.engines {

@@ -13,6 +13,7 @@
 //! in the fit and in the prediction: leave-one-out shares only the fitted coefficients across builds, as a
 //! user without measurements who names their engine would.
 
+use super::held_out::{is_moe, BandMetric, HeldOutPoint, Stated};
 use super::Workspace;
 use crate::dataset::schema::{Metric, ModelFile, PointSet, ProtocolTarget, Quantity, DEFAULT_ENGINE, REPORT_DATASET};
 use crate::dataset::{Dataset, MeasuredPoint};
@@ -33,7 +34,7 @@ pub(super) type ProtocolRows = OnceLock<Vec<((String, Question), OnceLock<Protoc
 const PRIOR_WEIGHT: f64 = 1e-3;
 
 /// Which question a protocol row answers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Question {
     /// Fit on the dataset's points, error on the same points.
@@ -87,6 +88,10 @@ pub struct ProtocolRow {
     /// Every other frozen target for this dataset and question (a latency, a subset of points, the modes'
     /// order), each with what the model gives.
     pub checks: Vec<TargetCheck>,
+    /// The points this row predicted without fitting on them, one per metric each states (empty for `fitted`):
+    /// the evidence of the bands (`held_out`). Kept out of the report's JSON, which carries every point already.
+    #[serde(skip)]
+    pub held_out: Vec<HeldOutPoint>,
 }
 
 /// Setups measured in several modes, and those whose modes the model ranks as measured.
@@ -308,7 +313,14 @@ impl Workspace {
             .collect();
         let protocol_missed =
             judged.iter().filter(|(_, met)| *met == Some(false)).map(|(what, _)| what.clone()).collect();
-        Some(AccuracySummary { enforced, protocol_targets: judged.len(), protocol_missed })
+        let band_target = self.dataset.accuracy.as_ref().and_then(|a| a.band_coverage.as_ref());
+        Some(AccuracySummary {
+            enforced,
+            protocol_targets: judged.len(),
+            protocol_missed,
+            band_coverage: self.coverage_summary(),
+            band_target: band_target.map(|b| (b.coverage, b.held_out_share_min)),
+        })
     }
 
     /// Each scenario's engine settings, by scenario id.
@@ -554,6 +566,7 @@ fn protocol_row(
             open_loop: None,
             mode_order: None,
             checks: Vec::new(),
+            held_out: Vec::new(),
         };
     }
     // Within a dataset, each engine build (the scenarios naming one engine profile) is fitted on its own, as
@@ -571,6 +584,7 @@ fn protocol_row(
     let (mut n, mut apes, mut ttft, mut tpot) = (0, Vec::new(), Vec::new(), Vec::new());
     let (mut open_tok, mut open_ttft) = (Vec::new(), Vec::new());
     let mut orders = ModeOrders::default();
+    let mut held_out = Vec::new();
     for g in &groups {
         let in_group = |p: &MeasuredPoint| g.is_empty() || engine_of(p) == g;
         let train_g: Vec<MeasuredPoint> = train.iter().filter(|p| in_group(p)).cloned().collect();
@@ -597,6 +611,9 @@ fn protocol_row(
         let kept_up = || report.rows.iter().filter(|r| r.open_loop_kept_up == Some(true));
         open_tok.extend(kept_up().map(|r| r.ape));
         open_ttft.extend(kept_up().filter_map(|r| r.median_ttft_ape()));
+        if q != Question::Fitted {
+            held_out.extend(held_out_points(scenarios, q, judged_rows(), kept_up()));
+        }
     }
     let error = ErrorStats::of(&apes);
     ProtocolRow {
@@ -618,7 +635,46 @@ fn protocol_row(
             worst_median_ttft_ape: open_ttft.iter().copied().reduce(f64::max),
         }),
         checks: Vec::new(),
+        held_out,
     }
+}
+
+/// The held-out points of a question's judged rows (throughput, and the mean TTFT and TPOT a source states) and
+/// of its open-loop runs the machine kept up with (the median TTFT a source states).
+fn held_out_points<'a>(
+    scenarios: &'a BTreeMap<String, Scenario>,
+    q: Question,
+    judged: impl Iterator<Item = &'a crate::report::ReportRow> + 'a,
+    kept_up: impl Iterator<Item = &'a crate::report::ReportRow> + 'a,
+) -> impl Iterator<Item = HeldOutPoint> + 'a {
+    let point =
+        move |r: &crate::report::ReportRow, metric: BandMetric, stated: Stated, measured: f64, predicted: f64| {
+            let s = scenarios.get(&r.scenario)?;
+            Some(HeldOutPoint {
+                question: q,
+                dataset: r.dataset.clone(),
+                hardware: s.hardware.id.clone(),
+                engine: s.engine.clone(),
+                moe: is_moe(&s.model),
+                mode: r.mode,
+                metric,
+                stated,
+                measured,
+                predicted,
+            })
+        };
+    let closed = judged.flat_map(move |r| {
+        [
+            point(r, BandMetric::Throughput, Stated::Mean, r.measured_tok_s, r.predicted_tok_s),
+            r.measured_ttft_s.and_then(|m| point(r, BandMetric::Ttft, Stated::Mean, m, r.predicted_ttft_s)),
+            r.measured_tpot_s.and_then(|m| point(r, BandMetric::Tpot, Stated::Mean, m, r.predicted_tpot_s)),
+        ]
+    });
+    let open = kept_up.filter_map(move |r| match (r.measured_median_ttft_s, r.predicted_median_ttft_s) {
+        (Some(m), Some(p)) => point(r, BandMetric::Ttft, Stated::Median, m, p),
+        _ => None,
+    });
+    closed.flatten().chain(open)
 }
 
 /// A frozen target other than the headline throughput one, judged on what the row's fits gave.

@@ -456,10 +456,12 @@ pub fn mode_goodput(
         None => points.first().map(|p| miss_at(p, target)),
         Some(i) => points[i + 1..].iter().find(|p| !target.meets(p, (1.0, 1.0))).map(|p| miss_at(p, target)),
     };
-    let users_within_bands = match (bands.ttft.fraction, bands.tpot.fraction) {
+    // The latencies at either edge of their bands (measured / predicted): the high edge serves fewer users.
+    let (ttft, tpot) = (bands.ttft(mode, target.statistic), bands.tpot(mode, target.statistic));
+    let users_within_bands = match (ttft.interval, tpot.interval) {
         (Some(t), Some(p)) => {
             let users = |scale: (f64, f64)| highest_meeting(points, target, scale).map_or(0, |i| points[i].concurrency);
-            Some((users((1.0 + t, 1.0 + p)), users(((1.0 - t).max(0.0), (1.0 - p).max(0.0)))))
+            Some((users((t.1, p.1)), users((t.0, p.0))))
         }
         _ => None,
     };
@@ -471,7 +473,7 @@ pub fn mode_goodput(
         at_target,
         miss,
         users_within_bands,
-        tok_s_band: bands.tok_s(mode).clone(),
+        tok_s_band: bands.tok_s(mode),
         cost: None,
         at_asked: None,
     }
@@ -572,17 +574,21 @@ pub(super) mod tests {
     }
 
     pub(crate) fn band(f: f64) -> Band {
-        Band { fraction: Some(f), provenance: format!("test {f}") }
+        Band { interval: Some((1.0 - f, 1.0 + f)), coverage: 0.8, evidence: format!("test {f}") }
     }
 
+    /// Symmetric bands: one machine's tok/s ±10%, a pair's ±`pair`, TTFT ±50% and TPOT ±20%.
     pub(crate) fn bands(pair: f64) -> Bands {
-        Bands {
-            closest: Closest::Elsewhere,
-            single_tok_s: band(0.1),
-            pair_tok_s: band(pair),
-            ttft: band(0.5),
-            tpot: band(0.2),
-        }
+        let modes = Mode::ALL
+            .into_iter()
+            .map(|mode| crate::explore::confidence::ModeBands {
+                mode,
+                tok_s: band(if mode.machines() == 1 { 0.1 } else { pair }),
+                ttft: vec![band(0.5); 4],
+                tpot: vec![band(0.2); 4],
+            })
+            .collect();
+        Bands { closest: Closest::Elsewhere, coverage: 0.8, modes }
     }
 
     pub(crate) fn modes(curves: &[Vec<Prediction>], target: &LatencyTarget, b: &Bands) -> Vec<ModeGoodput> {

@@ -26,7 +26,7 @@ pub fn summary(a: &GoodputAnswer) -> Vec<String> {
         if let Some(c) = &w.verdict.too_close {
             push_wrapped(&mut out, &format!("  {c}"), "  ");
         }
-        out.extend(mode_table(w, a.cost_inputs.is_some()));
+        out.extend(mode_table(w, a.cost_inputs.is_some(), a.bands.coverage));
         if let Some(n) = a.asked_users {
             out.extend(asked_table(w, n, a.cost_inputs.is_some()));
         }
@@ -46,17 +46,42 @@ pub fn summary(a: &GoodputAnswer) -> Vec<String> {
         "  ",
     );
     let b = &a.bands;
-    for (what, band) in [
-        ("tok/s, one machine", &b.single_tok_s),
-        ("tok/s, two machines", &b.pair_tok_s),
-        ("TTFT", &b.ttft),
-        ("TPOT", &b.tpot),
-    ] {
-        push_wrapped(&mut out, &format!("band of {what}: {}", band.provenance), "  ");
+    push_wrapped(
+        &mut out,
+        &format!(
+            "bands: where the measured value lies against the predicted one, an interval built to hold {:.0}% \
+             of the held-out errors of the closest evidence (pair from one, leave one dataset out: the protocol \
+             leaves no single model out), `sim-core report` prints how many fell inside; the cost's band is the \
+             tok/s band inverted",
+            b.coverage * 100.0
+        ),
+        "  ",
+    );
+    let stat = t.statistic;
+    for m in a.workloads.first().map_or(&[][..], |w| &w.modes[..]) {
+        let (ttft, tpot) = (b.ttft(m.mode, stat), b.tpot(m.mode, stat));
+        let cost = m.cost.as_ref().map_or(String::new(), |c| {
+            format!(
+                "; cost/Mtok {:.2} in {}",
+                c.usd_per_million_tokens,
+                cost_band(&m.tok_s_band, c.usd_per_million_tokens)
+            )
+        });
+        let text = format!(
+            "{}: tok/s {}{cost}; {} TTFT {}; {} TPOT {}",
+            m.mode.name(),
+            m.tok_s_band.describe(),
+            stat.name(),
+            ttft.describe(),
+            stat.name(),
+            tpot.describe()
+        );
+        push_wrapped(&mut out, &text, "    ");
     }
     push_wrapped(
         &mut out,
-        "users range: the users served if the predicted TTFT and TPOT were off by their bands (higher, lower)",
+        "users range: the users served if the TTFT and TPOT measured were at the high, then the low edge of their \
+         bands together (\"-\" where either has no measured evidence)",
         "  ",
     );
     if let Some(c) = &a.cost_inputs {
@@ -79,8 +104,10 @@ pub fn summary(a: &GoodputAnswer) -> Vec<String> {
 }
 
 /// One row per mode, aligned; a mode that serves no one shows why in place of its numbers.
-fn mode_table(w: &WorkloadGoodput, cost: bool) -> Vec<String> {
-    let mut headers = vec!["mode", "users", "range", "tok/s", "tok/s/GPU", "tok/s/user", "TTFT s", "TPOT ms", "band"];
+fn mode_table(w: &WorkloadGoodput, cost: bool, coverage: f64) -> Vec<String> {
+    // The tok/s band's coverage in its header; the band lines below the table give its evidence.
+    let band = format!("band {:.0}%", coverage * 100.0);
+    let mut headers = vec!["mode", "users", "range", "tok/s", "tok/s/GPU", "tok/s/user", "TTFT s", "TPOT ms", &band];
     if cost {
         headers.extend(["cost/Mtok", "tok/kWh"]);
     }
@@ -129,7 +156,8 @@ fn mode_row(m: &ModeGoodput, cost: bool) -> Vec<String> {
         format!("{:.1}", a.interactivity_tok_s),
         format!("{:.2}", a.ttft_s),
         format!("{:.1}", a.tpot_s * 1e3),
-        short(&m.tok_s_band),
+        // The column is narrow: the band lines below the table say why a band is missing.
+        if m.tok_s_band.interval.is_some() { short(&m.tok_s_band) } else { "none".to_string() },
     ];
     if cost {
         let c = m.cost.as_ref();
@@ -183,6 +211,11 @@ fn short(b: &Band) -> String {
     b.short()
 }
 
+/// A cost's interval, the tok/s band inverted: `1.62-3.28`, or `no evidence`.
+fn cost_band(b: &Band, cost: f64) -> String {
+    b.inverted(cost).map_or_else(|| "no evidence".to_string(), |(lo, hi)| format!("{lo:.2}-{hi:.2}"))
+}
+
 /// `text` cut to `width` characters, with an ellipsis where it was cut.
 fn cut(text: &str, width: usize) -> String {
     if text.chars().count() <= width {
@@ -219,7 +252,9 @@ pub fn comparison<'a>(
 ) -> Vec<String> {
     let mut rows = Vec::new();
     let mut out = vec!["machines compared (first workload):".to_string()];
+    let mut coverage = None;
     for (hardware, _plan, goodput, one) in answers {
+        coverage = coverage.or(goodput.map(|g| g.bands.coverage));
         let Some(w) = goodput.and_then(|g| g.workloads.first()) else {
             push_wrapped(&mut out, &format!("  {hardware}: recommended {}", one.headline), "    ");
             continue;
@@ -236,11 +271,17 @@ pub fn comparison<'a>(
             best.map_or("0".into(), ModeGoodput::users_text),
             v.users_gain.map_or("-".into(), |g| format!("{g:.1}x")),
             cost.map_or("-".into(), |c| format!("{:.2}", c.usd_per_million_tokens)),
+            run.and_then(|m| cost.map(|c| cost_band(&m.tok_s_band, c.usd_per_million_tokens)))
+                .unwrap_or_else(|| "-".into()),
             run.map_or("-".into(), |m| m.tok_s_band.short()),
         ]);
     }
     if !rows.is_empty() {
-        let headers = ["hardware", "mode", "users, one", "users, pair", "gain", "cost/Mtok", "band"];
+        let (cost_band, band) = match coverage {
+            Some(c) => (format!("cost band {:.0}%", c * 100.0), format!("tok/s band {:.0}%", c * 100.0)),
+            None => ("cost band".to_string(), "tok/s band".to_string()),
+        };
+        let headers = ["hardware", "mode", "users, one", "users, pair", "gain", "cost/Mtok", &cost_band, &band];
         out.extend(aligned(&headers, &rows));
     }
     out.push(String::new());

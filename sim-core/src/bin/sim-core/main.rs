@@ -419,6 +419,8 @@ fn run(cmd: Command, out: &mut Out) -> Result<u8, CliError> {
             if ws.is_valid() && !no_model_check {
                 parallel::precompute(&ws, &[FitSet::All, FitSet::Single]);
                 diags.extend(ws.model_check());
+                // The bands' coverage on the held-out points (`data/accuracy.json`'s `band_coverage`).
+                diags.extend(ws.coverage_diagnostics());
             }
             diagnostic::sort(&mut diags);
             let errors = diags.iter().filter(|d| d.is_error()).count();
@@ -499,10 +501,11 @@ fn run(cmd: Command, out: &mut Out) -> Result<u8, CliError> {
             parallel::precompute(&ws, &[fit_set(fit)]);
             let r = ws.accuracy(fit_set(fit));
             let protocol = ws.protocol();
+            let coverage = ws.coverage_check();
             let sens = if sensitivity { ws.sensitivity(&ws.assumptions()) } else { Vec::new() };
             let verdicts = sim_core::report::mode_verdicts(r);
             if format == ReportFormat::Markdown {
-                out.line(markdown::report(r, &protocol).trim_end());
+                out.line(markdown::report(r, &protocol, &coverage).trim_end());
                 return Ok(0);
             }
             if format == ReportFormat::Json {
@@ -510,6 +513,7 @@ fn run(cmd: Command, out: &mut Out) -> Result<u8, CliError> {
                 if let Some(obj) = v.as_object_mut() {
                     obj.insert("verdicts".into(), serde_json::to_value(&verdicts).unwrap_or_default());
                     obj.insert("protocol".into(), serde_json::to_value(&protocol).unwrap_or_default());
+                    obj.insert("band_coverage".into(), serde_json::to_value(&coverage).unwrap_or_default());
                     let outside = sim_core::fit::implausible(&r.calibration.coefficients);
                     obj.insert("outside_plausible_range".into(), serde_json::to_value(&outside).unwrap_or_default());
                     if sensitivity {
@@ -528,6 +532,9 @@ fn run(cmd: Command, out: &mut Out) -> Result<u8, CliError> {
                     out.line(&line);
                 }
                 for line in render_protocol::protocol(&protocol) {
+                    out.line(&line);
+                }
+                for line in render_protocol::coverage(&coverage) {
                     out.line(&line);
                 }
                 if sensitivity {

@@ -2,6 +2,7 @@
 //! stated latencies' errors, and the fitted coefficients outside their plausible range. The golden test compares
 //! the documents' generated blocks with this output, so every figure there is the code's.
 
+use sim_core::explore::held_out::CoverageRow;
 use sim_core::explore::ProtocolRow;
 use sim_core::report::Report;
 use sim_core::stats::ErrorStats;
@@ -107,8 +108,33 @@ fn implausible(r: &Report) -> Vec<String> {
     table(&["coefficient", "fitted", "plausible range"], &rows)
 }
 
+/// Each question's held-out points against the band printed for them.
+fn coverage(rows: &[CoverageRow]) -> Vec<String> {
+    let body: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            let met = match r.met() {
+                Some(true) => "met",
+                Some(false) => "**missed**",
+                None => "",
+            };
+            vec![
+                r.question.clone(),
+                r.metric.name().to_string(),
+                r.points.to_string(),
+                r.inside.to_string(),
+                r.share().map_or_else(|| "-".to_string(), |s| format!("{:.1}%", s * 100.0)),
+                r.without_band.to_string(),
+                r.share_min.map_or_else(String::new, |m| format!("≥ {:.0}%", m * 100.0)),
+                met.to_string(),
+            ]
+        })
+        .collect();
+    table(&["question", "metric", "points", "inside", "share", "no band", "target", "met"], &body)
+}
+
 /// The whole Markdown report.
-pub fn report(r: &Report, rows: &[ProtocolRow]) -> String {
+pub fn report(r: &Report, rows: &[ProtocolRow], bands: &[CoverageRow]) -> String {
     let mut out =
         vec!["**Throughput** (output tok/s; APE over the points each question judges):".to_string(), String::new()];
     out.extend(protocol(rows));
@@ -128,5 +154,13 @@ pub fn report(r: &Report, rows: &[ProtocolRow]) -> String {
     );
     out.push(String::new());
     out.extend(implausible(r));
+    out.push(String::new());
+    out.push(format!(
+        "**Band coverage** (each held-out point against the {:.0}% band `plan` would print for it, built from the \
+         other held-out points; no band: none is printed for lack of evidence):",
+        bands.first().map_or(0.0, |b| b.coverage * 100.0)
+    ));
+    out.push(String::new());
+    out.extend(coverage(bands));
     out.join("\n") + "\n"
 }

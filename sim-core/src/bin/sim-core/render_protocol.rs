@@ -2,6 +2,7 @@
 //! latency, open-loop and mode-order checks beside them, and the sensitivity table; formatting only.
 
 use crate::out::Table;
+use sim_core::explore::held_out::CoverageRow;
 use sim_core::explore::{ProtocolRow, SensitivityRow};
 
 /// A protocol row's frozen target as text (`median <= 30%, p90 <= 35%`), with `le` as the comparison sign; empty
@@ -115,6 +116,34 @@ fn protocol_checks(rows: &[ProtocolRow]) -> Vec<String> {
         return Vec::new();
     }
     let mut out = vec![String::new(), "the protocol's latency, open-loop and mode-order targets (same fits):".into()];
+    out.extend(t.aligned());
+    out
+}
+
+/// Each question's held-out points against the band that would have been printed for them, with the target.
+pub fn coverage(rows: &[CoverageRow]) -> Vec<String> {
+    let mut t = Table::new(&["question", "metric", "points", "inside", "share", "no_band", "target", "met"]);
+    for r in rows {
+        t.row(vec![
+            r.question.clone(),
+            r.metric.name().into(),
+            r.points.to_string(),
+            r.inside.to_string(),
+            r.share().map_or_else(|| "-".to_string(), |s| format!("{:.1}%", s * 100.0)),
+            r.without_band.to_string(),
+            r.share_min.map_or_else(String::new, |m| format!(">= {:.0}%", m * 100.0)),
+            met_word(r.met()).into(),
+        ]);
+    }
+    let c = rows.first().map_or(0.0, |r| r.coverage);
+    let mut out = vec![
+        String::new(),
+        format!(
+            "band coverage ({:.0}% bands from held-out errors; each held-out point against the band printed for it, \
+             built without it; no_band: points for which no band is printed):",
+            c * 100.0
+        ),
+    ];
     out.extend(t.aligned());
     out
 }

@@ -27,6 +27,11 @@ pub struct AccuracyFile {
     /// `validate`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub held_out_gate: Option<HeldOutGate>,
+    /// The coverage every band `plan` and the page print is stated at, and the least share of held-out points
+    /// that must fall inside the band that would have been printed for them (`validate` enforces it, `report`
+    /// prints each question's share). Absent: bands at 80%, the share reported and not enforced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub band_coverage: Option<BandCoverage>,
 }
 
 /// Held-out medians as they stood when the gate was written, and the slack a change may use.
@@ -51,6 +56,50 @@ pub struct HeldOutMedian {
     pub question: String,
     /// The row's median absolute percentage error on throughput, percent.
     pub median_ape: f64,
+}
+
+/// The coverage of the bands and its frozen target.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct BandCoverage {
+    /// The share of held-out points each interval is built to hold, in (0, 1) (0.8 for an 80% band).
+    pub coverage: f64,
+    /// The least share of the held-out points of each question and metric that must fall inside the band
+    /// printed for them, in (0, 1].
+    pub held_out_share_min: f64,
+    /// Where the target was set.
+    pub source: String,
+}
+
+impl AccuracyFile {
+    /// The meaning checks of the file's numbers the types cannot state.
+    pub fn check(&self, file: &str) -> Vec<crate::Diagnostic> {
+        let mut out = Vec::new();
+        if let Some(b) = &self.band_coverage {
+            if !(b.coverage > 0.0 && b.coverage < 1.0) {
+                out.push(
+                    crate::Diagnostic::error(
+                        file,
+                        "/band_coverage/coverage",
+                        format!("coverage {} is not in (0, 1)", b.coverage),
+                    )
+                    .with_hint("a share: 0.8 for bands that hold 80% of the held-out points"),
+                );
+            }
+            if !(b.held_out_share_min > 0.0 && b.held_out_share_min <= 1.0) {
+                out.push(
+                    crate::Diagnostic::error(
+                        file,
+                        "/band_coverage/held_out_share_min",
+                        format!("held_out_share_min {} is not in (0, 1]", b.held_out_share_min),
+                    )
+                    .with_hint("a share: 0.75 for at least 75% of the held-out points inside their bands"),
+                );
+            }
+        }
+        out
+    }
 }
 
 /// The questions of the accuracy protocol, by name (`explore::protocol::Question`).
