@@ -1,10 +1,12 @@
 //! Generates the list of bundled dataset files (every `.json` under ../data, embedded with `include_str!`
-//! without the whitespace between tokens, except the JSON Schemas in data/schema/, which describe the files and
-//! are no part of the dataset), fits them
-//! once with sim-core on the host (the page adopts those fits instead of fitting at start-up; a fingerprint of
-//! the texts makes sure they are these files' fits), checks them with every check (the page shows their errors
-//! but does not run the checks itself), and records the commit the page is built from.
+//! without the whitespace between tokens; the JSON Schemas in data/schema/ and the stored fits in data/fitted/
+//! describe or derive from the dataset and are no part of it), bakes their fits (the stored ones where they are
+//! these files' and this build's, else fitted once with sim-core on the host; the page adopts them instead of
+//! fitting at start-up, and a fingerprint of the texts makes sure they are these files' fits), checks them with
+//! every check (the page shows their errors but does not run the checks itself), and records the commit the
+//! page is built from.
 
+use sim_core::explore::stored_fits::{FITTED_DIR, STORED_FILES};
 use std::path::{Path, PathBuf};
 
 // The CLI's runner of independent fits on every core: the held-out evidence baked below reads every case of
@@ -18,7 +20,8 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, PathBuf)>) {
     for e in entries.flatten() {
         let p = e.path();
         if p.is_dir() {
-            if dir == root && p.file_name().is_some_and(|n| n == "schema") {
+            // The JSON Schemas and the stored fits describe and derive from the dataset; neither is part of it.
+            if dir == root && p.file_name().is_some_and(|n| n == "schema" || n == FITTED_DIR) {
                 continue;
             }
             walk(root, &p, out);
@@ -123,7 +126,19 @@ fn main() {
     // reports its errors as before), stamped with the embedded texts' fingerprint: the page checks those.
     let ws = sim_core::explore::Workspace::load(&texts, None);
     let fitted = if ws.is_valid() && runs_the_page() {
-        parallel::precompute(&ws, &[sim_core::fit::FitSet::All]);
+        // The fits stored beside the data (`sim-core validate --refit`) when they are this data's and this
+        // build's; otherwise fitted here, as the CLI would, with a warning that says why.
+        let stored: Vec<sim_core::dataset::SourceText> = STORED_FILES
+            .iter()
+            .filter_map(|name| {
+                let text = std::fs::read_to_string(root.join(name)).ok()?;
+                Some(sim_core::dataset::SourceText { path: (*name).into(), text })
+            })
+            .collect();
+        if let Err(stale) = ws.adopt_stored_fits(&texts, &stored) {
+            println!("cargo:warning=data/{}: {stale}; fitting here instead", stale.file());
+            parallel::precompute(&ws, &[sim_core::fit::FitSet::All]);
+        }
         ws.fitted_state_json(&embedded)
     } else {
         String::new()

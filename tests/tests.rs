@@ -32,7 +32,7 @@ fn shipped() -> Vec<SourceText> {
 /// All diagnostics for a set of files, as `sim-core validate` finds them: load, meaning checks, and (when those
 /// pass) the model check.
 fn diagnose(files: &[SourceText]) -> Vec<Diagnostic> {
-    let ws = Workspace::load(files, None);
+    let ws = with_stored_fits(Workspace::load(files, None), files);
     let mut d = ws.diagnostics.clone();
     d.extend(ws.model_check());
     diagnostic::sort(&mut d);
@@ -42,7 +42,18 @@ fn diagnose(files: &[SourceText]) -> Vec<Diagnostic> {
 /// The shipped dataset, loaded as the CLI and the page load it: once for every test here, so they share its fits.
 fn workspace() -> &'static Workspace {
     static WS: std::sync::OnceLock<Workspace> = std::sync::OnceLock::new();
-    WS.get_or_init(|| Workspace::load(&shipped(), None))
+    WS.get_or_init(|| {
+        let files = shipped();
+        with_stored_fits(Workspace::load(&files, None), &files)
+    })
+}
+
+/// `ws` with data/fitted/'s fits adopted where they are these files' (the shipped data's; sim-core's protocol
+/// test checks they are what the data give), as the CLI opens a dataset; other files are fitted on demand.
+fn with_stored_fits(ws: Workspace, files: &[SourceText]) -> Workspace {
+    let stored = fsio::read_stored_fits(&root().join("data")).expect("data/fitted/ is readable");
+    let _ = ws.adopt_stored_fits(files, &stored);
+    ws
 }
 
 #[test]

@@ -15,6 +15,7 @@ pub mod import;
 pub mod json_text;
 pub mod kernel_curves;
 pub mod model;
+pub mod non_finite;
 pub mod plan;
 pub mod position;
 pub mod report;

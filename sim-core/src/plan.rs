@@ -7,11 +7,11 @@ use crate::model::modes::Sweep;
 use crate::model::{Coefficients, Prediction};
 use crate::scenario::Scenario;
 use crate::Mode;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One concurrency level of a plan: every mode side by side, as data (one prediction per mode, in
 /// `Mode::ALL` order), so a new mode is one more entry rather than one more field for every consumer.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PlanRow {
     pub isl: u32,
     pub osl: u32,
@@ -19,6 +19,7 @@ pub struct PlanRow {
     pub modes: Vec<Prediction>,
     pub best: Mode,
     /// Best mode's throughput over one machine's.
+    #[serde(deserialize_with = "crate::non_finite::null_as_nan")]
     pub gain: f64,
 }
 

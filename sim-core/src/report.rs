@@ -13,11 +13,11 @@ use crate::scenario::{resolve, Scenario};
 use crate::stats::ape;
 pub use crate::stats::ErrorStats;
 use crate::Mode;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// What a published point is to a fit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PointRole {
     /// The point informed the fit.
@@ -39,7 +39,7 @@ impl PointRole {
 }
 
 /// One published point and its prediction.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ReportRow {
     pub dataset: String,
     pub scenario: String,
@@ -77,7 +77,7 @@ pub struct ReportRow {
 }
 
 /// Statistics of one group, split by role.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct GroupStats {
     pub group: String,
     pub fitted: Option<ErrorStats>,
@@ -85,7 +85,7 @@ pub struct GroupStats {
 }
 
 /// The model's TP2-vs-PD comparison for one model at one workload.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ModeComparison {
     pub model: String,
     /// Every mode's prediction (flattened into the JSON object).
@@ -96,7 +96,7 @@ pub struct ModeComparison {
     pub reason: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Report {
     pub calibration: Calibration,
     pub rows: Vec<ReportRow>,

@@ -1,7 +1,7 @@
 //! Error statistics: the one signed-error formula, absolute percentage error, and median / 90th percentile
 //! over a group of points. Every table, chart band and accuracy check computes its error here.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::cmp::Ordering;
 
 /// Sorts `v` stably by `cmp`, exactly as `v.sort_by(cmp)` does, through one shared instance of the standard
@@ -77,7 +77,7 @@ pub fn ape(predicted: f64, measured: f64) -> f64 {
 }
 
 /// Median and 90th percentile of absolute percentage error over a group of points.
-#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
 pub struct ErrorStats {
     pub n: usize,
     pub median_ape: f64,

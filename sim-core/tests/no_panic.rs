@@ -63,7 +63,13 @@ proptest! {
 /// The shipped workspace, loaded once, for the open-loop queries below.
 fn workspace() -> &'static Workspace {
     static W: OnceLock<Workspace> = OnceLock::new();
-    W.get_or_init(|| Workspace::load(shipped(), None))
+    W.get_or_init(|| {
+        let ws = Workspace::load(shipped(), None);
+        // The stored fits, as the CLI adopts them (sim-core's protocol test checks they are what the data give).
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../data");
+        let _ = ws.adopt_stored_fits(shipped(), &fsio::read_stored_fits(&dir).expect("data/fitted/"));
+        ws
+    })
 }
 
 proptest! {

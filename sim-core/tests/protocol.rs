@@ -2,28 +2,94 @@
 //! cannot), and the sensitivity table moves when an assumed value that matters is scaled.
 
 #[path = "../src/bin/sim-core/fsio.rs"]
-#[allow(dead_code)] // only the directory reader is used here
+#[allow(dead_code)] // only the readers are used here
 mod fsio;
 
 #[path = "../src/bin/sim-core/parallel.rs"]
 mod parallel;
 
+use sim_core::dataset::SourceText;
 use sim_core::explore::{Question, Workspace};
 use std::path::Path;
 use std::sync::OnceLock;
 
-/// The shipped data, loaded once for every test here: a workspace computes each protocol row once, so the tests
-/// that read the protocol share its fits instead of running them one test after another.
+fn data_dir() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../data")
+}
+
+/// The shipped data's texts.
+fn files() -> &'static [SourceText] {
+    static FILES: OnceLock<Vec<SourceText>> = OnceLock::new();
+    FILES.get_or_init(|| fsio::load_dir(&data_dir()).expect("data/"))
+}
+
+/// The shipped data, loaded once for every test here and fitted from scratch (the stored fits are not adopted:
+/// this is where they are checked): a workspace computes each protocol row once, so the tests that read the
+/// protocol share its fits instead of running them one test after another.
 fn workspace() -> &'static Workspace {
     static WS: OnceLock<Workspace> = OnceLock::new();
     WS.get_or_init(|| {
-        let files = fsio::load_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../data")).expect("data/");
-        let ws = Workspace::load(&files, None);
+        let ws = Workspace::load(files(), None);
         assert!(ws.is_valid(), "{:?}", ws.errors());
         // The protocol's fits on every core, as the CLI runs them: the tests below then read the same rows.
         parallel::precompute(&ws, &[sim_core::fit::FitSet::All, sim_core::fit::FitSet::Single]);
         ws
     })
+}
+
+/// The first place two JSON values differ, as a JSON pointer with both sides; numbers agree within a relative
+/// 1e-9 (the last bits of a sum may come out otherwise on another machine, not the numbers a question reads).
+fn first_difference(a: &serde_json::Value, b: &serde_json::Value, at: &str) -> Option<String> {
+    use serde_json::Value::{Array, Number, Object};
+    match (a, b) {
+        (Number(x), Number(y)) => {
+            let (x, y) = (x.as_f64().unwrap_or(f64::NAN), y.as_f64().unwrap_or(f64::NAN));
+            ((x - y).abs() > 1e-9 * x.abs().max(y.abs())).then(|| format!("{at}: {x} against {y}"))
+        }
+        (Array(x), Array(y)) if x.len() == y.len() => {
+            x.iter().zip(y).enumerate().find_map(|(i, (x, y))| first_difference(x, y, &format!("{at}/{i}")))
+        }
+        (Object(x), Object(y)) if x.keys().eq(y.keys()) => {
+            x.iter().zip(y.values()).find_map(|((k, x), y)| first_difference(x, y, &format!("{at}/{k}")))
+        }
+        _ => (a != b).then(|| format!("{at}: {a} against {b}")),
+    }
+}
+
+/// The fits stored under data/fitted/ are what this data and this build compute: every other command, test and
+/// the page read them instead of fitting, so this is the one place they are fitted and compared.
+#[test]
+fn the_stored_fits_are_what_the_data_and_this_build_give() {
+    let computed = workspace().stored_fits(files());
+    let stored = fsio::read_stored_fits(&data_dir()).expect("data/fitted/");
+    let names = |f: &[SourceText]| f.iter().map(|t| t.path.clone()).collect::<Vec<_>>();
+    assert_eq!(names(&stored), names(&computed), "`sim-core validate --refit data/` writes every stored file");
+    for (c, s) in computed.iter().zip(&stored) {
+        let parse = |t: &SourceText| serde_json::from_str::<serde_json::Value>(&t.text).expect("JSON");
+        if let Some(at) = first_difference(&parse(c), &parse(s), "") {
+            panic!(
+                "data/{} is not what this data and this build fit (computed against stored at {at}): run \
+                 `sim-core validate --refit data/` and commit data/fitted/",
+                s.path
+            );
+        }
+    }
+    // Read back into a fresh workspace, they are stored again byte for byte, with nothing fitted anew.
+    let fresh = Workspace::load(files(), None);
+    fresh.adopt_stored_fits(files(), &stored).expect("the stored fits are adopted");
+    assert!(fresh.stored_fits(files()) == stored, "a stored fit does not read back to what was stored");
+}
+
+/// Stored fits of other data are not adopted, and say so naming the file.
+#[test]
+fn stored_fits_of_other_data_are_set_aside() {
+    let stored = fsio::read_stored_fits(&data_dir()).expect("data/fitted/");
+    let mut edited = files().to_vec();
+    edited[0].text.push(' ');
+    let ws = Workspace::load(&edited, None);
+    let why = ws.adopt_stored_fits(&edited, &stored).expect_err("other data");
+    assert_eq!(why.file(), "fitted/profiles.json");
+    assert!(why.to_string().starts_with("computed from other data"), "{why}");
 }
 
 #[test]

@@ -13,7 +13,7 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// One file of a dataset: its path relative to the dataset root (with `/` separators) and its text.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SourceText {
     pub path: String,
     pub text: String,

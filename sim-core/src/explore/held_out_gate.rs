@@ -74,19 +74,10 @@ mod tests {
 
     fn row(dataset: &str, q: Question, median: f64) -> ProtocolRow {
         ProtocolRow {
-            dataset: dataset.into(),
-            question: q,
-            fitted_points: 1,
             error: Some(ErrorStats { n: 3, median_ape: median, p90_ape: median }),
             worst_ape: Some(median),
             missing: None,
-            target: None,
-            met: None,
-            ttft: None,
-            tpot: None,
-            open_loop: None,
-            mode_order: None,
-            checks: Vec::new(),
+            ..ProtocolRow::missing(dataset, q, 1, String::new())
         }
     }
 
@@ -101,6 +92,7 @@ mod tests {
             note: None,
             protocol: Vec::new(),
             held_out_gate: Some(HeldOutGate { slack_points: 1.0, source: "test".into(), medians }),
+            band_coverage: None,
         }
     }
 

@@ -23,7 +23,7 @@ use crate::model::{Coefficients, EngineSettings};
 use crate::report::{build_for, enforced_targets, AccuracySummary, PointRole};
 use crate::scenario::{apply_override, Scenario};
 use crate::stats::ErrorStats;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
@@ -59,7 +59,7 @@ impl Question {
 }
 
 /// One row of the protocol: a dataset, a question, and the error it gives (or why there is none).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProtocolRow {
     pub dataset: String,
     pub question: Question,
@@ -94,8 +94,30 @@ pub struct ProtocolRow {
     pub held_out: Vec<HeldOutPoint>,
 }
 
+impl ProtocolRow {
+    /// A row without an error: `why` says what the question lacks (its fit used `fitted_points`).
+    pub fn missing(dataset: &str, question: Question, fitted_points: usize, why: String) -> ProtocolRow {
+        ProtocolRow {
+            dataset: dataset.into(),
+            question,
+            fitted_points,
+            error: None,
+            worst_ape: None,
+            missing: Some(why),
+            target: None,
+            met: None,
+            ttft: None,
+            tpot: None,
+            open_loop: None,
+            mode_order: None,
+            checks: Vec::new(),
+            held_out: Vec::new(),
+        }
+    }
+}
+
 /// Setups measured in several modes, and those whose modes the model ranks as measured.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ModeOrders {
     pub setups: usize,
     pub ranked_as_measured: usize,
@@ -129,7 +151,7 @@ impl ModeOrders {
 }
 
 /// Errors on open-loop runs the machine kept up with: output throughput, and the median TTFT where stated.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct OpenLoopErrors {
     pub throughput: ErrorStats,
     pub worst_throughput_ape: f64,
@@ -138,7 +160,7 @@ pub struct OpenLoopErrors {
 }
 
 /// A frozen target other than the throughput median and p90, with the model's result.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TargetCheck {
     pub metric: Metric,
     pub points: Option<PointSet>,
@@ -152,7 +174,7 @@ pub struct TargetCheck {
 }
 
 /// A target as the protocol row shows it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Target {
     pub median_ape_max: Option<f64>,
     pub p90_ape_max: Option<f64>,
@@ -552,22 +574,7 @@ fn protocol_row(
         None
     };
     if let Some(why) = missing {
-        return ProtocolRow {
-            dataset: dataset.into(),
-            question: q,
-            fitted_points: train.len(),
-            error: None,
-            worst_ape: None,
-            missing: Some(why),
-            target: None,
-            met: None,
-            ttft: None,
-            tpot: None,
-            open_loop: None,
-            mode_order: None,
-            checks: Vec::new(),
-            held_out: Vec::new(),
-        };
+        return ProtocolRow::missing(dataset, q, train.len(), why);
     }
     // Within a dataset, each engine build (the scenarios naming one engine profile) is fitted on its own, as
     // its profile is; leave-one-out fits one profile on everything else, as a user without measurements would.

@@ -503,7 +503,7 @@ impl Bottleneck {
 }
 
 /// One predicted point of a closed-loop sweep.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Prediction {
     pub mode: crate::Mode,
     pub isl: u32,
@@ -511,10 +511,13 @@ pub struct Prediction {
     pub concurrency: u32,
     pub output_tok_s: f64,
     /// Time to first token, seconds (prefill, KV transfer in PD, and waiting).
+    #[serde(deserialize_with = "crate::non_finite::null_as_infinity")]
     pub ttft_s: f64,
     /// Time per output token once decoding, seconds.
+    #[serde(deserialize_with = "crate::non_finite::null_as_infinity")]
     pub tpot_s: f64,
     /// Mean decode step time, seconds.
+    #[serde(deserialize_with = "crate::non_finite::null_as_infinity")]
     pub step_s: f64,
     /// Sequences decoding at once, and the KV cache's limit on that number.
     pub resident_seqs: f64,

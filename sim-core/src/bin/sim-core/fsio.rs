@@ -1,8 +1,10 @@
-//! Reading datasets and seed texts from disk: the only file IO of sim-core, in the CLI binary (the tests include
-//! this file by path; the library itself reads nothing, so it runs unchanged in the browser).
+//! Reading datasets, their stored fits and seed texts from disk, and writing stored fits: the only file IO of
+//! sim-core, in the CLI binary (the tests include this file by path; the library itself reads nothing, so it runs
+//! unchanged in the browser).
 
 use sim_core::dataset::validate::Seeds;
 use sim_core::dataset::SourceText;
+use sim_core::explore::stored_fits::{FITTED_DIR, STORED_FILES};
 use std::path::Path;
 
 /// The largest dataset file read, in bytes. The shipped files are at most ~15 KB; loading and validating grow
@@ -33,8 +35,9 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<SourceText>) -> Result<(), String
         let entry = entry.map_err(|e| format!("{}: {e}", dir.display()))?;
         let path = entry.path();
         if path.is_dir() {
-            // `schema/` at the root holds the JSON Schemas the files name by `$schema`, not dataset files.
-            if dir == root && path.file_name().is_some_and(|n| n == SCHEMA_DIR) {
+            // `schema/` at the root holds the JSON Schemas the files name by `$schema`, and `fitted/` the fits
+            // computed from the files (`stored_fits`): neither is a dataset file.
+            if dir == root && path.file_name().is_some_and(|n| n == SCHEMA_DIR || n == FITTED_DIR) {
                 continue;
             }
             walk(root, &path, out)?;
@@ -76,6 +79,31 @@ pub fn read_schemas(dir: &Path) -> Result<Option<Vec<SourceText>>, String> {
     }
     out.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(Some(out))
+}
+
+/// The stored fits of a dataset directory (`<dir>/fitted/`, `STORED_FILES` with paths relative to `dir`): those
+/// that exist, none without the folder.
+pub fn read_stored_fits(dir: &Path) -> Result<Vec<SourceText>, String> {
+    let mut out = Vec::new();
+    for name in STORED_FILES {
+        let path = dir.join(name);
+        if path.is_file() {
+            let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            out.push(SourceText { path: name.into(), text });
+        }
+    }
+    Ok(out)
+}
+
+/// Writes stored fits (`Workspace::stored_fits`) under `dir`, creating `<dir>/fitted/`.
+pub fn write_stored_fits(dir: &Path, files: &[SourceText]) -> Result<(), String> {
+    let folder = dir.join(FITTED_DIR);
+    std::fs::create_dir_all(&folder).map_err(|e| format!("{}: {e}", folder.display()))?;
+    for f in files {
+        let path = dir.join(&f.path);
+        std::fs::write(&path, &f.text).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(())
 }
 
 /// Reads the seed texts of a directory, keyed by file name, and the texts beside that directory keyed

@@ -17,6 +17,7 @@ use fsio::{load_dir, read_seeds};
 use out::{warn, Out, OutState};
 use sim_core::dataset::{self, SourceText};
 use sim_core::diagnostic::{self, Diagnostic};
+use sim_core::explore::stored_fits::{self, StaleFits};
 use sim_core::explore::{ScenarioRun, Workspace};
 use sim_core::fit::FitSet;
 use sim_core::Mode;
@@ -82,6 +83,10 @@ enum Command {
         /// Skip the model accuracy check (schema and meaning only).
         #[arg(long)]
         no_model_check: bool,
+        /// Fit again and store the fits under <DIR>/fitted/ (what every other command then reads), instead of
+        /// checking that the stored ones are this data's and this build's.
+        #[arg(long)]
+        refit: bool,
         /// table: diagnostics on stderr as cargo prints them, and a closing line on stdout; csv: one diagnostic
         /// a row on stdout (file,pointer,line,column,severity,message,hint); json: the diagnostics as an array on
         /// stdout.
@@ -288,8 +293,24 @@ fn fit_set(f: FitArg) -> FitSet {
     }
 }
 
-/// Reads a dataset directory into a workspace; IO problems are usage errors, data problems are diagnostics.
+/// Reads a dataset directory into a workspace; IO problems are usage errors, data problems are diagnostics. The
+/// workspace adopts the directory's stored fits where they are this data's and this build's (`fitted/`); stale
+/// ones are set aside with a note, and it fits on demand.
 fn open_workspace(dir: &Path, seeds: Option<&Path>) -> Result<Workspace, CliError> {
+    let (ws, files) = load_workspace(dir, seeds)?;
+    if let Some(stale) = adopt_stored_fits(dir, &files, &ws)? {
+        warn(&format!(
+            "note: {}: {stale}; fitting now instead (a minute or more); `sim-core validate --refit {}` stores \
+             fresh fits",
+            dir.join(stale.file()).display(),
+            dir.display()
+        ));
+    }
+    Ok(ws)
+}
+
+/// A dataset directory's texts and the workspace over them, without stored fits.
+fn load_workspace(dir: &Path, seeds: Option<&Path>) -> Result<(Workspace, Vec<SourceText>), CliError> {
     one_dataset(dir)?;
     let files = load_dir(dir).map_err(CliError::Usage)?;
     if files.is_empty() {
@@ -299,7 +320,21 @@ fn open_workspace(dir: &Path, seeds: Option<&Path>) -> Result<Workspace, CliErro
         Some(s) => Some(read_seeds(s).map_err(CliError::Usage)?),
         None => None,
     };
-    Ok(Workspace::load(&files, seeds.as_ref()))
+    let ws = Workspace::load(&files, seeds.as_ref());
+    Ok((ws, files))
+}
+
+/// Adopts `dir`'s stored fits into `ws`; `Some` says why they are stale. A directory without `fitted/`, or data
+/// with errors (nothing to fit), has nothing to adopt.
+fn adopt_stored_fits(dir: &Path, files: &[SourceText], ws: &Workspace) -> Result<Option<StaleFits>, CliError> {
+    if !ws.is_valid() {
+        return Ok(None);
+    }
+    let stored = fsio::read_stored_fits(dir).map_err(CliError::Usage)?;
+    if stored.is_empty() {
+        return Ok(None);
+    }
+    Ok(ws.adopt_stored_fits(files, &stored).err())
 }
 
 /// A workspace that must be valid to go on: its errors end the command.
@@ -410,13 +445,27 @@ fn read_text(path: &Path) -> Result<String, CliError> {
 
 fn run(cmd: Command, out: &mut Out) -> Result<u8, CliError> {
     match cmd {
-        Command::Validate { dir, seeds, no_model_check, format } => {
-            let ws = open_workspace(&dir, seeds.as_deref())?;
+        Command::Validate { dir, seeds, no_model_check, refit, format } => {
+            let (ws, files) = load_workspace(&dir, seeds.as_deref())?;
             let mut diags = ws.diagnostics.clone();
             if let Some(schemas) = fsio::read_schemas(&dir).map_err(CliError::Usage)? {
                 diags.extend(dataset::validate::check_schema_files(&schemas));
             }
-            if ws.is_valid() && !no_model_check {
+            // Fits stored for other data or another build would answer every later query wrongly: an error, and
+            // the model check (which reads them) waits for `--refit`.
+            let stale = if refit || no_model_check { None } else { adopt_stored_fits(&dir, &files, &ws)? };
+            if let Some(stale) = &stale {
+                diags
+                    .push(Diagnostic::error(stale.file(), "/stamp", format!("stored fits {stale}")).with_hint(
+                        format!("`sim-core validate --refit {}` fits again and stores them", dir.display()),
+                    ));
+            }
+            if refit && ws.is_valid() {
+                parallel::precompute(&ws, &[FitSet::All, FitSet::Single]);
+                fsio::write_stored_fits(&dir, &ws.stored_fits(&files)).map_err(CliError::Usage)?;
+                warn(&format!("stored the fits in {}", dir.join(stored_fits::FITTED_DIR).display()));
+            }
+            if ws.is_valid() && !no_model_check && stale.is_none() {
                 parallel::precompute(&ws, &[FitSet::All, FitSet::Single]);
                 diags.extend(ws.model_check());
                 // The bands' coverage on the held-out points (`data/accuracy.json`'s `band_coverage`).
