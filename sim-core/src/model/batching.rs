@@ -29,7 +29,7 @@
 //! ```
 //! The closed loop that decides which sequences and chunks share a step is `serving`.
 
-use super::bandwidth::{host_compute_shares, moe_padding_tokens, ExpertTouch, Placement, StepReader};
+use super::bandwidth::{host_compute_shares, moe_padding_tokens, ExpertSplit, ExpertTouch, Placement, StepReader};
 use super::{Bottleneck, Coefficients};
 use crate::spec::{stored_bits_per_param, AllReduceCurve, ContextMeasures, GemmShape, HardwareSpec, ModelSpec};
 
@@ -69,7 +69,7 @@ pub struct Engine<'a> {
 ///
 /// ```text
 ///   control:   head [driver] --scheduler output--> [remote worker]   one link round trip per step
-///   EP:        per MoE layer, dispatch (all-gather) + combine (reduce-scatter) in place of its all-reduce
+///   EP:        whole experts split across the ranks; the MoE output all-reduced as under TP (DP = 1)
 ///   PP:        [stage A: layers 1..L/2] --activations--> [stage B: layers L/2+1..L]   one hop per micro-batch
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -77,9 +77,13 @@ pub struct Span {
     /// The driver's per-step send of the scheduler's output to the remote worker and its answer: one round trip
     /// on the link's transport, seconds (0 on one machine).
     pub control_s: f64,
-    /// NCCL's latency of one expert-parallel dispatch or combine call (an all-gather or a reduce-scatter over the
-    /// expert-parallel ranks), seconds; 0 without expert parallelism.
-    pub expert_gather_latency_s: f64,
+    /// The ranks whole routed experts are split across (vLLM's `--enable-expert-parallel`), 0 or 1 without
+    /// expert parallelism. With one data-parallel rank vLLM runs no all-to-all kernels
+    /// (`FusedMoEParallelConfig.use_all2all_kernels` is `dp_size > 1 and use_ep`,
+    /// vllm/model_executor/layers/fused_moe/config.py): the MoE layer's output is all-reduced over the
+    /// tensor-parallel group as without expert parallelism, so the collectives are TP's; what changes is which
+    /// experts each rank reads (`bandwidth::ExpertSplit`).
+    pub expert_ranks: f64,
     /// Pipeline stages the layers are split across (1 or 0: none). vLLM keeps as many micro-batches in flight.
     pub pipeline_stages: f64,
     /// One activation hop between stages: its latency (s) and the link's payload rate (bytes/s).
@@ -226,7 +230,7 @@ impl<'a> Engine<'a> {
         let (host_routed, host_dense) = host_compute_shares(&self.placement, self.spilled_routing_share);
         StepCosts {
             e: self,
-            reader: StepReader::new(m, &self.placement, self.spilled_routing_share),
+            reader: StepReader::new(m, &self.placement, self.spilled_routing_share).with_split(self.expert_split()),
             draft_touch: ExpertTouch::new(m, 1.0),
             routed_per_token,
             dense_per_token,
@@ -238,6 +242,15 @@ impl<'a> Engine<'a> {
             indexer_rate: self.hw.flops_bf16 * ATTENTION_KERNEL_EFFICIENCY,
             host_routed,
             host_dense,
+        }
+    }
+
+    /// How the routed experts lie over the ranks: whole experts under expert parallelism, else sliced.
+    pub fn expert_split(&self) -> ExpertSplit {
+        if self.span.expert_ranks > 1.0 {
+            ExpertSplit::Whole { ranks: self.span.expert_ranks, experts: self.model.routed_experts }
+        } else {
+            ExpertSplit::Sliced
         }
     }
 
@@ -353,21 +366,23 @@ impl StepCosts<'_, '_> {
             return (1.0, 1.0);
         }
         let m = e.model;
-        let shape = |rows: f64, stored_bits: f64, compute_bits: f64| GemmShape {
+        // A dense GEMM's output is its tensor-parallel share; under expert parallelism a routed expert is whole.
+        let routed_tp = if e.span.expert_ranks > 1.0 { 1.0 } else { e.placement.tp };
+        let shape = |rows: f64, stored_bits: f64, compute_bits: f64, tp: f64| GemmShape {
             m: rows.max(1.0),
-            n: (m.hidden_size / e.placement.tp).max(1.0),
+            n: (m.hidden_size / tp).max(1.0),
             k: m.hidden_size.max(1.0),
             weight_bytes: stored_bits / 8.0,
             activation_bytes: if compute_bits <= 8.0 { 1.0 } else { 2.0 },
         };
         let share = |bits: f64, g: GemmShape| curves.share(bits, g, e.flops_at(bits), e.hw.hbm_bytes_per_sec);
         let dense_bits = m.dense_compute_bits;
-        let dense = share(dense_bits, shape(dense_rows, stored_bits_per_param(dense_bits), dense_bits));
+        let dense = share(dense_bits, shape(dense_rows, stored_bits_per_param(dense_bits), dense_bits, e.placement.tp));
         let experts = m.routed_experts * touched_uniform();
         let routed = if experts > 0.0 && m.experts_per_token > 0.0 {
             let per_expert = routed_rows * m.experts_per_token / experts;
             let bits = e.routed_compute_bits();
-            share(bits, shape(per_expert, m.expert_storage_bits(), bits))
+            share(bits, shape(per_expert, m.expert_storage_bits(), bits, routed_tp))
         } else {
             1.0
         };
@@ -420,28 +435,23 @@ impl StepCosts<'_, '_> {
         let comm_s = if tp > 1.0 && tokens > 0.0 {
             // Per forward pass: two all-reduces per layer, one for the vocabulary-parallel embedding and one
             // gather of the LM head's logits; each draft pass is one more layer with its own embedding and head.
-            // Under expert parallelism each MoE layer's all-reduce becomes a dispatch and a combine (vLLM's
-            // all-gather / reduce-scatter backend), moving the same bytes in two calls.
-            let ep = e.span.expert_gather_latency_s > 0.0;
-            let main_calls = if ep { layers + 2.0 } else { 2.0 * layers + 2.0 };
-            let gather_calls = if ep { 2.0 * layers } else { 0.0 };
+            // Expert parallelism with one data-parallel rank keeps the MoE layer's all-reduce (`Span::expert_ranks`).
+            let main_calls = 2.0 * layers + 2.0;
             let draft_calls = if seqs > 0.0 { m.draft_passes_per_step() * 4.0 } else { 0.0 };
-            let gather_s = gather_calls * e.span.expert_gather_latency_s * k.tp_latency_scale;
             // A layer's all-reduce carries every token's BF16 hidden state (tokens x hidden x 2 bytes).
-            gather_s
-                + match e.allreduce_measured {
-                    // Measured: every call pays the smallest measured call (the fixed cost, scaled like a
-                    // latency); a layer's all-reduces add what the sweep measured beyond it at their size.
-                    Some(curve) => {
-                        let floor = curve.floor_s();
-                        (main_calls + draft_calls) * floor * k.tp_latency_scale
-                            + 2.0 * layers * (curve.seconds(tokens * m.hidden_size * 2.0) - floor)
-                    }
-                    None => {
-                        (main_calls + draft_calls) * e.allreduce_latency_s * k.tp_latency_scale
-                            + 2.0 * layers * tokens * m.hidden_size * 2.0 / e.allreduce_bytes_per_sec
-                    }
+            match e.allreduce_measured {
+                // Measured: every call pays the smallest measured call (the fixed cost, scaled like a
+                // latency); a layer's all-reduces add what the sweep measured beyond it at their size.
+                Some(curve) => {
+                    let floor = curve.floor_s();
+                    (main_calls + draft_calls) * floor * k.tp_latency_scale
+                        + 2.0 * layers * (curve.seconds(tokens * m.hidden_size * 2.0) - floor)
                 }
+                None => {
+                    (main_calls + draft_calls) * e.allreduce_latency_s * k.tp_latency_scale
+                        + 2.0 * layers * tokens * m.hidden_size * 2.0 / e.allreduce_bytes_per_sec
+                }
+            }
         } else {
             0.0
         };

@@ -6,7 +6,7 @@
 //!   single:  [machine A: prefill + decode]
 //!   tp2:     [A: half of every weight] <== 2 all-reduces per layer per step ==> [B: other half]
 //!   pp2:     [A: first half of the layers] --activations, once per micro-batch--> [B: second half]
-//!   ep2:     [A: half of attention, half of the experts] <== attention all-reduce, MoE dispatch + combine ==> [B]
+//!   ep2:     [A: half of attention, half of the experts] <== 2 all-reduces per layer per step (DP = 1) ==> [B]
 //!   pd:      [A: prefill only] --KV cache, one way over the link--> [B: decode only, never pauses]
 //!   dp2:     router --ceil(c/2) clients--> [A: a whole copy]   --floor(c/2) clients--> [B: a whole copy]
 //! ```
@@ -20,7 +20,6 @@
 
 use super::bandwidth::place;
 use super::batching::{Engine, Span};
-use super::nccl::Call;
 use super::serving::{colocated_batch, colocated_memo, disaggregated_memo, disaggregated_run, LoopMemo, Measured, Run};
 use super::{Coefficients, Prediction};
 use crate::dataset::schema::{DpRouter, ScenarioLoad};
@@ -90,11 +89,8 @@ pub fn laid_engine<'a>(s: &'a Scenario, k: &'a Coefficients, layout: Layout) -> 
     let link = &hw.link;
     let span = Span {
         control_s: if machines > 1.0 { link.round_trip_s } else { 0.0 },
-        expert_gather_latency_s: if layout == Layout::Expert {
-            super::fabric::communicator(hw, machines).small_message_latency_s(Call::Gather)
-        } else {
-            0.0
-        },
+        // Expert parallelism with one data-parallel rank: whole experts over every rank of the engine.
+        expert_ranks: if layout == Layout::Expert { tp } else { 1.0 },
         pipeline_stages: if layout == Layout::Pipeline { 2.0 } else { 1.0 },
         stage_hop_latency_s: link.round_trip_s / 2.0,
         stage_hop_bytes_per_sec: link.payload_bytes_per_sec(),
@@ -440,6 +436,27 @@ mod tests {
         assert!((held_pp / held_tp - 2.0).abs() < 0.02, "pp2 {held_pp} against tp2 {held_tp}");
         assert!((tp.kv_bytes_at(1024.0) / pp.kv_bytes_at(1024.0) - 2.0).abs() < 1e-9);
         assert!((tp.placement.kv_bytes_per_token / pp.placement.kv_bytes_per_token - 2.0).abs() < 1e-9);
+    }
+
+    /// vLLM runs its all-to-all kernels only with more than one data-parallel rank: `ep2` as its command runs it
+    /// (TP=2, --enable-expert-parallel, DP=1) all-reduces every layer as `tp2` does, and differs only in which
+    /// experts each rank reads: whole experts, the busiest rank's share at small batches.
+    #[test]
+    fn expert_parallel_with_one_data_parallel_rank_all_reduces_as_tensor_parallel() {
+        let s = glm_5_2();
+        let k = Coefficients::default();
+        let (tp, ep) = (laid_engine(&s, &k, Layout::Tensor), laid_engine(&s, &k, Layout::Expert));
+        for seqs in [1.0, 8.0, 256.0] {
+            let mut load = crate::model::batching::StepLoad::default();
+            load.add_decodes(&s.model, seqs, 1024.0, 1.0);
+            let (t, e) = (tp.step(&load), ep.step(&load));
+            assert_eq!(t.comm_s, e.comm_s, "{seqs} sequences: the same collectives");
+            assert!(e.hbm_s >= t.hbm_s, "{seqs}: the busiest rank reads no less than an even slice");
+        }
+        // One token touches a few experts: the busiest rank reads more of them than half.
+        let mut one = crate::model::batching::StepLoad::default();
+        one.add_decodes(&s.model, 1.0, 1024.0, 1.0);
+        assert!(ep.step(&one).hbm_s > tp.step(&one).hbm_s * 1.01);
     }
 
     /// A stand-in single machine whose batch rate per client falls as clients are added.

@@ -45,7 +45,8 @@ pub enum Protocol {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Call {
     AllReduce,
-    /// An all-gather or a reduce-scatter: `n - 1` ring steps (an expert-parallel dispatch or combine).
+    /// An all-gather or a reduce-scatter: `n - 1` ring steps (the dispatch and combine of vLLM's all-gather /
+    /// reduce-scatter backend, which runs only with data parallel > 1; no mode here does).
     Gather,
 }
 
