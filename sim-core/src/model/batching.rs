@@ -17,8 +17,8 @@
 //!                 / (BF16 peak x 0.65 x tp / head padding)
 //!               + sparse indexer FLOPs / (BF16 peak x 0.65)      (every TP rank scores with all indexer heads)
 //!   t_comm    = (2 * layers + 2 + 4 * k) * alpha * scale + 2 * layers * T * hidden * 2 B / all-reduce bw  (TP)
-//!               alpha: NCCL's latency for the ranks and hops (`nccl`); + one link round trip per step when the
-//!               engine spans machines (the driver's control message); EP and PP: `Span`
+//!               alpha: NCCL's latency for the ranks and hops (`nccl`); + half a link round trip per step when
+//!               the engine spans machines (the driver's one-way control message); EP and PP: `Span`
 //!   t_draft   = passes * (max((draft bytes + draft experts touched by n tokens) / tp + drafter KV at each context)
 //!                        / (eta_hbm * B_hbm), drafter attention FLOPs / BF16 peak / tp / eta_c) + draft overhead)
 //!   t_host    = the share of t_compute whose weights sit in CPU memory (spilled or pinned)
@@ -68,14 +68,21 @@ pub struct Engine<'a> {
 /// What an engine laid across machines pays per step that one machine does not (all zero on one machine).
 ///
 /// ```text
-///   control:   head [driver] --scheduler output--> [remote worker]   one link round trip per step
+///   control:   head [driver] --scheduler output--> [remote worker]   one way per step
 ///   EP:        whole experts split across the ranks; the MoE output all-reduced as under TP (DP = 1)
 ///   PP:        [stage A: layers 1..L/2] --activations--> [stage B: layers L/2+1..L]   one hop per micro-batch
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Span {
-    /// The driver's per-step send of the scheduler's output to the remote worker and its answer: one round trip
-    /// on the link's transport, seconds (0 on one machine).
+    /// The driver's per-step send of the scheduler's output to the remote worker: one way on the link's transport,
+    /// seconds (0 on one machine). The driver waits for the answer of one worker only, the output rank, which is
+    /// on its own machine under tensor parallelism: vLLM's Ray executor returns `refs[0].get()` ("Get output only
+    /// from a single worker (output_rank)", `RayDistributedExecutor.execute_model`,
+    /// vllm/v1/executor/ray_distributed_executor.py) and the multiprocessing executor broadcasts the scheduler
+    /// output through its message queue (`rpc_broadcast_mq`, `shm_broadcast.MessageQueue`, remote readers over
+    /// ZMQ) and reads the response of `output_rank` only (vllm/v1/executor/multiproc_executor.py). Under a
+    /// pipeline the output rank is the last stage's, across the link: its answer comes back one way, while the
+    /// send to it overlaps the first stage's pass.
     pub control_s: f64,
     /// The ranks whole routed experts are split across (vLLM's `--enable-expert-parallel`), 0 or 1 without
     /// expert parallelism. With one data-parallel rank vLLM runs no all-to-all kernels
@@ -327,7 +334,7 @@ impl StepCosts<'_, '_> {
     /// In one cycle every stage runs every micro-batch once, so the cycle is `p` stage passes over a
     /// micro-batch: one stream pays both stages back to back, and a full pipeline works both machines at once
     /// on half of the batch each. The scheduler runs once per micro-batch; one activation hop and the driver's
-    /// control round trip are paid per cycle.
+    /// control message are paid per cycle.
     pub fn step(&self, load: &StepLoad) -> StepTime {
         let span = &self.e.span;
         let stages = span.stages();
@@ -391,7 +398,7 @@ impl StepCosts<'_, '_> {
 
     /// One forward pass over `1/stages` of the layers (all of them without a pipeline), with the tensor- or
     /// expert-parallel collectives of those layers and, on an engine spanning machines without a pipeline, the
-    /// driver's control round trip.
+    /// driver's one-way control message.
     fn pass(&self, load: &StepLoad, stages: f64) -> StepTime {
         let e = self.e;
         let m = e.model;

@@ -10,7 +10,7 @@
 //!   pd:      [A: prefill only] --KV cache, one way over the link--> [B: decode only, never pauses]
 //!   dp2:     router --ceil(c/2) clients--> [A: a whole copy]   --floor(c/2) clients--> [B: a whole copy]
 //! ```
-//! Every engine spanning both machines (tp2, pp2, ep2) pays the driver's control round trip per step on the
+//! Every engine spanning both machines (tp2, pp2, ep2) pays the driver's one-way control message per step on the
 //! link's transport (`batching::Span`). A dense model has no experts to split: `ep2` refuses it
 //! (`ep2_refusal`).
 //! DP2's router is the scenario's: balanced (half of the clients each: round-robin or least-load) or random (a
@@ -88,7 +88,9 @@ pub fn laid_engine<'a>(s: &'a Scenario, k: &'a Coefficients, layout: Layout) -> 
     let (bw, lat, measured) = super::fabric::tp_all_reduce(hw, collective_machines);
     let link = &hw.link;
     let span = Span {
-        control_s: if machines > 1.0 { link.round_trip_s } else { 0.0 },
+        // The scheduler's output reaches the remote worker one way; the driver waits only for the output rank's
+        // answer (`Span::control_s`).
+        control_s: if machines > 1.0 { link.round_trip_s / 2.0 } else { 0.0 },
         // Expert parallelism with one data-parallel rank: whole experts over every rank of the engine.
         expert_ranks: if layout == Layout::Expert { tp } else { 1.0 },
         pipeline_stages: if layout == Layout::Pipeline { 2.0 } else { 1.0 },
@@ -457,6 +459,19 @@ mod tests {
         let mut one = crate::model::batching::StepLoad::default();
         one.add_decodes(&s.model, 1.0, 1024.0, 1.0);
         assert!(ep.step(&one).hbm_s > tp.step(&one).hbm_s * 1.01);
+    }
+
+    /// The driver waits only for its output rank's answer (vLLM's Ray and multiprocessing executors): an engine
+    /// across the machines pays its scheduler output one way per step, not a round trip; one machine pays none.
+    #[test]
+    fn the_control_message_crosses_the_link_one_way() {
+        let s = glm_5_2();
+        let k = Coefficients::default();
+        let one_way = s.hardware.link.round_trip_s / 2.0;
+        for layout in [Layout::Tensor, Layout::Expert, Layout::Pipeline] {
+            assert_eq!(laid_engine(&s, &k, layout).span.control_s, one_way, "{layout:?}");
+        }
+        assert_eq!(laid_engine(&s, &k, Layout::One).span.control_s, 0.0);
     }
 
     /// A stand-in single machine whose batch rate per client falls as clients are added.
