@@ -70,7 +70,7 @@ pub struct Engine<'a> {
 /// ```text
 ///   control:   head [driver] --scheduler output--> [remote worker]   one way per step
 ///   EP:        whole experts split across the ranks; the MoE output all-reduced as under TP (DP = 1)
-///   PP:        [stage A: layers 1..L/2] --activations--> [stage B: layers L/2+1..L]   one hop per micro-batch
+///   PP:        [stage A: layers 1..L/2] --metadata (Gloo), 2 tensors (NCCL)--> [stage B]   one hop per micro-batch
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Span {
@@ -93,10 +93,22 @@ pub struct Span {
     pub expert_ranks: f64,
     /// Pipeline stages the layers are split across (1 or 0: none). vLLM keeps as many micro-batches in flight.
     pub pipeline_stages: f64,
-    /// One activation hop between stages: its latency (s) and the link's payload rate (bytes/s).
-    pub stage_hop_latency_s: f64,
+    /// One hop between stages, as vLLM's `GroupCoordinator.send_tensor_dict` / `isend_tensor_dict` makes it
+    /// (vllm-project/vllm `vllm/distributed/parallel_state.py`): first the tensors' metadata (keys, shapes,
+    /// dtypes) by `send_object` over the CPU (Gloo) group, which the receiver needs before it posts its receives,
+    /// one way on the link's transport (`stage_metadata_s`); then each tensor of the dict by its own NCCL send
+    /// over the device group (`stage_send`: NCCL's latency of a send of its size), its bytes at the link's
+    /// payload rate. A stage's dict holds `STAGE_TENSORS` tensors.
+    pub stage_metadata_s: f64,
+    pub stage_send: Option<super::nccl::Communicator>,
     pub stage_hop_bytes_per_sec: f64,
 }
+
+/// The tensors one pipeline stage hands the next: vLLM's decoder models return `IntermediateTensors` of
+/// `hidden_states` and `residual` from every stage but the last (e.g. `Qwen3MoeModel.forward`,
+/// vllm/model_executor/models/qwen3_moe.py; Llama's, DeepSeek's and GPT-OSS's alike), each tokens x hidden in
+/// BF16.
+pub const STAGE_TENSORS: f64 = 2.0;
 
 impl Span {
     fn stages(&self) -> f64 {
@@ -348,7 +360,10 @@ impl StepCosts<'_, '_> {
         let step_overhead_s = if one.total_s > 0.0 { k.step_overhead_s } else { 0.0 };
         let m = self.e.model;
         let tokens = part.decode_seqs * (m.draft_tokens + 1.0) + part.prefill_tokens;
-        let hop_s = span.stage_hop_latency_s + tokens * m.hidden_size * 2.0 / span.stage_hop_bytes_per_sec;
+        let tensor_bytes = tokens * m.hidden_size * 2.0;
+        let send_s = span.stage_send.map_or(0.0, |c| c.send_latency_s(tensor_bytes))
+            + tensor_bytes / span.stage_hop_bytes_per_sec;
+        let hop_s = span.stage_metadata_s + STAGE_TENSORS * send_s;
         let link_s = if one.total_s > 0.0 { hop_s + span.control_s } else { 0.0 };
         let scale = |x: f64| stages * x;
         StepTime {

@@ -94,7 +94,9 @@ pub fn laid_engine<'a>(s: &'a Scenario, k: &'a Coefficients, layout: Layout) -> 
         // Expert parallelism with one data-parallel rank: whole experts over every rank of the engine.
         expert_ranks: if layout == Layout::Expert { tp } else { 1.0 },
         pipeline_stages: if layout == Layout::Pipeline { 2.0 } else { 1.0 },
-        stage_hop_latency_s: link.round_trip_s / 2.0,
+        // The tensors' metadata goes one way over the CPU group; each tensor by an NCCL send across the link.
+        stage_metadata_s: link.round_trip_s / 2.0,
+        stage_send: (layout == Layout::Pipeline).then(|| super::fabric::communicator(hw, machines)),
         stage_hop_bytes_per_sec: link.payload_bytes_per_sec(),
     };
     Engine {
@@ -472,6 +474,27 @@ mod tests {
             assert_eq!(laid_engine(&s, &k, layout).span.control_s, one_way, "{layout:?}");
         }
         assert_eq!(laid_engine(&s, &k, Layout::One).span.control_s, 0.0);
+    }
+
+    /// A pipeline hop is vLLM's `send_tensor_dict`: the metadata one way over the CPU group, then the hidden
+    /// state and the residual, each an NCCL send across the link; never less than NCCL's own send latency twice.
+    #[test]
+    fn a_pipeline_hop_sends_metadata_then_two_tensors_by_nccl() {
+        let s = glm_5_2();
+        let k = Coefficients::default();
+        let pp = laid_engine(&s, &k, Layout::Pipeline);
+        let nccl = super::super::fabric::communicator(&s.hardware, 2.0);
+        let link = &s.hardware.link;
+        let mut load = crate::model::batching::StepLoad::default();
+        load.add_decodes(&s.model, 1.0, 1024.0, 1.0);
+        // One stream: one micro-batch of the drafts and the token, both stages back to back, one hop.
+        let bytes = (s.model.draft_tokens + 1.0) * s.model.hidden_size * 2.0;
+        let sends = 2.0 * (nccl.send_latency_s(bytes) + bytes / link.payload_bytes_per_sec());
+        // One GPU a station: no collective inside a stage, so the step's link time is the hop and the control.
+        assert_eq!(s.hardware.gpus, 1.0);
+        let hop = pp.step(&load).comm_s - pp.span.control_s;
+        assert!((hop - (link.round_trip_s / 2.0 + sends)).abs() < 1e-12, "hop {hop} s against {sends} s of sends");
+        assert!(hop >= 2.0 * nccl.send_latency_s(bytes) + link.round_trip_s / 2.0);
     }
 
     /// A stand-in single machine whose batch rate per client falls as clients are added.

@@ -61,6 +61,10 @@ const HW_LAT_US: [[[f64; 3]; 2]; 3] =
 /// on Intel x86 and on Arm, 2 us on AMD x86 (tuning.cc); 1 us taken, times 3 for Simple as NCCL does.
 const NET_OVERHEAD_US: f64 = 1.0;
 
+/// `NCCL_P2P_LL_THRESHOLD`'s default, bytes (NVIDIA/nccl `src/enqueue.cc`, reported elsewhere): a send or receive
+/// of at most this much per channel goes by LL, a larger one by Simple. One channel is taken.
+const P2P_LL_THRESHOLD_BYTES: f64 = 16384.0;
+
 /// One communicator: its ranks, the machines they sit on, the in-machine fabric and the network hop's floor.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Communicator {
@@ -115,6 +119,18 @@ impl Communicator {
         us * 1e-6
     }
 
+    /// The latency of one point-to-point send of `bytes` between two ranks of this communicator on different
+    /// machines (`ncclSend` / `ncclRecv`, as torch.distributed's `isend` runs on NCCL): NCCL's tuning model has no
+    /// row for it, so it is taken as one step of a ring across the network, the protocol NCCL picks for a send of
+    /// that size (LL up to `NCCL_P2P_LL_THRESHOLD`, Simple above): base latency plus one network hop, the hop no
+    /// faster than the transport's (assumed from tuning.cc's figures).
+    pub fn send_latency_s(&self, bytes: f64) -> f64 {
+        let protocol = if bytes <= P2P_LL_THRESHOLD_BYTES { Protocol::Ll } else { Protocol::Simple };
+        let pair = Communicator { ranks: 2.0, machines: 2.0, ..*self };
+        // Two ranks on two machines: a ring all-gather's single step, which crosses the network.
+        pair.latency_s(Call::Gather, Algorithm::Ring, protocol)
+    }
+
     /// The latency of a decode-sized `call`: the LL protocol, by the faster of ring and tree (NCCL's choice for
     /// messages of a few kilobytes, whose bandwidth term is negligible).
     pub fn small_message_latency_s(&self, call: Call) -> f64 {
@@ -156,6 +172,9 @@ mod tests {
         assert_eq!(us(rdma.small_message_latency_s(Call::AllReduce)), 16.8);
         // An all-gather across two machines: one network step, 6.6 + 2.7.
         assert_eq!(us(rdma.small_message_latency_s(Call::Gather)), 9.3);
+        // A send across the network: one ring step, LL up to 16 KB (6.6 + 2.7), Simple above (8.4 + 14.0).
+        assert_eq!(us(rdma.send_latency_s(4e3)), 9.3);
+        assert_eq!(us(rdma.send_latency_s(1e6)), 22.4);
         // TCP sockets at a 200 us round trip: every network hop costs at least 100 us.
         let tcp = Communicator { net_hop_floor_s: 100e-6, ..rdma };
         assert_eq!(us(tcp.small_message_latency_s(Call::AllReduce)), 206.8);
