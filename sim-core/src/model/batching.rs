@@ -16,9 +16,11 @@
 //!               + attention FLOPs at each sequence's context but the sparse indexer's
 //!                 / (BF16 peak x 0.65 x tp / head padding)
 //!               + sparse indexer FLOPs / (BF16 peak x 0.65)      (every TP rank scores with all indexer heads)
-//!   t_comm    = (2 * layers + 2 + 4 * k) * alpha * scale + 2 * layers * T * hidden * 2 B / all-reduce bw  (TP)
-//!               alpha: NCCL's latency for the ranks and hops (`nccl`); + half a link round trip per step when
-//!               the engine spans machines (the driver's one-way control message); EP and PP: `Span`
+//!   t_comm    = 2 * layers * (alpha(S) * scale + S / bw(S)) + (2 + 4 * k) * alpha(0) * scale   (TP)
+//!               S = T * hidden * 2 B, a layer's message; alpha(S), bw(S): the latency and bandwidth of the
+//!               protocol NCCL runs at that size (`nccl`; inside one machine one latency and the machine's rate);
+//!               + half a link round trip per step when the engine spans machines (the driver's one-way control
+//!               message); EP and PP: `Span`
 //!   t_draft   = passes * (max((draft bytes + draft experts touched by n tokens) / tp + drafter KV at each context)
 //!                        / (eta_hbm * B_hbm), drafter attention FLOPs / BF16 peak / tp / eta_c) + draft overhead)
 //!   t_host    = the share of t_compute whose weights sit in CPU memory (spilled or pinned)
@@ -30,6 +32,7 @@
 //! The closed loop that decides which sequences and chunks share a step is `serving`.
 
 use super::bandwidth::{host_compute_shares, moe_padding_tokens, ExpertSplit, ExpertTouch, Placement, StepReader};
+use super::fabric::AllReduceCost;
 use super::{Bottleneck, Coefficients};
 use crate::spec::{stored_bits_per_param, AllReduceCurve, ContextMeasures, GemmShape, HardwareSpec, ModelSpec};
 
@@ -47,10 +50,8 @@ pub struct Engine<'a> {
     pub hw: &'a HardwareSpec,
     pub k: &'a Coefficients,
     pub placement: Placement,
-    /// All-reduce bandwidth between the ranks, bytes/s (infinite when tp = 1).
-    pub allreduce_bytes_per_sec: f64,
-    /// Per-call latency of one all-reduce, seconds (0 when tp = 1).
-    pub allreduce_latency_s: f64,
+    /// What one all-reduce between the ranks costs at a message size (free when tp = 1).
+    pub allreduce: AllReduceCost,
     /// The link's measured all-reduce times, where tensor parallelism spans machines and the hardware gives
     /// them: each call then costs what was measured at its size, in place of the latency and bandwidth above.
     pub allreduce_measured: Option<&'a AllReduceCurve>,
@@ -461,17 +462,23 @@ impl StepCosts<'_, '_> {
             let main_calls = 2.0 * layers + 2.0;
             let draft_calls = if seqs > 0.0 { m.draft_passes_per_step() * 4.0 } else { 0.0 };
             // A layer's all-reduce carries every token's BF16 hidden state (tokens x hidden x 2 bytes).
+            let layer_bytes = tokens * m.hidden_size * 2.0;
             match e.allreduce_measured {
                 // Measured: every call pays the smallest measured call (the fixed cost, scaled like a
                 // latency); a layer's all-reduces add what the sweep measured beyond it at their size.
                 Some(curve) => {
                     let floor = curve.floor_s();
                     (main_calls + draft_calls) * floor * k.tp_latency_scale
-                        + 2.0 * layers * (curve.seconds(tokens * m.hidden_size * 2.0) - floor)
+                        + 2.0 * layers * (curve.seconds(layer_bytes) - floor)
                 }
+                // The layers' all-reduces pay the latency of the protocol NCCL runs at their size and its time
+                // for the bytes; the embedding's, the head's and the drafts' calls a small message's latency.
                 None => {
-                    (main_calls + draft_calls) * e.allreduce_latency_s * k.tp_latency_scale
-                        + 2.0 * layers * tokens * m.hidden_size * 2.0 / e.allreduce_bytes_per_sec
+                    let (latency_s, transfer_s) = e.allreduce.call(layer_bytes);
+                    let layer_calls = 2.0 * layers;
+                    let other_calls = main_calls + draft_calls - layer_calls;
+                    (layer_calls * latency_s + other_calls * e.allreduce.small_message_latency_s()) * k.tp_latency_scale
+                        + 2.0 * layers * transfer_s
                 }
             }
         } else {

@@ -85,7 +85,7 @@ pub fn laid_engine<'a>(s: &'a Scenario, k: &'a Coefficients, layout: Layout) -> 
         if layout == Layout::Pipeline { gpus } else { placement.tp },
     );
     let collective_machines = if layout == Layout::Pipeline { 1.0 } else { machines };
-    let (bw, lat, measured) = super::fabric::tp_all_reduce(hw, collective_machines);
+    let (allreduce, measured) = super::fabric::tp_all_reduce(hw, collective_machines);
     let link = &hw.link;
     let span = Span {
         // The scheduler's output reaches the remote worker one way; the driver waits only for the output rank's
@@ -104,8 +104,7 @@ pub fn laid_engine<'a>(s: &'a Scenario, k: &'a Coefficients, layout: Layout) -> 
         hw,
         k,
         placement,
-        allreduce_bytes_per_sec: bw,
-        allreduce_latency_s: lat,
+        allreduce,
         allreduce_measured: measured,
         acceptance: k.acceptance_for(&s.model),
         spilled_routing_share: k.spilled_routing_share_for(&s.model),
