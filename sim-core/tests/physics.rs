@@ -1061,7 +1061,7 @@ fn pd_runs_an_open_loop_as_the_pair_serves_one_request_alone() {
 }
 
 /// Crossing machines: a pipeline's one stream pays both stages back to back, so it gains nothing over one machine
-/// and loses the hop and the control round trip, while at many streams both stages work at once; over TCP
+/// and loses the hop and the control message, while at many streams both stages work at once; over TCP
 /// sockets every collective's network hop costs half the transport's round trip, which slows TP2 and EP2 and
 /// leaves PP2 (one hop per step) nearly where it was; a dense model cannot run expert parallel.
 #[test]
