@@ -254,7 +254,9 @@ mod tests {
     fn ep2_runs_expert_parallel_inside_one_tensor_parallel_engine_as_predicted() {
         let ep2 = serving_commands(Mode::Ep2, "m", 1, &ServerSettings::default());
         let serve = ep2.steps.iter().find(|s| s.command.contains("vllm serve")).expect("a vllm serve step");
-        assert!(serve.command.contains("--tensor-parallel-size 2") && serve.command.contains("--enable-expert-parallel"));
+        assert!(
+            serve.command.contains("--tensor-parallel-size 2") && serve.command.contains("--enable-expert-parallel")
+        );
         // Data parallel 1: vLLM all-reduces the MoE output, as the model charges, and the note says so.
         assert!(!serve.command.contains("--data-parallel-size"), "{}", serve.command);
         assert!(ep2.notes.iter().any(|n| n.contains("all-reduces the MoE output") && n.contains("no all-to-all")));

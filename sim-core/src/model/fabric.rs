@@ -222,7 +222,11 @@ mod tests {
         assert!((lat - 15.0e-6).abs() < 1e-12 && (transfer - 1.75e6 / 360e9).abs() < 1e-15, "{cost:?} {expected:?}");
         assert!(measured.is_none());
         hw.intra_call_latency_s = Some(9e-6);
-        assert_eq!(tp_all_reduce(&hw, 1.0).0.small_message_latency_s(), 9e-6, "a measured call latency replaces NCCL's");
+        assert_eq!(
+            tp_all_reduce(&hw, 1.0).0.small_message_latency_s(),
+            9e-6,
+            "a measured call latency replaces NCCL's"
+        );
         hw.gpus = 2.0;
         assert_eq!(tp_all_reduce(&hw, 1.0).0.call(360e9).1, 1.0);
         hw.gpus = 1.0;

@@ -222,11 +222,12 @@ impl Communicator {
             return None;
         }
         let bus = self.bus_bytes_per_sec;
-        let ll_max = 1e9 * match m {
-            m if m <= 1.0 => LL_MAX_BW_ONE_MACHINE_GB_S,
-            m if m <= 2.0 => LL_MAX_BW_TWO_MACHINES_GB_S,
-            _ => LL_MAX_BW_MORE_MACHINES_GB_S,
-        };
+        let ll_max = 1e9
+            * match m {
+                m if m <= 1.0 => LL_MAX_BW_ONE_MACHINE_GB_S,
+                m if m <= 2.0 => LL_MAX_BW_TWO_MACHINES_GB_S,
+                _ => LL_MAX_BW_MORE_MACHINES_GB_S,
+            };
         let bus_bw = match (algorithm, protocol) {
             (Algorithm::Ring, Protocol::Ll) => {
                 ll_max.min(bus * if m > 1.0 || call == Call::AllReduce { 1.0 / 4.0 } else { 1.0 / 3.0 })
@@ -259,7 +260,8 @@ impl Communicator {
             bw *= TREE_CORRECTION[protocol as usize].get(index).copied().unwrap_or(1.0);
         }
         let (_, m) = self.shape();
-        let plateau = algorithm == Algorithm::Ring && protocol == Protocol::Simple && m > 1.0 && call == Call::AllReduce;
+        let plateau =
+            algorithm == Algorithm::Ring && protocol == Protocol::Simple && m > 1.0 && call == Call::AllReduce;
         let latency_s = self.latency_s(call, algorithm, protocol) * if plateau { RING_SIMPLE_PLATEAU } else { 1.0 };
         let transfer_s = if bw.is_infinite() { 0.0 } else { bytes / bw };
         Some(Choice { algorithm, protocol, latency_s, transfer_s })
@@ -273,7 +275,8 @@ impl Communicator {
             .into_iter()
             .flat_map(|a| [Protocol::Ll, Protocol::Ll128, Protocol::Simple].map(|p| (a, p)));
         // Ring LL always runs, so the least time is always a finite one.
-        let none = Choice { algorithm: Algorithm::Ring, protocol: Protocol::Ll, latency_s: f64::INFINITY, transfer_s: 0.0 };
+        let none =
+            Choice { algorithm: Algorithm::Ring, protocol: Protocol::Ll, latency_s: f64::INFINITY, transfer_s: 0.0 };
         pairs.filter_map(|(a, p)| self.cost(call, a, p, bytes)).fold(none, |best, c| {
             if c.seconds() < best.seconds() {
                 c
