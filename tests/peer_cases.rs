@@ -136,7 +136,7 @@ pub fn sim_core_scenario(c: &Case) -> Scenario {
             payload_efficiency: 0.9,
             call_latency_s: 20e-6,
             all_reduce: AllReduceCurve::default(),
-            // No control round trip: the peer has none.
+            // No control message: the peer has none.
             transport: sim_core::spec::TransportKind::Rdma,
             round_trip_s: 0.0,
         },

@@ -508,8 +508,9 @@ fn external_datasets_are_predicted_never_fitted() {
 
 /// Two GB10 machines, one stream (external-sweeps.md S5): over RoCE TP=2 (91.6 tok/s) beats EP=2 (85.5), which beats
 /// PP=2 (71.3); over TCP sockets PP=2 (70.4) beats TP=2 (45.3), which beats EP=2 (35.0). A collective's network hops
-/// at the transport's round trip and the per-step control round trip are what reorder them: the model, fitted on
-/// none of these points, ranks the three modes as measured on each transport. The margins it predicts are printed.
+/// at the transport's round trip and the per-step control message are what reorder them, and EP=2 trails TP=2 by
+/// the busiest GPU's share of the touched experts: the model, fitted on none of these points, ranks the three modes
+/// as measured on each transport. The margins it predicts are printed.
 #[test]
 fn the_gb10_pair_ranks_pp_tp_and_ep_as_measured_over_roce_and_tcp() {
     let ws = workspace();

@@ -305,8 +305,8 @@ pub fn plan(s: &Scenario, k: &Coefficients) -> Plan {
 }
 
 /// How TP across the machines costs one all-reduce over `hw`'s link, in words: the hardware file's measured
-/// sweep where it gives one, else the physics (NCCL's per-call latency for two machines of `hw` on the link's
-/// transport, plus bytes over the payload bandwidth).
+/// sweep where it gives one, else the physics (NCCL's cost for two machines of `hw` on the link's transport, by
+/// the protocol it runs at each size).
 pub fn link_cost(hw: &crate::spec::HardwareSpec) -> String {
     let link = &hw.link;
     let p = link.all_reduce.points();
@@ -317,16 +317,19 @@ pub fn link_cost(hw: &crate::spec::HardwareSpec) -> String {
             small / 1e3,
             large / 1e3
         ),
-        _ => format!(
-            "TP across machines pays {:.1} us per all-reduce (NCCL's cost model, {}) plus its bytes at {:.1} GB/s \
-             ({:.0} Gb/s x {}, no measured all-reduce sweep) and {:.0} us of control per step",
-            crate::model::fabric::tp_all_reduce(hw, 2.0).1 * 1e6,
-            link.transport.name(),
-            link.payload_bytes_per_sec() * crate::model::modes::ALLREDUCE_LINK_EFFICIENCY / 1e9,
-            link.line_rate_bytes_per_sec_per_rail * 8.0 / 1e9,
-            link.rails,
-            link.round_trip_s * 1e6
-        ),
+        _ => {
+            let cost = crate::model::fabric::tp_all_reduce(hw, 2.0).0;
+            format!(
+                "TP across machines pays NCCL's cost by protocol ({}): {:.1} us per small all-reduce, {:.1} us per \
+                 1 MB ({:.0} Gb/s x {}, no measured all-reduce sweep), and {:.0} us of control per step",
+                link.transport.name(),
+                cost.small_message_latency_s() * 1e6,
+                cost.seconds(1e6) * 1e6,
+                link.line_rate_bytes_per_sec_per_rail * 8.0 / 1e9,
+                link.rails,
+                link.round_trip_s * 1e6
+            )
+        }
     }
 }
 

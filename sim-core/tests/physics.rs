@@ -801,17 +801,14 @@ fn the_sweep_resolution_tracks_a_long_run_reference() {
 
 #[test]
 fn a_measured_all_reduce_sweep_replaces_the_link_physics_only_across_machines() {
-    use sim_core::model::modes::ALLREDUCE_LINK_EFFICIENCY;
     use sim_core::scenario::AllReduceCurve;
     let k = Coefficients::default();
     let s = &scenarios()["kubis-gpt-oss-120b-dgx-spark"];
     assert!(s.hardware.link.all_reduce.is_empty(), "the shipped DGX Spark file gives no sweep");
-    // A sweep measuring exactly what the physics charges (NCCL's call latency + bytes over the all-reduce
-    // bandwidth) at sizes spanning a decode step's and a prompt's messages predicts what the physics does.
-    let link = &s.hardware.link;
-    let bw = link.payload_bytes_per_sec() * ALLREDUCE_LINK_EFFICIENCY;
-    let latency_s = sim_core::model::fabric::tp_all_reduce(&s.hardware, 2.0).1;
-    let physics = |b: f64| latency_s + b / bw;
+    // A sweep measuring exactly what the physics charges (NCCL's time of the protocol it runs at each size) at
+    // sizes spanning a decode step's and a prompt's messages predicts what the physics does.
+    let cost = sim_core::model::fabric::tp_all_reduce(&s.hardware, 2.0).0;
+    let physics = |b: f64| cost.seconds(b);
     let sizes = [1.0, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9];
     let mut same = s.clone();
     same.hardware.link.all_reduce = AllReduceCurve::new(sizes.map(|b| (b, physics(b))));
@@ -1064,7 +1061,7 @@ fn pd_runs_an_open_loop_as_the_pair_serves_one_request_alone() {
 }
 
 /// Crossing machines: a pipeline's one stream pays both stages back to back, so it gains nothing over one machine
-/// and loses the hop and the control round trip, while at many streams both stages work at once; over TCP
+/// and loses the hop and the control message, while at many streams both stages work at once; over TCP
 /// sockets every collective's network hop costs half the transport's round trip, which slows TP2 and EP2 and
 /// leaves PP2 (one hop per step) nearly where it was; a dense model cannot run expert parallel.
 #[test]

@@ -101,6 +101,17 @@ pub fn serving_commands(mode: Mode, model: &str, gpus_per_machine: u32, server: 
                     vec![format!("--tensor-parallel-size {}", 2 * g), "--pipeline-parallel-size 1".into()],
                 ),
             };
+            if mode == Mode::Ep2 {
+                // What the prediction charges is what this command runs: vLLM's all-to-all kernels need data
+                // parallel > 1 (`FusedMoEParallelConfig.use_all2all_kernels`, fused_moe/config.py).
+                notes.push(
+                    "expert parallel inside one tensor-parallel engine (data parallel 1): each GPU holds whole \
+                     experts and vLLM all-reduces the MoE output over the tensor-parallel group, with no all-to-all \
+                     (its all-to-all kernels run only with --data-parallel-size above 1); the prediction charges \
+                     that all-reduce"
+                        .into(),
+                );
+            }
             if mode == Mode::Tp2 {
                 notes.push(format!(
                     "the prediction is one engine tensor-parallel over all {} GPUs of both machines; vLLM's page \
@@ -237,6 +248,18 @@ mod tests {
             let serves: Vec<&ServingStep> = c.steps.iter().filter(|s| s.command.contains("vllm serve")).collect();
             assert!(serves.iter().all(|s| s.command.contains("--max-num-seqs 64")), "{mode:?}: the team's settings");
         }
+    }
+
+    #[test]
+    fn ep2_runs_expert_parallel_inside_one_tensor_parallel_engine_as_predicted() {
+        let ep2 = serving_commands(Mode::Ep2, "m", 1, &ServerSettings::default());
+        let serve = ep2.steps.iter().find(|s| s.command.contains("vllm serve")).expect("a vllm serve step");
+        assert!(
+            serve.command.contains("--tensor-parallel-size 2") && serve.command.contains("--enable-expert-parallel")
+        );
+        // Data parallel 1: vLLM all-reduces the MoE output, as the model charges, and the note says so.
+        assert!(!serve.command.contains("--data-parallel-size"), "{}", serve.command);
+        assert!(ep2.notes.iter().any(|n| n.contains("all-reduces the MoE output") && n.contains("no all-to-all")));
     }
 
     #[test]

@@ -16,9 +16,11 @@
 //!               + attention FLOPs at each sequence's context but the sparse indexer's
 //!                 / (BF16 peak x 0.65 x tp / head padding)
 //!               + sparse indexer FLOPs / (BF16 peak x 0.65)      (every TP rank scores with all indexer heads)
-//!   t_comm    = (2 * layers + 2 + 4 * k) * alpha * scale + 2 * layers * T * hidden * 2 B / all-reduce bw  (TP)
-//!               alpha: NCCL's latency for the ranks and hops (`nccl`); + one link round trip per step when the
-//!               engine spans machines (the driver's control message); EP and PP: `Span`
+//!   t_comm    = 2 * layers * (alpha(S) * scale + S / bw(S)) + (2 + 4 * k) * alpha(0) * scale   (TP)
+//!               S = T * hidden * 2 B, a layer's message; alpha(S), bw(S): the latency and bandwidth of the
+//!               protocol NCCL runs at that size (`nccl`; inside one machine one latency and the machine's rate);
+//!               + half a link round trip per step when the engine spans machines (the driver's one-way control
+//!               message); EP and PP: `Span`
 //!   t_draft   = passes * (max((draft bytes + draft experts touched by n tokens) / tp + drafter KV at each context)
 //!                        / (eta_hbm * B_hbm), drafter attention FLOPs / BF16 peak / tp / eta_c) + draft overhead)
 //!   t_host    = the share of t_compute whose weights sit in CPU memory (spilled or pinned)
@@ -29,7 +31,8 @@
 //! ```
 //! The closed loop that decides which sequences and chunks share a step is `serving`.
 
-use super::bandwidth::{host_compute_shares, moe_padding_tokens, ExpertTouch, Placement, StepReader};
+use super::bandwidth::{host_compute_shares, moe_padding_tokens, ExpertSplit, ExpertTouch, Placement, StepReader};
+use super::fabric::AllReduceCost;
 use super::{Bottleneck, Coefficients};
 use crate::spec::{stored_bits_per_param, AllReduceCurve, ContextMeasures, GemmShape, HardwareSpec, ModelSpec};
 
@@ -47,10 +50,8 @@ pub struct Engine<'a> {
     pub hw: &'a HardwareSpec,
     pub k: &'a Coefficients,
     pub placement: Placement,
-    /// All-reduce bandwidth between the ranks, bytes/s (infinite when tp = 1).
-    pub allreduce_bytes_per_sec: f64,
-    /// Per-call latency of one all-reduce, seconds (0 when tp = 1).
-    pub allreduce_latency_s: f64,
+    /// What one all-reduce between the ranks costs at a message size (free when tp = 1).
+    pub allreduce: AllReduceCost,
     /// The link's measured all-reduce times, where tensor parallelism spans machines and the hardware gives
     /// them: each call then costs what was measured at its size, in place of the latency and bandwidth above.
     pub allreduce_measured: Option<&'a AllReduceCurve>,
@@ -68,24 +69,47 @@ pub struct Engine<'a> {
 /// What an engine laid across machines pays per step that one machine does not (all zero on one machine).
 ///
 /// ```text
-///   control:   head [driver] --scheduler output--> [remote worker]   one link round trip per step
-///   EP:        per MoE layer, dispatch (all-gather) + combine (reduce-scatter) in place of its all-reduce
-///   PP:        [stage A: layers 1..L/2] --activations--> [stage B: layers L/2+1..L]   one hop per micro-batch
+///   control:   head [driver] --scheduler output--> [remote worker]   one way per step
+///   EP:        whole experts split across the ranks; the MoE output all-reduced as under TP (DP = 1)
+///   PP:        [stage A: layers 1..L/2] --metadata (Gloo), 2 tensors (NCCL)--> [stage B]   one hop per micro-batch
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Span {
-    /// The driver's per-step send of the scheduler's output to the remote worker and its answer: one round trip
-    /// on the link's transport, seconds (0 on one machine).
+    /// The driver's per-step send of the scheduler's output to the remote worker: one way on the link's transport,
+    /// seconds (0 on one machine). The driver waits for the answer of one worker only, the output rank, which is
+    /// on its own machine under tensor parallelism: vLLM's Ray executor returns `refs[0].get()` ("Get output only
+    /// from a single worker (output_rank)", `RayDistributedExecutor.execute_model`,
+    /// vllm/v1/executor/ray_distributed_executor.py) and the multiprocessing executor broadcasts the scheduler
+    /// output through its message queue (`rpc_broadcast_mq`, `shm_broadcast.MessageQueue`, remote readers over
+    /// ZMQ) and reads the response of `output_rank` only (vllm/v1/executor/multiproc_executor.py). Under a
+    /// pipeline the output rank is the last stage's, across the link: its answer comes back one way, while the
+    /// send to it overlaps the first stage's pass.
     pub control_s: f64,
-    /// NCCL's latency of one expert-parallel dispatch or combine call (an all-gather or a reduce-scatter over the
-    /// expert-parallel ranks), seconds; 0 without expert parallelism.
-    pub expert_gather_latency_s: f64,
+    /// The ranks whole routed experts are split across (vLLM's `--enable-expert-parallel`), 0 or 1 without
+    /// expert parallelism. With one data-parallel rank vLLM runs no all-to-all kernels
+    /// (`FusedMoEParallelConfig.use_all2all_kernels` is `dp_size > 1 and use_ep`,
+    /// vllm/model_executor/layers/fused_moe/config.py): the MoE layer's output is all-reduced over the
+    /// tensor-parallel group as without expert parallelism, so the collectives are TP's; what changes is which
+    /// experts each rank reads (`bandwidth::ExpertSplit`).
+    pub expert_ranks: f64,
     /// Pipeline stages the layers are split across (1 or 0: none). vLLM keeps as many micro-batches in flight.
     pub pipeline_stages: f64,
-    /// One activation hop between stages: its latency (s) and the link's payload rate (bytes/s).
-    pub stage_hop_latency_s: f64,
+    /// One hop between stages, as vLLM's `GroupCoordinator.send_tensor_dict` / `isend_tensor_dict` makes it
+    /// (vllm-project/vllm `vllm/distributed/parallel_state.py`): first the tensors' metadata (keys, shapes,
+    /// dtypes) by `send_object` over the CPU (Gloo) group, which the receiver needs before it posts its receives,
+    /// one way on the link's transport (`stage_metadata_s`); then each tensor of the dict by its own NCCL send
+    /// over the device group (`stage_send`: NCCL's latency of a send of its size), its bytes at the link's
+    /// payload rate. A stage's dict holds `STAGE_TENSORS` tensors.
+    pub stage_metadata_s: f64,
+    pub stage_send: Option<super::nccl::Communicator>,
     pub stage_hop_bytes_per_sec: f64,
 }
+
+/// The tensors one pipeline stage hands the next: vLLM's decoder models return `IntermediateTensors` of
+/// `hidden_states` and `residual` from every stage but the last (e.g. `Qwen3MoeModel.forward`,
+/// vllm/model_executor/models/qwen3_moe.py; Llama's, DeepSeek's and GPT-OSS's alike), each tokens x hidden in
+/// BF16.
+pub const STAGE_TENSORS: f64 = 2.0;
 
 impl Span {
     fn stages(&self) -> f64 {
@@ -226,7 +250,7 @@ impl<'a> Engine<'a> {
         let (host_routed, host_dense) = host_compute_shares(&self.placement, self.spilled_routing_share);
         StepCosts {
             e: self,
-            reader: StepReader::new(m, &self.placement, self.spilled_routing_share),
+            reader: StepReader::new(m, &self.placement, self.spilled_routing_share).with_split(self.expert_split()),
             draft_touch: ExpertTouch::new(m, 1.0),
             routed_per_token,
             dense_per_token,
@@ -238,6 +262,15 @@ impl<'a> Engine<'a> {
             indexer_rate: self.hw.flops_bf16 * ATTENTION_KERNEL_EFFICIENCY,
             host_routed,
             host_dense,
+        }
+    }
+
+    /// How the routed experts lie over the ranks: whole experts under expert parallelism, else sliced.
+    pub fn expert_split(&self) -> ExpertSplit {
+        if self.span.expert_ranks > 1.0 {
+            ExpertSplit::Whole { ranks: self.span.expert_ranks, experts: self.model.routed_experts }
+        } else {
+            ExpertSplit::Sliced
         }
     }
 
@@ -314,7 +347,7 @@ impl StepCosts<'_, '_> {
     /// In one cycle every stage runs every micro-batch once, so the cycle is `p` stage passes over a
     /// micro-batch: one stream pays both stages back to back, and a full pipeline works both machines at once
     /// on half of the batch each. The scheduler runs once per micro-batch; one activation hop and the driver's
-    /// control round trip are paid per cycle.
+    /// control message are paid per cycle.
     pub fn step(&self, load: &StepLoad) -> StepTime {
         let span = &self.e.span;
         let stages = span.stages();
@@ -328,7 +361,10 @@ impl StepCosts<'_, '_> {
         let step_overhead_s = if one.total_s > 0.0 { k.step_overhead_s } else { 0.0 };
         let m = self.e.model;
         let tokens = part.decode_seqs * (m.draft_tokens + 1.0) + part.prefill_tokens;
-        let hop_s = span.stage_hop_latency_s + tokens * m.hidden_size * 2.0 / span.stage_hop_bytes_per_sec;
+        let tensor_bytes = tokens * m.hidden_size * 2.0;
+        let send_s = span.stage_send.map_or(0.0, |c| c.send_latency_s(tensor_bytes))
+            + tensor_bytes / span.stage_hop_bytes_per_sec;
+        let hop_s = span.stage_metadata_s + STAGE_TENSORS * send_s;
         let link_s = if one.total_s > 0.0 { hop_s + span.control_s } else { 0.0 };
         let scale = |x: f64| stages * x;
         StepTime {
@@ -353,21 +389,23 @@ impl StepCosts<'_, '_> {
             return (1.0, 1.0);
         }
         let m = e.model;
-        let shape = |rows: f64, stored_bits: f64, compute_bits: f64| GemmShape {
+        // A dense GEMM's output is its tensor-parallel share; under expert parallelism a routed expert is whole.
+        let routed_tp = if e.span.expert_ranks > 1.0 { 1.0 } else { e.placement.tp };
+        let shape = |rows: f64, stored_bits: f64, compute_bits: f64, tp: f64| GemmShape {
             m: rows.max(1.0),
-            n: (m.hidden_size / e.placement.tp).max(1.0),
+            n: (m.hidden_size / tp).max(1.0),
             k: m.hidden_size.max(1.0),
             weight_bytes: stored_bits / 8.0,
             activation_bytes: if compute_bits <= 8.0 { 1.0 } else { 2.0 },
         };
         let share = |bits: f64, g: GemmShape| curves.share(bits, g, e.flops_at(bits), e.hw.hbm_bytes_per_sec);
         let dense_bits = m.dense_compute_bits;
-        let dense = share(dense_bits, shape(dense_rows, stored_bits_per_param(dense_bits), dense_bits));
+        let dense = share(dense_bits, shape(dense_rows, stored_bits_per_param(dense_bits), dense_bits, e.placement.tp));
         let experts = m.routed_experts * touched_uniform();
         let routed = if experts > 0.0 && m.experts_per_token > 0.0 {
             let per_expert = routed_rows * m.experts_per_token / experts;
             let bits = e.routed_compute_bits();
-            share(bits, shape(per_expert, m.expert_storage_bits(), bits))
+            share(bits, shape(per_expert, m.expert_storage_bits(), bits, routed_tp))
         } else {
             1.0
         };
@@ -376,7 +414,7 @@ impl StepCosts<'_, '_> {
 
     /// One forward pass over `1/stages` of the layers (all of them without a pipeline), with the tensor- or
     /// expert-parallel collectives of those layers and, on an engine spanning machines without a pipeline, the
-    /// driver's control round trip.
+    /// driver's one-way control message.
     fn pass(&self, load: &StepLoad, stages: f64) -> StepTime {
         let e = self.e;
         let m = e.model;
@@ -420,28 +458,29 @@ impl StepCosts<'_, '_> {
         let comm_s = if tp > 1.0 && tokens > 0.0 {
             // Per forward pass: two all-reduces per layer, one for the vocabulary-parallel embedding and one
             // gather of the LM head's logits; each draft pass is one more layer with its own embedding and head.
-            // Under expert parallelism each MoE layer's all-reduce becomes a dispatch and a combine (vLLM's
-            // all-gather / reduce-scatter backend), moving the same bytes in two calls.
-            let ep = e.span.expert_gather_latency_s > 0.0;
-            let main_calls = if ep { layers + 2.0 } else { 2.0 * layers + 2.0 };
-            let gather_calls = if ep { 2.0 * layers } else { 0.0 };
+            // Expert parallelism with one data-parallel rank keeps the MoE layer's all-reduce (`Span::expert_ranks`).
+            let main_calls = 2.0 * layers + 2.0;
             let draft_calls = if seqs > 0.0 { m.draft_passes_per_step() * 4.0 } else { 0.0 };
-            let gather_s = gather_calls * e.span.expert_gather_latency_s * k.tp_latency_scale;
             // A layer's all-reduce carries every token's BF16 hidden state (tokens x hidden x 2 bytes).
-            gather_s
-                + match e.allreduce_measured {
-                    // Measured: every call pays the smallest measured call (the fixed cost, scaled like a
-                    // latency); a layer's all-reduces add what the sweep measured beyond it at their size.
-                    Some(curve) => {
-                        let floor = curve.floor_s();
-                        (main_calls + draft_calls) * floor * k.tp_latency_scale
-                            + 2.0 * layers * (curve.seconds(tokens * m.hidden_size * 2.0) - floor)
-                    }
-                    None => {
-                        (main_calls + draft_calls) * e.allreduce_latency_s * k.tp_latency_scale
-                            + 2.0 * layers * tokens * m.hidden_size * 2.0 / e.allreduce_bytes_per_sec
-                    }
+            let layer_bytes = tokens * m.hidden_size * 2.0;
+            match e.allreduce_measured {
+                // Measured: every call pays the smallest measured call (the fixed cost, scaled like a
+                // latency); a layer's all-reduces add what the sweep measured beyond it at their size.
+                Some(curve) => {
+                    let floor = curve.floor_s();
+                    (main_calls + draft_calls) * floor * k.tp_latency_scale
+                        + 2.0 * layers * (curve.seconds(layer_bytes) - floor)
                 }
+                // The layers' all-reduces pay the latency of the protocol NCCL runs at their size and its time
+                // for the bytes; the embedding's, the head's and the drafts' calls a small message's latency.
+                None => {
+                    let (latency_s, transfer_s) = e.allreduce.call(layer_bytes);
+                    let layer_calls = 2.0 * layers;
+                    let other_calls = main_calls + draft_calls - layer_calls;
+                    (layer_calls * latency_s + other_calls * e.allreduce.small_message_latency_s()) * k.tp_latency_scale
+                        + 2.0 * layers * transfer_s
+                }
+            }
         } else {
             0.0
         };

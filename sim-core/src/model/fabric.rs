@@ -9,9 +9,11 @@
 //! where the peak was measured at another size (elsewhere it is the fitted row again: `FabricRow::fitted`).
 //! alpha is the link's per-call latency (assumed: no small-message rows are published).
 //!
-//! A tensor-parallel engine's all-reduce (`tp_all_reduce`) is a ring over its n ranks: NCCL's cost model
-//! (src/graph/tuning.cc, `ncclTopoTuneModel`) makes it 2(n-1) steps and converts the bus bandwidth to algorithm
-//! bandwidth by n / (2(n-1)), so S bytes take 2(n-1)/n x S / busbw: 1 at two ranks, 1.75 at eight.
+//! A tensor-parallel engine's all-reduce (`tp_all_reduce`) inside one machine is a ring over its n ranks: NCCL's
+//! cost model (src/graph/tuning.cc, `ncclTopoTuneModel`) makes it 2(n-1) steps and converts the bus bandwidth to
+//! algorithm bandwidth by n / (2(n-1)), so S bytes take 2(n-1)/n x S / busbw: 1 at two ranks, 1.75 at eight.
+//! Across machines it is whatever algorithm and protocol NCCL's model finds fastest at the message's size
+//! (`nccl`).
 
 use super::nccl::{Call, Communicator};
 use crate::dataset::schema::{Collective, FabricFile};
@@ -33,41 +35,89 @@ pub fn ring_all_reduce_factor(ranks: f64) -> f64 {
 }
 
 /// The NCCL communicator of a tensor-parallel engine over `span_machines` machines of `hw`: every GPU of each
-/// machine a rank, the machine's in-machine fabric, and a network hop no faster than half the link transport's
-/// round trip.
+/// machine a rank, the machine's in-machine fabric, a network hop no faster than half the link transport's round
+/// trip, and the bus bandwidth of the slowest hop (the link's payload rate at a two-way all-reduce's efficiency
+/// across machines, the hardware's intra-machine figure inside one).
+///
+/// LL128 is off: NCCL enables it by default only on compute capability 7.0, 8.0 and 9.0 (`nccl::Communicator::
+/// ll128`), which a hardware file does not state; the pairs measured here are Blackwell (the GB300's 10.3, the
+/// GB10's 12.1), and host-staged RDMA and TCP sockets reach the NIC through the host. A Hopper pair over
+/// GPUDirect RDMA, where NCCL would run it, is priced by LL and Simple only.
 pub fn communicator(hw: &HardwareSpec, span_machines: f64) -> Communicator {
     let machines = span_machines.max(1.0);
+    let bus_bytes_per_sec = if machines > 1.0 {
+        hw.link.payload_bytes_per_sec() * ALLREDUCE_LINK_EFFICIENCY
+    } else {
+        hw.intra_bytes_per_sec
+    };
     Communicator {
         ranks: hw.gpus.max(1.0) * machines,
         machines,
         intra: hw.intra_fabric,
         net_hop_floor_s: if machines > 1.0 { hw.link.round_trip_s / 2.0 } else { 0.0 },
+        bus_bytes_per_sec,
+        ll128: false,
     }
 }
 
-/// How one all-reduce of a tensor-parallel engine over `span_machines` machines of `hw` costs: (algorithm
-/// bandwidth, bytes/s; per-call latency, s; the link's measured sweep where it replaces both). Inside one
-/// machine the hardware's intra-machine figure is NCCL's bus bandwidth, so the ring's factor turns it into the
-/// rate at which a message's bytes are reduced.
+/// What one all-reduce of a tensor-parallel engine costs at a message size.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum AllReduceCost {
+    /// One rank: nothing to reduce.
+    Free,
+    /// A per-call latency and the rate a message's bytes are reduced at, whatever the size (inside one machine).
+    Fixed { latency_s: f64, bytes_per_sec: f64 },
+    /// NCCL's own choice of algorithm and protocol by message size (`nccl::Communicator::fastest`).
+    Nccl(Communicator),
+}
+
+impl AllReduceCost {
+    /// One call carrying `bytes`: (its latency, the time of its bytes), seconds.
+    pub fn call(&self, bytes: f64) -> (f64, f64) {
+        match self {
+            AllReduceCost::Free => (0.0, 0.0),
+            AllReduceCost::Fixed { latency_s, bytes_per_sec } => (*latency_s, bytes.max(0.0) / bytes_per_sec),
+            AllReduceCost::Nccl(c) => {
+                let choice = c.fastest(Call::AllReduce, bytes);
+                (choice.latency_s, choice.transfer_s)
+            }
+        }
+    }
+
+    /// The latency of a call carrying almost nothing, seconds.
+    pub fn small_message_latency_s(&self) -> f64 {
+        self.call(0.0).0
+    }
+
+    /// The time of one call carrying `bytes`, seconds.
+    pub fn seconds(&self, bytes: f64) -> f64 {
+        let (latency_s, transfer_s) = self.call(bytes);
+        latency_s + transfer_s
+    }
+}
+
+/// How one all-reduce of a tensor-parallel engine over `span_machines` machines of `hw` costs, and the link's
+/// measured sweep where it replaces that. Inside one machine the hardware's intra-machine figure is NCCL's bus
+/// bandwidth, so the ring's factor turns it into the rate at which a message's bytes are reduced, and each call
+/// pays the hardware file's measured call latency or else NCCL's for a small message.
 ///
-/// The per-call latency is NCCL's own for a decode-sized message (`nccl::Communicator::small_message_latency_s`):
-/// its rank count, its machines, the hops inside each and across the link on the link's transport. Inside one
-/// machine a hardware file's measured call latency replaces it. Across machines of several GPUs each (16 ranks on
-/// two 8-GPU machines) the link's bus bandwidth carries 2(n-1)/n of the message as inside a machine. A measured
+/// Across machines each call costs what NCCL's own model gives for its size (`nccl::Communicator::fastest`): its
+/// rank count, its machines, the hops inside each and across the link on the link's transport, and the protocol
+/// that is fastest at that size (LL for a few kilobytes, Simple for megabytes). Across machines of several GPUs
+/// each (16 ranks on two 8-GPU machines) the link's bus bandwidth carries 2(n-1)/n of the message. A measured
 /// sweep (taken between single-GPU machines) stands only for the two-rank ring it measured.
-pub fn tp_all_reduce(hw: &HardwareSpec, span_machines: f64) -> (f64, f64, Option<&AllReduceCurve>) {
+pub fn tp_all_reduce(hw: &HardwareSpec, span_machines: f64) -> (AllReduceCost, Option<&AllReduceCurve>) {
     let gpus = hw.gpus.max(1.0);
-    let nccl = communicator(hw, span_machines).small_message_latency_s(Call::AllReduce);
+    let nccl = communicator(hw, span_machines);
     if span_machines > 1.0 {
-        // The slowest hop decides: the link between machines, as measured where a sweep is published.
         let ranks = gpus * span_machines;
         let measured = (!hw.link.all_reduce.is_empty() && ranks <= 2.0).then_some(&hw.link.all_reduce);
-        let bus = hw.link.payload_bytes_per_sec() * ALLREDUCE_LINK_EFFICIENCY;
-        (bus / ring_all_reduce_factor(ranks), nccl, measured)
+        (AllReduceCost::Nccl(nccl), measured)
     } else if gpus > 1.0 {
-        (hw.intra_bytes_per_sec / ring_all_reduce_factor(gpus), hw.intra_call_latency_s.unwrap_or(nccl), None)
+        let latency_s = hw.intra_call_latency_s.unwrap_or_else(|| nccl.small_message_latency_s(Call::AllReduce));
+        (AllReduceCost::Fixed { latency_s, bytes_per_sec: hw.intra_bytes_per_sec / ring_all_reduce_factor(gpus) }, None)
     } else {
-        (f64::INFINITY, 0.0, None)
+        (AllReduceCost::Free, None)
     }
 }
 
@@ -165,36 +215,48 @@ mod tests {
         let mut hw = HardwareSpec::one_gpu_for_tests(80e9, 3.35e12);
         hw.intra_bytes_per_sec = 360e9;
         hw.gpus = 8.0;
-        let (bw, lat, measured) = tp_all_reduce(&hw, 1.0);
+        let (cost, measured) = tp_all_reduce(&hw, 1.0);
         // NCCL's ring LL over eight NVLink GPUs: 6.6 + 14 x 0.6 us.
-        assert!((bw - 360e9 / 1.75).abs() < 1.0 && (lat - 15.0e-6).abs() < 1e-12 && measured.is_none(), "{bw}");
+        let expected = AllReduceCost::Fixed { latency_s: 15.0e-6, bytes_per_sec: 360e9 / 1.75 };
+        let (lat, transfer) = cost.call(1e6);
+        assert!((lat - 15.0e-6).abs() < 1e-12 && (transfer - 1.75e6 / 360e9).abs() < 1e-15, "{cost:?} {expected:?}");
+        assert!(measured.is_none());
         hw.intra_call_latency_s = Some(9e-6);
-        assert_eq!(tp_all_reduce(&hw, 1.0).1, 9e-6, "a measured call latency replaces NCCL's model");
+        assert_eq!(
+            tp_all_reduce(&hw, 1.0).0.small_message_latency_s(),
+            9e-6,
+            "a measured call latency replaces NCCL's"
+        );
         hw.gpus = 2.0;
-        assert_eq!(tp_all_reduce(&hw, 1.0).0, 360e9);
+        assert_eq!(tp_all_reduce(&hw, 1.0).0.call(360e9).1, 1.0);
         hw.gpus = 1.0;
-        assert_eq!(tp_all_reduce(&hw, 1.0).0, f64::INFINITY);
+        assert_eq!(tp_all_reduce(&hw, 1.0).0, AllReduceCost::Free);
     }
 
     #[test]
-    fn across_machines_the_call_pays_nccls_network_hops_on_the_links_transport() {
+    fn across_machines_the_call_pays_nccls_network_hops_and_protocol_on_the_links_transport() {
         let mut hw = HardwareSpec::one_gpu_for_tests(80e9, 3.35e12);
         let bus = hw.link.payload_bytes_per_sec() * ALLREDUCE_LINK_EFFICIENCY;
-        // Two single-GPU machines over RDMA: NCCL's tree LL, 6.8 + 2 x 5.0 us, at the link's bus bandwidth.
-        let (bw, lat, measured) = tp_all_reduce(&hw, 2.0);
-        assert!(bw == bus && (lat - 16.8e-6).abs() < 1e-12 && measured.is_none(), "{lat}");
+        // Two single-GPU machines over RDMA: NCCL's tree LL for a small message, 6.8 + 2 x 5.0 us.
+        let (cost, measured) = tp_all_reduce(&hw, 2.0);
+        assert!((cost.small_message_latency_s() - 16.8e-6).abs() < 1e-12 && measured.is_none(), "{cost:?}");
+        // 1 MB goes by ring LL at a quarter of the bus bandwidth (17.4 us + 1 MB / (bus / 4)), 64 MB by ring
+        // Simple at the whole of it.
+        assert!((cost.seconds(1e6) - (17.4e-6 + 4e6 / bus)).abs() < 1e-12, "{}", cost.seconds(1e6));
+        assert!((cost.call(64e6).1 - 64e6 / bus).abs() < 1e-12);
         // TCP sockets with a 300 us round trip: each of the tree's two network hops costs 150 us.
         hw.link.round_trip_s = 300e-6;
-        assert!((tp_all_reduce(&hw, 2.0).1 - 306.8e-6).abs() < 1e-12);
-        // Two 8-GPU machines: 15/8 of the message through the link's bus bandwidth, a costlier call.
+        assert!((tp_all_reduce(&hw, 2.0).0.small_message_latency_s() - 306.8e-6).abs() < 1e-12);
+        // Two 8-GPU machines: a costlier call, 15/8 of a large message through the link's bus bandwidth.
         hw.link.round_trip_s = 3e-6;
         hw.gpus = 8.0;
-        let (bw, lat16, _) = tp_all_reduce(&hw, 2.0);
-        assert!(lat16 > lat && (bw - bus / 1.875).abs() < 1.0, "{lat16} {bw}");
+        let (cost16, _) = tp_all_reduce(&hw, 2.0);
+        assert!(cost16.small_message_latency_s() > cost.small_message_latency_s());
+        assert!((cost16.call(1e9).1 - 1.875e9 / bus).abs() < 1e-9, "{:?}", cost16.call(1e9));
         // A measured sweep stands only for the two ranks it measured.
         hw.link.all_reduce = AllReduceCurve::new([(1e3, 1e-5), (1e6, 1e-4)]);
-        assert!(tp_all_reduce(&hw, 2.0).2.is_none());
+        assert!(tp_all_reduce(&hw, 2.0).1.is_none());
         hw.gpus = 1.0;
-        assert!(tp_all_reduce(&hw, 2.0).2.is_some());
+        assert!(tp_all_reduce(&hw, 2.0).1.is_some());
     }
 }

@@ -6,11 +6,11 @@
 //!   single:  [machine A: prefill + decode]
 //!   tp2:     [A: half of every weight] <== 2 all-reduces per layer per step ==> [B: other half]
 //!   pp2:     [A: first half of the layers] --activations, once per micro-batch--> [B: second half]
-//!   ep2:     [A: half of attention, half of the experts] <== attention all-reduce, MoE dispatch + combine ==> [B]
+//!   ep2:     [A: half of attention, half of the experts] <== 2 all-reduces per layer per step (DP = 1) ==> [B]
 //!   pd:      [A: prefill only] --KV cache, one way over the link--> [B: decode only, never pauses]
 //!   dp2:     router --ceil(c/2) clients--> [A: a whole copy]   --floor(c/2) clients--> [B: a whole copy]
 //! ```
-//! Every engine spanning both machines (tp2, pp2, ep2) pays the driver's control round trip per step on the
+//! Every engine spanning both machines (tp2, pp2, ep2) pays the driver's one-way control message per step on the
 //! link's transport (`batching::Span`). A dense model has no experts to split: `ep2` refuses it
 //! (`ep2_refusal`).
 //! DP2's router is the scenario's: balanced (half of the clients each: round-robin or least-load) or random (a
@@ -20,7 +20,6 @@
 
 use super::bandwidth::place;
 use super::batching::{Engine, Span};
-use super::nccl::Call;
 use super::serving::{colocated_batch, colocated_memo, disaggregated_memo, disaggregated_run, LoopMemo, Measured, Run};
 use super::{Coefficients, Prediction};
 use crate::dataset::schema::{DpRouter, ScenarioLoad};
@@ -86,17 +85,18 @@ pub fn laid_engine<'a>(s: &'a Scenario, k: &'a Coefficients, layout: Layout) -> 
         if layout == Layout::Pipeline { gpus } else { placement.tp },
     );
     let collective_machines = if layout == Layout::Pipeline { 1.0 } else { machines };
-    let (bw, lat, measured) = super::fabric::tp_all_reduce(hw, collective_machines);
+    let (allreduce, measured) = super::fabric::tp_all_reduce(hw, collective_machines);
     let link = &hw.link;
     let span = Span {
-        control_s: if machines > 1.0 { link.round_trip_s } else { 0.0 },
-        expert_gather_latency_s: if layout == Layout::Expert {
-            super::fabric::communicator(hw, machines).small_message_latency_s(Call::Gather)
-        } else {
-            0.0
-        },
+        // The scheduler's output reaches the remote worker one way; the driver waits only for the output rank's
+        // answer (`Span::control_s`).
+        control_s: if machines > 1.0 { link.round_trip_s / 2.0 } else { 0.0 },
+        // Expert parallelism with one data-parallel rank: whole experts over every rank of the engine.
+        expert_ranks: if layout == Layout::Expert { tp } else { 1.0 },
         pipeline_stages: if layout == Layout::Pipeline { 2.0 } else { 1.0 },
-        stage_hop_latency_s: link.round_trip_s / 2.0,
+        // The tensors' metadata goes one way over the CPU group; each tensor by an NCCL send across the link.
+        stage_metadata_s: link.round_trip_s / 2.0,
+        stage_send: (layout == Layout::Pipeline).then(|| super::fabric::communicator(hw, machines)),
         stage_hop_bytes_per_sec: link.payload_bytes_per_sec(),
     };
     Engine {
@@ -104,8 +104,7 @@ pub fn laid_engine<'a>(s: &'a Scenario, k: &'a Coefficients, layout: Layout) -> 
         hw,
         k,
         placement,
-        allreduce_bytes_per_sec: bw,
-        allreduce_latency_s: lat,
+        allreduce,
         allreduce_measured: measured,
         acceptance: k.acceptance_for(&s.model),
         spilled_routing_share: k.spilled_routing_share_for(&s.model),
@@ -440,6 +439,61 @@ mod tests {
         assert!((held_pp / held_tp - 2.0).abs() < 0.02, "pp2 {held_pp} against tp2 {held_tp}");
         assert!((tp.kv_bytes_at(1024.0) / pp.kv_bytes_at(1024.0) - 2.0).abs() < 1e-9);
         assert!((tp.placement.kv_bytes_per_token / pp.placement.kv_bytes_per_token - 2.0).abs() < 1e-9);
+    }
+
+    /// vLLM runs its all-to-all kernels only with more than one data-parallel rank: `ep2` as its command runs it
+    /// (TP=2, --enable-expert-parallel, DP=1) all-reduces every layer as `tp2` does, and differs only in which
+    /// experts each rank reads: whole experts, the busiest rank's share at small batches.
+    #[test]
+    fn expert_parallel_with_one_data_parallel_rank_all_reduces_as_tensor_parallel() {
+        let s = glm_5_2();
+        let k = Coefficients::default();
+        let (tp, ep) = (laid_engine(&s, &k, Layout::Tensor), laid_engine(&s, &k, Layout::Expert));
+        for seqs in [1.0, 8.0, 256.0] {
+            let mut load = crate::model::batching::StepLoad::default();
+            load.add_decodes(&s.model, seqs, 1024.0, 1.0);
+            let (t, e) = (tp.step(&load), ep.step(&load));
+            assert_eq!(t.comm_s, e.comm_s, "{seqs} sequences: the same collectives");
+            assert!(e.hbm_s >= t.hbm_s, "{seqs}: the busiest rank reads no less than an even slice");
+        }
+        // One token touches a few experts: the busiest rank reads more of them than half.
+        let mut one = crate::model::batching::StepLoad::default();
+        one.add_decodes(&s.model, 1.0, 1024.0, 1.0);
+        assert!(ep.step(&one).hbm_s > tp.step(&one).hbm_s * 1.01);
+    }
+
+    /// The driver waits only for its output rank's answer (vLLM's Ray and multiprocessing executors): an engine
+    /// across the machines pays its scheduler output one way per step, not a round trip; one machine pays none.
+    #[test]
+    fn the_control_message_crosses_the_link_one_way() {
+        let s = glm_5_2();
+        let k = Coefficients::default();
+        let one_way = s.hardware.link.round_trip_s / 2.0;
+        for layout in [Layout::Tensor, Layout::Expert, Layout::Pipeline] {
+            assert_eq!(laid_engine(&s, &k, layout).span.control_s, one_way, "{layout:?}");
+        }
+        assert_eq!(laid_engine(&s, &k, Layout::One).span.control_s, 0.0);
+    }
+
+    /// A pipeline hop is vLLM's `send_tensor_dict`: the metadata one way over the CPU group, then the hidden
+    /// state and the residual, each an NCCL send across the link; never less than NCCL's own send latency twice.
+    #[test]
+    fn a_pipeline_hop_sends_metadata_then_two_tensors_by_nccl() {
+        let s = glm_5_2();
+        let k = Coefficients::default();
+        let pp = laid_engine(&s, &k, Layout::Pipeline);
+        let nccl = super::super::fabric::communicator(&s.hardware, 2.0);
+        let link = &s.hardware.link;
+        let mut load = crate::model::batching::StepLoad::default();
+        load.add_decodes(&s.model, 1.0, 1024.0, 1.0);
+        // One stream: one micro-batch of the drafts and the token, both stages back to back, one hop.
+        let bytes = (s.model.draft_tokens + 1.0) * s.model.hidden_size * 2.0;
+        let sends = 2.0 * (nccl.send_latency_s(bytes) + bytes / link.payload_bytes_per_sec());
+        // One GPU a station: no collective inside a stage, so the step's link time is the hop and the control.
+        assert_eq!(s.hardware.gpus, 1.0);
+        let hop = pp.step(&load).comm_s - pp.span.control_s;
+        assert!((hop - (link.round_trip_s / 2.0 + sends)).abs() < 1e-12, "hop {hop} s against {sends} s of sends");
+        assert!(hop >= 2.0 * nccl.send_latency_s(bytes) + link.round_trip_s / 2.0);
     }
 
     /// A stand-in single machine whose batch rate per client falls as clients are added.

@@ -151,7 +151,7 @@ impl LinkTransport {
 
     /// The transport of a link whose file states none (written before `transport` existed): GPUDirect RDMA with
     /// the GB300 pair's round trip, an `assumed` quantity that says so. The default matters only across
-    /// machines (TP2, PP2, EP2 and PD pay NCCL's network hops and a control round trip per step on it): on a
+    /// machines (TP2, PP2, EP2 and PD pay NCCL's network hops and a one-way control message per step on it): on a
     /// link that really runs host-staged RDMA (GB10) or TCP sockets it is optimistic by the difference in
     /// round trip (about 5 us and 200-500 us against 2.92 us), so such a file should state its transport.
     pub fn assumed_rdma() -> LinkTransport {

@@ -24,7 +24,8 @@ mod reads;
 mod tests;
 
 pub use reads::{
-    expert_touch_fraction, host_compute_shares, moe_padding_tokens, step_reads, ExpertTouch, StepReader, StepReads,
+    expert_touch_fraction, host_compute_shares, moe_padding_tokens, step_reads, ExpertSplit, ExpertTouch, StepReader,
+    StepReads,
 };
 
 /// Where one GPU's share of the model sits.

@@ -126,6 +126,56 @@ pub struct StepReader {
     spilled_as_hbm: bool,
     spilled_uniform: bool,
     hbm_uniform: bool,
+    /// The routed experts' layout over the ranks (`ExpertSplit`): sliced by tensor parallelism, or whole
+    /// experts split across expert-parallel ranks, whose busiest rank every layer waits for.
+    split: ExpertSplit,
+}
+
+/// How a step's routed experts lie over the engine's ranks.
+///
+/// Under tensor parallelism every rank holds a slice of every expert and reads its slice of each touched one:
+/// the ranks read alike. Under expert parallelism (vLLM's `--enable-expert-parallel`) each of `r` ranks holds
+/// `E / r` whole experts, and a step reads on each rank only its own touched ones; the layer's all-reduce waits
+/// for the rank that touched the most. Given `N` experts touched of `E`, a rank's count is hypergeometric (mean
+/// `N / r`, variance `N (1/r)(1 - 1/r)(E - N)/(E - 1)`); the busiest of `r` such counts, whose sum is fixed at
+/// `N`, lies about `sd x sqrt(r / (r - 1)) x e_r` above the mean, `e_r` the expected largest of `r` independent
+/// standard normals (normal approximation, derived). One token touching 8 of 128 experts on two ranks: the
+/// busiest reads ~5.1 where tensor parallelism reads the equivalent of 4 on each; at thousands of tokens every
+/// expert is touched and the ranks read alike. The experts' multiplies are taken as even (their rows, `T x k`,
+/// spread more evenly than the distinct experts do).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum ExpertSplit {
+    /// Every rank holds a slice of every expert.
+    #[default]
+    Sliced,
+    /// `ranks` ranks hold whole experts, `experts` of them in all.
+    Whole { ranks: f64, experts: f64 },
+}
+
+/// The expected largest of `r` independent standard normals for r = 2, 4, 8, 16, 32, 64 (Tippett 1925; H. L.
+/// Harter, "Expected values of normal order statistics", Biometrika 48, 1961, Table 1: 0.5642, 1.0294, 1.4236,
+/// 1.7660, 2.0697, 2.3419), linear in log2 r between them (reported elsewhere).
+const EXPECTED_MAX_OF_NORMALS: [f64; 6] = [0.5642, 1.0294, 1.4236, 1.7660, 2.0697, 2.3419];
+
+impl ExpertSplit {
+    /// What the busiest rank reads of the routed experts, over what an even split reads, when a step touches
+    /// `fraction` of the experts (1 for a sliced layout).
+    pub fn busiest_rank_factor(&self, fraction: f64) -> f64 {
+        let ExpertSplit::Whole { ranks, experts } = *self else { return 1.0 };
+        let touched = experts * fraction.clamp(0.0, 1.0);
+        if ranks < 2.0 || experts < 2.0 || touched <= 0.0 {
+            return 1.0;
+        }
+        let variance = touched * (1.0 / ranks) * (1.0 - 1.0 / ranks) * (experts - touched) / (experts - 1.0);
+        let at = (ranks.log2() - 1.0).clamp(0.0, (EXPECTED_MAX_OF_NORMALS.len() - 1) as f64);
+        let (i, w) = (at.floor() as usize, at.fract());
+        let next = EXPECTED_MAX_OF_NORMALS[(i + 1).min(EXPECTED_MAX_OF_NORMALS.len() - 1)];
+        let e_r = EXPECTED_MAX_OF_NORMALS[i] * (1.0 - w) + next * w;
+        let busiest = touched / ranks + variance.max(0.0).sqrt() * (ranks / (ranks - 1.0)).sqrt() * e_r;
+        // A rank holds E / r experts and touches no more than the step does.
+        let most = touched.min(experts / ranks);
+        busiest.min(most) * ranks / touched
+    }
 }
 
 impl StepReader {
@@ -156,7 +206,13 @@ impl StepReader {
             spilled_as_hbm: s == hbm_share,
             spilled_uniform: s == 1.0,
             hbm_uniform: hbm_share == 1.0,
+            split: ExpertSplit::Sliced,
         }
+    }
+
+    /// This reader with the routed experts laid over the ranks as `split` says.
+    pub fn with_split(self, split: ExpertSplit) -> Self {
+        StepReader { split, ..self }
     }
 
     /// The bytes a step with `tokens` tokens reads, `kv_read_bytes` of them KV.
@@ -164,8 +220,13 @@ impl StepReader {
         let touched = self.hbm.fraction(tokens);
         // Under uniform routing both shares are 1: the same touches, so reuse them (an `exp` per step saved).
         let touched_spilled = if self.spilled_as_hbm { touched } else { self.spilled.fraction(tokens) };
+        // Whole experts split across ranks: the busiest rank's share of the touched experts sets the reads.
+        let (busy_hbm, busy_spilled) = match self.split {
+            ExpertSplit::Sliced => (1.0, 1.0),
+            split => (split.busiest_rank_factor(touched), split.busiest_rank_factor(touched_spilled)),
+        };
         let mut slow_bytes = self.dense_bytes_spilled
-            + self.expert_bytes_spilled * touched_spilled
+            + self.expert_bytes_spilled * touched_spilled * busy_spilled
             + tokens * self.pinned_read_bytes_per_token / self.tp;
         if let Some((dense_pinned, experts_pinned)) = self.pinned {
             let touched_uniform = if self.spilled_uniform { touched_spilled } else { self.uniform.fraction(tokens) };
@@ -174,7 +235,7 @@ impl StepReader {
         let touched_uniform =
             if self.hbm_uniform { Some(touched) } else { self.spilled_uniform.then_some(touched_spilled) };
         StepReads {
-            hbm_bytes: self.streamed_dense + self.expert_bytes_hbm * touched + kv_read_bytes,
+            hbm_bytes: self.streamed_dense + self.expert_bytes_hbm * touched * busy_hbm + kv_read_bytes,
             slow_bytes,
             touched_uniform,
         }

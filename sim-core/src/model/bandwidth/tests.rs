@@ -56,8 +56,7 @@ fn lone_engine<'a>(m: &'a ModelSpec, hw: &'a HardwareSpec, k: &'a Coefficients) 
         hw,
         k,
         placement: place(m, hw, 1.0, k),
-        allreduce_bytes_per_sec: f64::INFINITY,
-        allreduce_latency_s: 0.0,
+        allreduce: crate::model::fabric::AllReduceCost::Free,
         allreduce_measured: None,
         acceptance: 0.0,
         spilled_routing_share: 1.0,
@@ -526,4 +525,26 @@ fn kv_per_rank_splits_by_heads_and_never_below_one_head() {
     let mut e = lone_engine(&m, &hw, &k);
     e.placement = place(&m, &hw, 8.0, &k);
     assert_eq!(e.kv_split(), 4.0);
+}
+
+/// The busiest of two expert-parallel ranks against the exact expectation: one token touching k of E experts,
+/// E / 2 on each rank, puts a hypergeometric count X on one of them; the busiest holds E[max(X, k - X)].
+#[test]
+fn the_busiest_expert_parallel_rank_follows_the_hypergeometric_count() {
+    let choose = |n: f64, r: f64| (0..r as u32).fold(1.0, |acc, i| acc * (n - f64::from(i)) / f64::from(i + 1));
+    for (experts, k) in [(128.0, 8.0), (256.0, 8.0), (64.0, 6.0)] {
+        let half = experts / 2.0;
+        let exact: f64 = (0..=k as u32)
+            .map(|x| {
+                let x = f64::from(x);
+                x.max(k - x) * choose(half, x) * choose(half, k - x) / choose(experts, k)
+            })
+            .sum();
+        let split = ExpertSplit::Whole { ranks: 2.0, experts };
+        let modelled = split.busiest_rank_factor(k / experts) * k / 2.0;
+        assert!((modelled / exact - 1.0).abs() < 0.05, "{experts} experts, top-{k}: {modelled} against {exact}");
+    }
+    // Every expert touched: the ranks read alike; sliced experts always do.
+    assert_eq!(ExpertSplit::Whole { ranks: 2.0, experts: 128.0 }.busiest_rank_factor(1.0), 1.0);
+    assert_eq!(ExpertSplit::Sliced.busiest_rank_factor(0.01), 1.0);
 }
