@@ -504,6 +504,13 @@ fn fit_fixing(
     .filter(|(held, _)| *held)
     .map(|(_, name)| name.to_string())
     .collect();
+    // A held coefficient keeps its prior to the bit: through the search's coordinates it comes back a unit in the
+    // last place off (20 us as 19.999999999999998 us), a number no one stated.
+    for (p, prior) in PLAUSIBLE.iter().zip(global_values(&base)) {
+        if k.held_at_prior.iter().any(|h| h == p.name) {
+            let _ = k.set_named(p.name, prior);
+        }
+    }
     let rms = (used
         .iter()
         .map(|p| {

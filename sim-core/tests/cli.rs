@@ -729,7 +729,7 @@ fn a_plan_at_a_latency_target_opens_with_the_users_each_mode_serves() {
     let text = String::from_utf8(out.stdout).expect("utf8");
     let summary: Vec<&str> = text.lines().take_while(|l| !l.starts_with("isl ")).collect();
     assert!(summary.len() < text.lines().count(), "the plan's table follows the summary");
-    assert!(summary[0].starts_with("verdict (512/512 ISL/OSL): tp2 serves "), "{text}");
+    assert!(summary[0].starts_with("verdict (512/512 ISL/OSL): "), "{text}");
     assert!(summary.iter().any(|l| l.starts_with("target: mean TTFT <= 2.00 s, mean TPOT <= 50.0 ms")), "{text}");
     assert!(summary.iter().any(|l| l.contains("cost/Mtok")), "{text}");
     // Each mode's bands with their coverage and evidence (lines wrapped at 100 columns, read as one text).
@@ -745,7 +745,9 @@ fn a_plan_at_a_latency_target_opens_with_the_users_each_mode_serves() {
     assert!(json.status.success());
     let v: serde_json::Value = serde_json::from_slice(&json.stdout).expect("json");
     let g = &v["goodput"];
-    assert_eq!(g["workloads"][0]["verdict"]["best_pair"], "tp2", "{g}");
+    // The verdict's line names the pair mode the answer holds best at the target.
+    let best = g["workloads"][0]["verdict"]["best_pair"].as_str().expect("a best pair mode");
+    assert!(summary[0].starts_with(&format!("verdict (512/512 ISL/OSL): {best} serves ")), "{text}");
     assert_eq!(g["workloads"][0]["modes"].as_array().map(Vec::len), Some(sim_core::Mode::ALL.len()));
     assert!(g["workloads"][0]["modes"][1]["cost"]["usd_per_million_tokens"].as_f64().is_some_and(|c| c > 0.0));
     assert_eq!(g["bands"]["coverage"], 0.8, "{g}");
@@ -959,16 +961,19 @@ fn validate_fails_where_held_out_points_fall_outside_their_bands_too_often() {
     v["band_coverage"]["held_out_share_min"] = serde_json::json!(0.95);
     std::fs::write(&path, serde_json::to_string_pretty(&v).expect("json")).expect("write");
     let out = bin().arg("validate").arg(&dir).output().expect("run");
-    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
     assert_eq!(out.status.code(), Some(1), "a 95% share passed:\n{said}");
     let error = said.split("error: ").find(|e| e.starts_with("pair from one tok/s: ")).expect("the coverage error");
     assert!(error.contains("fell inside their 80% bands, under the 95% the target asks"), "{error}");
     assert!(error.contains("/band_coverage/held_out_share_min"), "{error}");
+    // The copy's stored fits are the shipped data's: an error naming the file and the refit, the check run anyway.
+    let stale = said.split("error: ").find(|e| e.contains("fitted/profiles.json")).expect("the stale fits");
+    assert!(stale.starts_with("stored fits computed from other data") && stale.contains("--refit"), "{stale}");
     v["band_coverage"]["coverage"] = serde_json::json!(1.5);
     std::fs::write(&path, serde_json::to_string_pretty(&v).expect("json")).expect("write");
     let out = bin().args(["validate", "--no-model-check"]).arg(&dir).output().expect("run");
     let _ = std::fs::remove_dir_all(&dir);
-    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
     assert_eq!(out.status.code(), Some(1), "{said}");
     assert!(said.contains("coverage 1.5 is not in (0, 1)"), "{said}");
 }

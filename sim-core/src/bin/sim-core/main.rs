@@ -451,8 +451,8 @@ fn run(cmd: Command, out: &mut Out) -> Result<u8, CliError> {
             if let Some(schemas) = fsio::read_schemas(&dir).map_err(CliError::Usage)? {
                 diags.extend(dataset::validate::check_schema_files(&schemas));
             }
-            // Fits stored for other data or another build would answer every later query wrongly: an error, and
-            // the model check (which reads them) waits for `--refit`.
+            // Fits stored for other data or another build would answer every later query wrongly: an error; the
+            // model check still runs, on fits computed now.
             let stale = if refit || no_model_check { None } else { adopt_stored_fits(&dir, &files, &ws)? };
             if let Some(stale) = &stale {
                 diags
@@ -465,7 +465,7 @@ fn run(cmd: Command, out: &mut Out) -> Result<u8, CliError> {
                 fsio::write_stored_fits(&dir, &ws.stored_fits(&files)).map_err(CliError::Usage)?;
                 warn(&format!("stored the fits in {}", dir.join(stored_fits::FITTED_DIR).display()));
             }
-            if ws.is_valid() && !no_model_check && stale.is_none() {
+            if ws.is_valid() && !no_model_check {
                 parallel::precompute(&ws, &[FitSet::All, FitSet::Single]);
                 diags.extend(ws.model_check());
                 // The bands' coverage on the held-out points (`data/accuracy.json`'s `band_coverage`).
