@@ -475,7 +475,20 @@ fn fit_fixing(
     // published optimum falls into moves with the published fit (the vLLM samples against GLM-5.2's scenario:
     // 9% or 68% median error on successive refits): a team's fit searches from several starts (`team_starts`).
     let starts = if team.is_some() {
-        team_starts(&x0, encode(&Coefficients::default(), &models, &spilling, &priors))
+        let defaults = encode(&Coefficients::default(), &models, &spilling, &priors);
+        let mut starts = team_starts(&x0, defaults.clone());
+        // Where experts spill to CPU memory, the share of routing that reaches them sets how a sweep scales with
+        // concurrency, and its two ends are two basins: the defaults start at uniform routing, so one more start
+        // sits at the low end (`LOW_SPILL_START`; the vLLM samples against GLM-5.2's scenario: 68% from the
+        // other starts, 9% from this one).
+        if !spilling.is_empty() {
+            let mut low = defaults;
+            for i in 0..spilling.len() {
+                low[N_GLOBAL + models.len() + i] = logit((LOW_SPILL_START - 0.001) / 1.999);
+            }
+            starts.push((low, 0.5));
+        }
+        starts
     } else {
         vec![(x0.clone(), 0.5)]
     };
@@ -595,6 +608,10 @@ pub fn calibrate_team(
     let stats = crate::stats::ErrorStats::of(&apes).ok_or("no points to measure the fit on")?;
     Ok(TeamCalibration { coefficients, points, stats, measured_acceptance, evaluations })
 }
+
+/// The spilled-routing share a team's fit also starts from: a tenth of uniform routing, near the low end of its
+/// search range (0.001 to 2), where the hot experts stay in HBM.
+const LOW_SPILL_START: f64 = 0.1;
 
 /// Where a team's calibration searches from (a point and its simplex size): the published optimum `x0`, as the
 /// report's fit always did, with the usual simplex and one three times as wide, and `defaults`, the engine's
