@@ -14,14 +14,18 @@ use fantoccini::Locator;
 use serde_json::{json, Value};
 use std::time::Instant;
 
-/// 636.3 KiB measured (651,575 bytes gzipped) rounded up. It was 625,957 before the kernel tables (the H100's
+/// 648.0 KiB measured (663,599 bytes gzipped) rounded up. The bands of stated coverage (the held-out points
+/// baked with the fits, the intervals and their coverage) and the costs across machines as vLLM runs them (NCCL's
+/// protocol by size, ep2's busiest rank, pp2's hop) added 19.8 KB, of which 7.8 KB is paid for by leaving
+/// serde_json's exact float parser out of the page (sim-core's `cli` feature only); the rest by nothing yet (the
+/// explorer's size target, under 550 KB, is open). It was 651,575 before those and 625,957 before the kernel tables (the H100's
 /// GEMM rows, 2.7 KB, the `kernels` kind with its checks and the GEMM curves) and the planner's contract (weights
 /// offloaded as the commands set them, context limits, users with a think time, one answer per plan, the
 /// machine's measured profile): +25.6 KB together, paid for by nothing yet (the explorer's size target is open).
 /// Before that: 536,755 before the open loop, the planner asked by flags, the pp2/ep2 modes, the rate sweep view
 /// and the one-Spark and GB10-pair datasets (+87.7 KB), and 624,508 before the planner's target on a percentile
 /// and a team calibration from three starts (+1.4 KB). A change that adds more than a few KiB says so here.
-const BUDGET_GZIP_BYTES: u64 = 637 * 1024;
+const BUDGET_GZIP_BYTES: u64 = 649 * 1024;
 
 /// The default page's throughput chart for one model and the 8192/1024 workload (index 1 of the workload picker).
 const MINIMAX_LONG: &str = "?model=minimax-m3&workload=8192-1024";
