@@ -6,13 +6,18 @@
 //! every check (the page shows their errors but does not run the checks itself), and records the commit the
 //! page is built from.
 
-use sim_core::explore::stored_fits::{FITTED_DIR, STORED_FILES};
+use sim_core::explore::stored_fits::FITTED_DIR;
 use std::path::{Path, PathBuf};
 
 // The CLI's runner of independent fits on every core: the held-out evidence baked below reads every case of
 // the protocol.
 #[path = "../sim-core/src/bin/sim-core/parallel.rs"]
 mod parallel;
+
+// The CLI's file reading: the stored fits are read as `sim-core` reads them.
+#[path = "../sim-core/src/bin/sim-core/fsio.rs"]
+#[allow(dead_code)] // only the stored fits' reader is used here
+mod fsio;
 
 fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, PathBuf)>) {
     // An unreadable data/ must stop the build: a page bundled without data only says "no sources defined".
@@ -128,13 +133,7 @@ fn main() {
     let fitted = if ws.is_valid() && runs_the_page() {
         // The fits stored beside the data (`sim-core validate --refit`) when they are this data's and this
         // build's; otherwise fitted here, as the CLI would, with a warning that says why.
-        let stored: Vec<sim_core::dataset::SourceText> = STORED_FILES
-            .iter()
-            .filter_map(|name| {
-                let text = std::fs::read_to_string(root.join(name)).ok()?;
-                Some(sim_core::dataset::SourceText { path: (*name).into(), text })
-            })
-            .collect();
+        let stored = fsio::read_stored_fits(&root).unwrap_or_else(|e| panic!("{e}"));
         if let Err(stale) = ws.adopt_stored_fits(&texts, &stored) {
             println!("cargo:warning=data/{}: {stale}; fitting here instead", stale.file());
             parallel::precompute(&ws, &[sim_core::fit::FitSet::All]);

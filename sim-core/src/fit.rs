@@ -475,18 +475,15 @@ fn fit_fixing(
     // published optimum falls into moves with the published fit (the vLLM samples against GLM-5.2's scenario:
     // 9% or 68% median error on successive refits): a team's fit searches from several starts (`team_starts`).
     let starts = if team.is_some() {
-        let defaults = encode(&Coefficients::default(), &models, &spilling, &priors);
-        let mut starts = team_starts(&x0, defaults.clone());
+        let mut starts = team_starts(&x0, encode(&Coefficients::default(), &models, &spilling, &priors));
         // Where experts spill to CPU memory, the share of routing that reaches them sets how a sweep scales with
         // concurrency, and its two ends are two basins: the defaults start at uniform routing, so one more start
         // sits at the low end (`LOW_SPILL_START`; the vLLM samples against GLM-5.2's scenario: 68% from the
         // other starts, 9% from this one).
         if !spilling.is_empty() {
-            let mut low = defaults;
-            for i in 0..spilling.len() {
-                low[N_GLOBAL + models.len() + i] = logit((LOW_SPILL_START - 0.001) / 1.999);
-            }
-            starts.push((low, 0.5));
+            let mut low = Coefficients::default();
+            low.spilled_routing_share = spilling.iter().map(|m| (m.clone(), LOW_SPILL_START)).collect();
+            starts.push((encode(&low, &models, &spilling, &priors), 0.5));
         }
         starts
     } else {

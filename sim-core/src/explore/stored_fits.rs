@@ -89,7 +89,7 @@ struct Reports {
 /// Why stored fits were not adopted; it reads after the file's path (`StaleFits::file`).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum StaleFits {
-    #[error("missing, though other stored fits are there")]
+    #[error("missing")]
     Missing(String),
     #[error("unreadable: {error}")]
     Unreadable { file: String, error: String },

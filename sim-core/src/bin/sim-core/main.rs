@@ -460,13 +460,14 @@ fn run(cmd: Command, out: &mut Out) -> Result<u8, CliError> {
                         format!("`sim-core validate --refit {}` fits again and stores them", dir.display()),
                     ));
             }
-            if refit && ws.is_valid() {
+            if ws.is_valid() && (refit || !no_model_check) {
                 parallel::precompute(&ws, &[FitSet::All, FitSet::Single]);
+            }
+            if refit && ws.is_valid() {
                 fsio::write_stored_fits(&dir, &ws.stored_fits(&files)).map_err(CliError::Usage)?;
                 warn(&format!("stored the fits in {}", dir.join(stored_fits::FITTED_DIR).display()));
             }
             if ws.is_valid() && !no_model_check {
-                parallel::precompute(&ws, &[FitSet::All, FitSet::Single]);
                 diags.extend(ws.model_check());
                 // The bands' coverage on the held-out points (`data/accuracy.json`'s `band_coverage`).
                 diags.extend(ws.coverage_diagnostics());
