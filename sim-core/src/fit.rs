@@ -481,8 +481,10 @@ fn fit_fixing(
         // sits at the low end (`LOW_SPILL_START`; the vLLM samples against GLM-5.2's scenario: 68% from the
         // other starts, 9% from this one).
         if !spilling.is_empty() {
-            let mut low = Coefficients::default();
-            low.spilled_routing_share = spilling.iter().map(|m| (m.clone(), LOW_SPILL_START)).collect();
+            let low = Coefficients {
+                spilled_routing_share: spilling.iter().map(|m| (m.clone(), LOW_SPILL_START)).collect(),
+                ..Coefficients::default()
+            };
             starts.push((encode(&low, &models, &spilling, &priors), 0.5));
         }
         starts
