@@ -1,5 +1,5 @@
 //! The planner: for one model, workload and machine, what one machine gives, what two give as TP2 and as
-//! PD, which to run and why.
+//! PD, which to run and why; and, where the scenario names four-machine modes, what four give over two.
 
 use crate::dataset::schema::DpRouter;
 use crate::model::bandwidth::{place, Placement};
@@ -144,10 +144,29 @@ pub struct Plan {
     pub reason: String,
     pub placements: Vec<PlanPlacement>,
     pub rows: Vec<PlanRow>,
+    /// What four machines buy over the best pair, where the scenario names four-machine modes (`plan
+    /// --machines 4`); `None` otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub four_machines: Option<FourMachineVerdict>,
     /// Where a published sweep measured this very setup in two modes or more, what it measured against what
     /// the plan predicts (filled in by `explore::Workspace::plan_of`; empty for a setup nobody measured).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub published: Vec<PublishedVerdict>,
+}
+
+/// The best four-machine mode at the top of the concurrency range against one machine and the best pair.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct FourMachineVerdict {
+    pub best: Mode,
+    pub best_pair: Mode,
+    /// Output tok/s at the top concurrency summed over the workloads: the best four-machine mode, the best
+    /// pair, one machine.
+    pub tok_s: f64,
+    pub pair_tok_s: f64,
+    pub single_tok_s: f64,
+    /// Whether machines three and four add at least the planner's margin (`MIN_GAIN`) over the best pair.
+    pub worth_it: bool,
+    pub reason: String,
 }
 
 impl Plan {
@@ -202,9 +221,16 @@ pub fn row(s: &Scenario, k: &Coefficients, isl: u32, osl: u32, concurrency: u32)
     row_of(&mut Sweep::new(s, k, isl, osl), isl, osl, concurrency)
 }
 
+/// The modes a plan's rows answer: one machine's and the pair's (`Mode::ALL`), then the four-machine modes the
+/// scenario names.
+pub fn plan_modes(s: &Scenario) -> Vec<Mode> {
+    let four = Mode::FOUR_MACHINES.into_iter().filter(|m| s.modes.contains(m));
+    Mode::ALL.into_iter().chain(four).collect()
+}
+
 /// `row` from a sweep that keeps its single-machine answers (two copies at `c` are one machine at `c / 2`).
 fn row_of(sweep: &mut Sweep, isl: u32, osl: u32, concurrency: u32) -> PlanRow {
-    let modes: Vec<Prediction> = Mode::ALL.iter().map(|&m| sweep.predict(m, concurrency)).collect();
+    let modes: Vec<Prediction> = plan_modes(sweep.scenario()).iter().map(|&m| sweep.predict(m, concurrency)).collect();
     // The first mode with the most throughput (ties keep the earlier, simpler mode).
     let best = modes
         .iter()
@@ -287,6 +313,8 @@ pub fn plan(s: &Scenario, k: &Coefficients) -> Plan {
             }
         }
     };
+    let four_machines =
+        at_top.first().and_then(|r| four_machine_verdict(r, &total, (pair_best, pair_t), single_t, top));
     Plan {
         scenario: s.id.clone(),
         model: s.model.id.clone(),
@@ -295,13 +323,79 @@ pub fn plan(s: &Scenario, k: &Coefficients) -> Plan {
         link: link_cost(&s.hardware),
         recommended_mode,
         reason,
-        placements: vec![
-            PlanPlacement { mode: Mode::Single, placement: one },
-            PlanPlacement { mode: Mode::Tp2, placement: two },
-        ],
+        four_machines,
+        placements: {
+            let mut p = vec![
+                PlanPlacement { mode: Mode::Single, placement: one },
+                PlanPlacement { mode: Mode::Tp2, placement: two },
+            ];
+            if at_top.first().is_some_and(|r| r.modes.iter().any(|p| p.mode.machines() == 4)) {
+                p.push(PlanPlacement { mode: Mode::Tp4, placement: place(&s.model, &s.hardware, 4.0 * gpus, k) });
+            }
+            p
+        },
         rows,
         published: Vec::new(),
     }
+}
+
+/// What four machines buy over the best pair at the top concurrency (`row`, one workload's, names the modes;
+/// `total` sums a mode over the workloads), or `None` when the plan has no four-machine mode.
+fn four_machine_verdict(
+    row: &PlanRow,
+    total: &dyn Fn(Mode) -> f64,
+    (pair_best, pair_t): (Mode, f64),
+    single_t: f64,
+    top: u32,
+) -> Option<FourMachineVerdict> {
+    let (best, tok_s) = row.modes.iter().filter(|p| p.mode.machines() == 4).map(|p| (p.mode, total(p.mode))).fold(
+        None,
+        |acc: Option<(Mode, f64)>, x| match acc {
+            Some(a) if a.1 >= x.1 => Some(a),
+            _ => Some(x),
+        },
+    )?;
+    let worth_it = tok_s >= pair_t.max(0.0) * MIN_GAIN && tok_s > 0.0;
+    let ratio = |a: f64, b: f64| if b > 0.0 { format!("{:.2}x", a / b) } else { "n/a".to_string() };
+    let fours: Vec<String> = row
+        .modes
+        .iter()
+        .filter(|p| p.mode.machines() == 4)
+        .map(|p| format!("{} {}", p.mode.name(), ratio(total(p.mode), single_t)))
+        .collect();
+    let reason = if tok_s <= 0.0 {
+        format!("no four-machine mode produces a token at {top} streams")
+    } else if worth_it {
+        format!(
+            "{} gives {:.0} tok/s at {top} streams: {} the best pair ({} {:.0} tok/s) and {} one machine; over one \
+             machine: {}",
+            best.name(),
+            tok_s,
+            ratio(tok_s, pair_t),
+            pair_best.name(),
+            pair_t,
+            ratio(tok_s, single_t),
+            fours.join(", ")
+        )
+    } else {
+        format!(
+            "machines three and four add less than {:.0}% over the best pair ({} {:.0} tok/s) at {top} streams; \
+             over one machine: {}",
+            (MIN_GAIN - 1.0) * 100.0,
+            pair_best.name(),
+            pair_t,
+            fours.join(", ")
+        )
+    };
+    Some(FourMachineVerdict {
+        best,
+        best_pair: pair_best,
+        tok_s,
+        pair_tok_s: pair_t,
+        single_tok_s: single_t,
+        worth_it,
+        reason,
+    })
 }
 
 /// How TP across the machines costs one all-reduce over `hw`'s link, in words: the hardware file's measured
@@ -401,6 +495,19 @@ pub fn explain(row: &PlanRow, spilled_bytes: f64, better: Mode, router: DpRouter
             },
             bound(Mode::Dp2)
         ),
+        (Mode::Tp4, spills) => format!(
+            "{}TP4 wins: every weight split over the four machines (bound: {})",
+            if spills { format!("one machine spills {:.0} GB; ", spilled_bytes / 1e9) } else { String::new() },
+            bound(Mode::Tp4)
+        ),
+        (Mode::Pp4, spills) => format!(
+            "{}PP4 wins: each machine holds a quarter of the layers and the pipeline keeps the four busy (bound: {})",
+            if spills { format!("one machine spills {:.0} GB; ", spilled_bytes / 1e9) } else { String::new() },
+            bound(Mode::Pp4)
+        ),
+        (Mode::Dp4, _) => {
+            format!("four independent copies win: nothing crosses the links (bound: {})", bound(Mode::Dp4))
+        }
         (Mode::Single, _) => format!("one machine is enough (bound: {})", bound(Mode::Single)),
     };
     format!("{why}; over one machine: {}", pair_ratios(row))

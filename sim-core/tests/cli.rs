@@ -536,10 +536,10 @@ fn an_unknown_id_is_named_with_its_position_and_the_known_ids() {
 /// two copies behind a router.
 #[test]
 fn every_mode_is_listed_from_the_mode_enum() {
-    let out = bin().args(["predict", "--mode", "tp4"]).arg(scenario_path()).output().expect("run");
+    let out = bin().args(["predict", "--mode", "tp8"]).arg(scenario_path()).output().expect("run");
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    for m in sim_core::Mode::ALL {
+    for m in sim_core::Mode::EVERY {
         assert!(err.contains(m.name()), "{} in {err}", m.name());
     }
     let help = bin().args(["plan", "--help"]).output().expect("run");
@@ -897,11 +897,58 @@ fn several_machines_are_compared_side_by_side_within_100_columns() {
     assert!(v[0]["serving_commands"]["steps"].as_array().is_some_and(|s| !s.is_empty()), "{}", v[0]);
 }
 
+/// `plan --machines 4` adds TP4, PP4 and four copies to the pair's modes: a column each, where the weights sit
+/// on four machines, a verdict on what machines three and four add over the best pair (also at a latency
+/// target), the commands of four machines, and a scenario that `--save` keeps and `plan <file>` answers alike.
+#[test]
+fn a_plan_for_four_machines_answers_what_the_third_and_fourth_add() {
+    let saved = std::env::temp_dir().join(format!("twotower-plan-four-{}.json", std::process::id()));
+    let flags = ["--model", "gpt-oss-120b", "--hardware", "dgx-spark", "--workload", "chat", "--machines", "4"];
+    let out = run_plan(&[&flags[..], &["--save", saved.to_str().unwrap()]].concat());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let header = text.lines().find(|l| l.starts_with("isl ")).expect("the table");
+    for column in ["tp2_tok_s", "tp4_tok_s", "pp4_tok_s", "dp4_tok_s"] {
+        assert!(header.contains(column), "{column}: {header}");
+    }
+    assert!(text.lines().any(|l| l.starts_with("four machines: ")), "{text}");
+    assert!(text.lines().any(|l| l.starts_with("tp4    per GPU: ")), "{text}");
+    let file: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&saved).expect("saved")).expect("json");
+    assert!(file["modes"].as_array().is_some_and(|m| m.iter().any(|x| x == "tp4")), "{file}");
+    let again = run_plan(&[saved.to_str().unwrap()]);
+    let _ = std::fs::remove_file(&saved);
+    assert_eq!(String::from_utf8_lossy(&again.stdout), text);
+    // JSON: the verdict and every row's four-machine predictions; copies at 4k clients are one machine at k.
+    let json = run_plan(&[&flags[..], &["--format", "json", "--concurrency", "8,32"]].concat());
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).expect("json");
+    let four = &v["four_machines"];
+    assert!(four["best"].is_string() && four["tok_s"].as_f64().is_some_and(|t| t > 0.0), "{four}");
+    let rows = v["rows"].as_array().expect("rows");
+    let tok = |row: &serde_json::Value, mode: &str| {
+        row["modes"]
+            .as_array()
+            .and_then(|m| m.iter().find(|p| p["mode"] == mode))
+            .and_then(|p| p["output_tok_s"].as_f64())
+    };
+    let (dp4_at_32, single_at_8) = (tok(&rows[1], "dp4").expect("dp4"), tok(&rows[0], "single").expect("single"));
+    assert!((dp4_at_32 - 4.0 * single_at_8).abs() < 1e-6 * dp4_at_32, "{dp4_at_32} against 4 x {single_at_8}");
+    // At a latency target the verdict says what four machines serve; the commands of tp4 join four machines.
+    let target = run_plan(&[&flags[..], &["--slo-ttft", "2", "--slo-tpot", "50"]].concat());
+    let target = String::from_utf8_lossy(&target.stdout).into_owned();
+    assert!(target.lines().any(|l| l.trim_start().starts_with("four machines: ")), "{target}");
+    let tp4 = run_plan(&[&flags[..], &["--format", "json"]].concat());
+    let v: serde_json::Value = serde_json::from_slice(&tp4.stdout).expect("json");
+    assert!(v["rows"][0]["modes"].as_array().is_some_and(|m| m.len() == 9), "{}", v["rows"][0]);
+    // Two machines stay the default: no four-machine column.
+    let two = run_plan(&flags[..6]);
+    assert!(!String::from_utf8_lossy(&two.stdout).contains("tp4_tok_s"));
+}
+
 /// Bad plan flags are usage errors (exit 2) that name the flag; an unknown id lists the known ones.
 #[test]
 fn bad_plan_flags_are_usage_errors_naming_the_flag() {
     let base = ["--model", "gpt-oss-120b", "--hardware", "dgx-spark", "--isl", "1024", "--osl", "128"];
-    let cases: [(&[&str], &str); 9] = [
+    let cases: [(&[&str], &str); 10] = [
         (&["--model", "gpt-oss-120b", "--hardware", "dgx-sparc", "--workload", "chat"], "--hardware dgx-sparc"),
         (&["--model", "gpt-oss-12b", "--hardware", "dgx-spark", "--workload", "chat"], "--model gpt-oss-12b"),
         (&["--model", "gpt-oss-120b", "--hardware", "dgx-spark", "--workload", "batch"], "--workload"),
@@ -911,6 +958,7 @@ fn bad_plan_flags_are_usage_errors_naming_the_flag() {
         (&[&base[..], &["--kv-cache-dtype", "fp8"]].concat(), "--kv-cache-dtype"),
         (&[&base[..], &["--concurrency", "0"]].concat(), "--concurrency"),
         (&[&base[..], &["--hardware", "gh200", "--save", "x.json"]].concat(), "--save"),
+        (&[&base[..], &["--machines", "3"]].concat(), "--machines"),
     ];
     for (args, flag) in cases {
         let out = run_plan(args);

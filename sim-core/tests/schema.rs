@@ -262,7 +262,7 @@ fn the_schemas_reject_what_the_loader_rejects() {
     let cases: Vec<(&str, Edit)> = vec![
         ("a misspelt point field", Box::new(|v| v["series"][0]["points"][0]["output_tok_per_s"] = json!(1))),
         ("a number written as text", Box::new(|v| v["series"][0]["points"][0]["output_tok_s"] = json!("51.67"))),
-        ("an unknown mode", Box::new(|v| v["series"][0]["mode"] = json!("tp4"))),
+        ("an unknown mode", Box::new(|v| v["series"][0]["mode"] = json!("tp8"))),
         ("an unknown flag", Box::new(|v| v["series"][0]["points"][0]["flags"] = json!(["kv_capped"]))),
         (
             "a request rate that is neither a number nor inf",

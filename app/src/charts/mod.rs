@@ -54,7 +54,17 @@ pub fn mode_colour(m: Mode) -> RGBColor {
         Mode::Dp2 => OKABE_ITO[3],
         Mode::Pp2 => OKABE_ITO[4],
         Mode::Ep2 => OKABE_ITO[6],
+        // Four machines: the pair's mode of the same kind, darkened, so a family reads as one hue.
+        Mode::Tp4 => darker(OKABE_ITO[1]),
+        Mode::Pp4 => darker(OKABE_ITO[4]),
+        Mode::Dp4 => darker(OKABE_ITO[3]),
     }
+}
+
+/// A colour at 60% of its brightness.
+fn darker(c: RGBColor) -> RGBColor {
+    let d = |x: u8| (u16::from(x) * 3 / 5) as u8;
+    RGBColor(d(c.0), d(c.1), d(c.2))
 }
 
 /// Marker shape name of a mode, for the page's legend text: single circle, tp2 triangle, pd square.
@@ -67,6 +77,10 @@ pub fn mode_shape(m: Mode) -> &'static str {
         // The pipeline and expert-parallel modes take PD's and TP2's shapes in their own colours.
         Mode::Pp2 => "square",
         Mode::Ep2 => "triangle",
+        // Four machines take their pair mode's shape in a darker colour.
+        Mode::Tp4 => "triangle",
+        Mode::Pp4 => "square",
+        Mode::Dp4 => "cross",
     }
 }
 

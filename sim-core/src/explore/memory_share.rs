@@ -94,23 +94,26 @@ pub fn gpu_memory_utilization(run: &ScenarioRun) -> Option<f64> {
     Some(if u > 0.0 { u } else { 1.0 - k.runtime_reserve_fraction + RUNTIME_SHARE })
 }
 
-/// The placements of one machine's engine and of the pair's, with the modes each runs.
-fn placements(run: &ScenarioRun) -> [(Vec<Mode>, u32, Placement); 2] {
+/// The placements of one machine's engine, the pair's and (where the plan has four-machine modes) the four's,
+/// with the modes each runs.
+fn placements(run: &ScenarioRun) -> Vec<(Vec<Mode>, u32, Placement)> {
     let s = &run.scenario;
     let gpus = s.hardware.gpus.max(1.0);
-    let on = |machines: u32| Mode::ALL.into_iter().filter(|m| layout_machines(*m) == machines).collect::<Vec<_>>();
-    [
-        (on(1), 1, place(&s.model, &s.hardware, gpus, &run.coefficients)),
-        (on(2), 2, place(&s.model, &s.hardware, 2.0 * gpus, &run.coefficients)),
-    ]
+    let modes = crate::plan::plan_modes(s);
+    let on = |machines: u32| modes.iter().copied().filter(|m| layout_machines(*m) == machines).collect::<Vec<_>>();
+    [1, 2, 4]
+        .into_iter()
+        .map(|n| (on(n), n))
+        .filter(|(modes, _)| !modes.is_empty())
+        .map(|(modes, n)| (modes, n, place(&s.model, &s.hardware, f64::from(n) * gpus, &run.coefficients)))
+        .collect()
 }
 
-/// Machines one engine of `mode` spans: two copies and PD run one machine's engine each.
+/// Machines one engine of `mode` spans: copies and PD run one machine's engine each.
 fn layout_machines(mode: Mode) -> u32 {
-    if matches!(mode, Mode::Tp2 | Mode::Pp2 | Mode::Ep2) {
-        2
-    } else {
-        1
+    match mode {
+        Mode::Tp2 | Mode::Pp2 | Mode::Ep2 | Mode::Tp4 | Mode::Pp4 => mode.machines(),
+        Mode::Single | Mode::Pd | Mode::Dp2 | Mode::Dp4 => 1,
     }
 }
 
@@ -173,8 +176,8 @@ fn at_share(run: &ScenarioRun, u: f64) -> Option<ScenarioRun> {
 }
 
 /// Whether each engine placement keeps weights in CPU memory.
-fn offloading(run: &ScenarioRun) -> [bool; 2] {
-    placements(run).map(|(_, _, p)| p.host_weight_bytes() > p.pinned_bytes())
+fn offloading(run: &ScenarioRun) -> Vec<bool> {
+    placements(run).into_iter().map(|(_, _, p)| p.host_weight_bytes() > p.pinned_bytes()).collect()
 }
 
 impl Workspace {

@@ -39,7 +39,13 @@ pub struct PlanRequest {
     /// vLLM's `--cpu-offload-gb`: GiB of weights per GPU moved to CPU memory (the scenario override
     /// `placement.pin_to_host_bytes`).
     pub cpu_offload_gb: Option<f64>,
+    /// Machines the plan may use: 2 answers one machine against the pair's modes (`Mode::ALL`), 4 adds the
+    /// four-machine modes (`Mode::FOUR_MACHINES`).
+    pub machines: u32,
 }
+
+/// The cluster sizes a plan answers for: a pair, and four machines.
+pub const PLAN_MACHINES: [u32; 2] = [2, 4];
 
 /// The override key vLLM's `--cpu-offload-gb` writes, in bytes per GPU.
 pub const CPU_OFFLOAD_KEY: &str = "placement.pin_to_host_bytes";
@@ -56,6 +62,12 @@ impl PlanRequest {
     /// The scenario file asking this question (`id` names it).
     pub fn scenario_file(&self, id: &str) -> Result<ScenarioFile, RequestError> {
         let err = |field: &str, message: String| RequestError { field: field.into(), message };
+        if !PLAN_MACHINES.contains(&self.machines) {
+            return Err(err(
+                "machines",
+                format!("{}: a plan answers for 2 machines (one against a pair) or 4 (and four)", self.machines),
+            ));
+        }
         for (field, tokens) in [("isl", self.isl), ("osl", self.osl)] {
             if tokens == 0 {
                 return Err(err(field, format!("{field} counts tokens per request: at least 1")));
@@ -121,7 +133,7 @@ impl PlanRequest {
             model,
             workloads: vec![Workload { isl: self.isl, osl: self.osl, output_lengths: Default::default() }],
             concurrency: if self.concurrency.is_empty() { default_concurrency() } else { self.concurrency.clone() },
-            modes: Mode::ALL.to_vec(),
+            modes: Mode::up_to(self.machines),
             overrides,
             engine: self.engine.clone(),
             load: ScenarioLoad::ClosedLoop,
@@ -161,6 +173,7 @@ mod tests {
             concurrency: vec![],
             server: ServerSettings { max_num_seqs: 64.0, ..Default::default() },
             cpu_offload_gb: None,
+            machines: 2,
         }
     }
 

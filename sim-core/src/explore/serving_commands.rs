@@ -7,6 +7,7 @@
 //!         --tensor-parallel-size 2g --distributed-executor-backend ray
 //! pd      machine 1: vllm serve (kv_producer); machine 2: vllm serve (kv_consumer); proxy: prefill then decode
 //! dp2     machine 1 and 2: vllm serve each; a round-robin router in front
+//! tp4/pp4 as tp2/pp2, machines 2 to 4 joining the Ray cluster; dp4 as dp2 with four copies
 //! ```
 //! Placeholders in angle brackets (`<machine-1-ip>`, `<link-interface>`) are the team's own: the dataset knows
 //! the link's speed, not its interface names.
@@ -82,11 +83,20 @@ pub fn serving_commands(mode: Mode, model: &str, gpus_per_machine: u32, server: 
             serve(&[format!("--tensor-parallel-size {g}")]),
             DOC_SERVE,
         )],
-        Mode::Tp2 | Mode::Pp2 | Mode::Ep2 => {
+        Mode::Tp2 | Mode::Pp2 | Mode::Ep2 | Mode::Tp4 | Mode::Pp4 => {
+            let machines = mode.machines();
             let (what, flags) = match mode {
                 Mode::Pp2 => (
                     "one engine, half of the layers on each machine",
                     vec![format!("--tensor-parallel-size {g}"), "--pipeline-parallel-size 2".into()],
+                ),
+                Mode::Pp4 => (
+                    "one engine, a quarter of the layers on each machine",
+                    vec![format!("--tensor-parallel-size {g}"), "--pipeline-parallel-size 4".into()],
+                ),
+                Mode::Tp4 => (
+                    "one engine over all four machines",
+                    vec![format!("--tensor-parallel-size {}", 4 * g), "--pipeline-parallel-size 1".into()],
                 ),
                 Mode::Ep2 => (
                     "one engine over both machines, the routed experts split between them",
@@ -120,19 +130,31 @@ pub fn serving_commands(mode: Mode, model: &str, gpus_per_machine: u32, server: 
                     2 * g
                 ));
             }
+            if mode == Mode::Tp4 {
+                notes.push(format!(
+                    "the prediction is one engine tensor-parallel over all {} GPUs of the four machines, each \
+                     machine's link into one switch at the link's rate",
+                    4 * g
+                ));
+            }
             let mut flags = flags;
             flags.push("--distributed-executor-backend ray".into());
-            vec![
+            let nccl_env =
+                ServingStep { on: if machines > 2 { "every machine".into() } else { nccl_env.on }, ..nccl_env };
+            let mut steps = vec![
                 nccl_env,
                 step("machine 1", "start the Ray head", "ray start --head --port=6379".into(), DOC_MULTI_NODE),
-                step(
-                    "machine 2",
+            ];
+            for joining in 2..=machines {
+                steps.push(step(
+                    &format!("machine {joining}"),
                     "join the Ray cluster",
                     "ray start --address=<machine-1-ip>:6379".into(),
                     DOC_MULTI_NODE,
-                ),
-                step("machine 1", what, serve(&flags), DOC_MULTI_NODE),
-            ]
+                ));
+            }
+            steps.push(step("machine 1", what, serve(&flags), DOC_MULTI_NODE));
+            steps
         }
         Mode::Pd => {
             let kv = |role: &str| {
@@ -208,6 +230,32 @@ pub fn serving_commands(mode: Mode, model: &str, gpus_per_machine: u32, server: 
                 ),
             ]
         }
+        Mode::Dp4 => {
+            notes.push(
+                "four independent engines: not vLLM's --data-parallel-size; the prediction assumes the router gives \
+                 each copy a quarter of the clients (round robin or least connections)"
+                    .into(),
+            );
+            let mut steps: Vec<ServingStep> = (1..=4)
+                .map(|i| {
+                    step(
+                        &format!("machine {i}"),
+                        "one copy",
+                        serve(&["--port 8000".into(), format!("--tensor-parallel-size {g}")]),
+                        DOC_SERVE,
+                    )
+                })
+                .collect();
+            steps.push(step(
+                "router host",
+                "a least-connections router over the four (nginx, as vLLM's page sets it up)",
+                "upstream vllm { least_conn; server <machine-1-ip>:8000; server <machine-2-ip>:8000;\n    \
+                 server <machine-3-ip>:8000; server <machine-4-ip>:8000; }"
+                    .into(),
+                DOC_NGINX,
+            ));
+            steps
+        }
     };
     ServingCommands { mode, steps, notes }
 }
@@ -239,7 +287,7 @@ mod tests {
     #[test]
     fn every_mode_has_steps_each_with_its_page() {
         let server = ServerSettings { max_num_seqs: 64.0, ..Default::default() };
-        for mode in Mode::ALL {
+        for mode in Mode::EVERY {
             let c = serving_commands(mode, "openai/gpt-oss-120b", 1, &server);
             assert!(!c.steps.is_empty(), "{mode:?}");
             // Printed indented by four, every line fits 100 columns.

@@ -327,14 +327,20 @@ impl ScenarioRun {
         let per_machine = s.hardware.gpus.max(1.0);
         let fits_one = place(&s.model, &s.hardware, per_machine, k);
         let fits_two = place(&s.model, &s.hardware, 2.0 * per_machine, k);
+        let fits_four = place(&s.model, &s.hardware, 4.0 * per_machine, k);
         let mut workloads = Vec::new();
         for w in &s.workloads {
             let mut sweep = Sweep::new(s, k, w.isl, w.osl);
-            let modes: Vec<ModeGoodput> = Mode::ALL
+            let modes: Vec<ModeGoodput> = crate::plan::plan_modes(s)
                 .into_iter()
                 .map(|mode| {
-                    let placement =
-                        if matches!(mode, Mode::Tp2 | Mode::Pp2 | Mode::Ep2) { &fits_two } else { &fits_one };
+                    // An engine spanning machines holds the weights over all of them; PD and copies hold them
+                    // on each machine.
+                    let placement = match mode {
+                        Mode::Tp2 | Mode::Pp2 | Mode::Ep2 => &fits_two,
+                        Mode::Tp4 | Mode::Pp4 => &fits_four,
+                        Mode::Single | Mode::Pd | Mode::Dp2 | Mode::Dp4 => &fits_one,
+                    };
                     let gpus = f64::from(mode.machines()) * per_machine;
                     let lengths = (w.isl, w.osl);
                     let points: Vec<Prediction> = match (placement.fits, q.users) {

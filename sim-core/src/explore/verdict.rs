@@ -30,6 +30,23 @@ pub struct GoodputVerdict {
     /// (`plan::Plan::contradicted`), in words; the verdict is then too close to call (`weigh_measurement`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub measured: Option<String>,
+    /// What four machines buy at the target, where the question names four-machine modes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub four_machines: Option<FourAtTarget>,
+}
+
+/// What machines three and four buy at the target: the four-machine mode serving the most users within it
+/// (ties: the most tok/s), against one machine and the best pair.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FourAtTarget {
+    /// `None` when no four-machine mode meets the target at any load.
+    pub best: Option<Mode>,
+    pub users: u32,
+    /// Its users over one machine's and over the best pair's (`None` where that serves none).
+    pub users_over_one: Option<f64>,
+    pub users_over_pair: Option<f64>,
+    /// One sentence.
+    pub reason: String,
 }
 
 /// Lays a publication's measurement of this very setup over the verdict: where it measured another pair mode
@@ -105,8 +122,30 @@ pub fn verdict(modes: &[ModeGoodput]) -> GoodputVerdict {
             single.and_then(stops).map_or(String::new(), |t| format!("; one machine stops at {n}: {t}"))
         ),
     };
+    let four_machines = modes.iter().any(|m| m.machines == 4).then(|| {
+        let mut fours: Vec<&ModeGoodput> = modes.iter().filter(|m| m.machines == 4 && m.users() > 0).collect();
+        crate::stats::sort_by(&mut fours, |a, b| b.users().cmp(&a.users()).then(b.tok_s().total_cmp(&a.tok_s())));
+        let four = fours.first().copied();
+        let users = four.map_or(0, ModeGoodput::users);
+        let pair_users = best.map_or(0, ModeGoodput::users);
+        let users_over_one = four.and_then(|_| ratio(f64::from(users), f64::from(single_users)));
+        let users_over_pair = four.and_then(|_| ratio(f64::from(users), f64::from(pair_users)));
+        let reason = match four {
+            None => "no four-machine mode meets the target at any load".to_string(),
+            Some(f) => format!(
+                "with four machines {} serves {} users within the target ({} the best pair's {}{})",
+                f.mode.name(),
+                f.users_text(),
+                users_over_pair.map_or("none for".to_string(), |g| format!("{g:.1}x")),
+                pair_users,
+                best.map_or(String::new(), |b| format!(" as {}", b.mode.name()))
+            ),
+        };
+        FourAtTarget { best: four.map(|m| m.mode), users, users_over_one, users_over_pair, reason }
+    });
     GoodputVerdict {
         best_pair: best.map(|m| m.mode),
+        four_machines,
         single_users,
         pair_users: best.map_or(0, ModeGoodput::users),
         users_gain,

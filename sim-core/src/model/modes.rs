@@ -33,24 +33,33 @@ pub use super::fabric::ALLREDUCE_LINK_EFFICIENCY;
 pub enum Layout {
     /// One machine.
     One,
-    /// Tensor parallel over both machines.
+    /// Tensor parallel over every machine of the span.
     Tensor,
     /// Tensor parallel attention, routed experts split across both machines (expert parallel).
     Expert,
-    /// Half of the layers on each machine (pipeline parallel), tensor parallel inside each.
+    /// An equal share of the layers on each machine of the span (pipeline parallel), tensor parallel inside each.
     Pipeline,
 }
 
 impl Layout {
-    /// The layout a colocated mode runs (`None` for PD and two copies, which run one-machine engines).
+    /// The layout a colocated mode runs (`None` for PD and copies, which run one-machine engines).
     pub fn of(mode: Mode) -> Option<Layout> {
         match mode {
             Mode::Single => Some(Layout::One),
-            Mode::Tp2 => Some(Layout::Tensor),
+            Mode::Tp2 | Mode::Tp4 => Some(Layout::Tensor),
             Mode::Ep2 => Some(Layout::Expert),
-            Mode::Pp2 => Some(Layout::Pipeline),
-            Mode::Pd | Mode::Dp2 => None,
+            Mode::Pp2 | Mode::Pp4 => Some(Layout::Pipeline),
+            Mode::Pd | Mode::Dp2 | Mode::Dp4 => None,
         }
+    }
+}
+
+/// The engine a colocated mode runs: its layout over as many machines as the mode uses (one machine's engine
+/// for the modes that run one-machine engines).
+pub fn mode_engine<'a>(s: &'a Scenario, k: &'a Coefficients, mode: Mode) -> Engine<'a> {
+    match Layout::of(mode) {
+        Some(layout) => laid_engine(s, k, layout, f64::from(mode.machines())),
+        None => laid_engine(s, k, Layout::One, 1.0),
     }
 }
 
@@ -62,22 +71,28 @@ pub fn ep2_refusal(s: &Scenario) -> Option<String> {
     })
 }
 
-/// Builds the engine a mode runs on one machine (or, for TP2, spanning both).
+/// Builds the engine a mode runs on one machine (or, for tensor parallel, spanning `span_machines`).
 pub fn engine<'a>(s: &'a Scenario, k: &'a Coefficients, span_machines: f64) -> Engine<'a> {
-    laid_engine(s, k, if span_machines > 1.0 { Layout::Tensor } else { Layout::One })
+    if span_machines > 1.0 {
+        laid_engine(s, k, Layout::Tensor, span_machines)
+    } else {
+        laid_engine(s, k, Layout::One, 1.0)
+    }
 }
 
-/// Builds the engine of `layout`: a pipeline stage holds half of the layers, so per GPU it holds and reads
-/// half of the weights and computes half of the model as a two-way split does; its collectives stay inside its
-/// machine.
-pub fn laid_engine<'a>(s: &'a Scenario, k: &'a Coefficients, layout: Layout) -> Engine<'a> {
+/// Builds the engine of `layout` over `span_machines` machines (one for `Layout::One`): a pipeline stage holds
+/// its machine's share of the layers, so per GPU it holds and reads that share of the weights and computes it as
+/// a split as wide does; its collectives stay inside its machine. Four machines are joined as two are, each
+/// by its own link at the same rate (through a switch: a store-and-forward hop of a few hundred nanoseconds,
+/// below NCCL's per-hop latency, is not charged).
+pub fn laid_engine<'a>(s: &'a Scenario, k: &'a Coefficients, layout: Layout, span_machines: f64) -> Engine<'a> {
     let hw = &s.hardware;
     let gpus = hw.gpus.max(1.0);
-    let machines = if layout == Layout::One { 1.0 } else { 2.0 };
+    let machines = if layout == Layout::One { 1.0 } else { span_machines.max(1.0).round() };
     let tp = gpus * machines;
     let mut placement = place(&s.model, hw, tp, k);
     if layout == Layout::Pipeline {
-        // Each stage holds its half of the layers' KV, split by heads over its own machine's GPUs.
+        // Each stage holds its share of the layers' KV, split by heads over its own machine's GPUs.
         placement.kv_bytes_per_token = s.model.kv_bytes_per_token / (machines * s.model.kv_split(gpus));
     }
     let attention_padding = s.model.attention_head_padding(
@@ -93,7 +108,7 @@ pub fn laid_engine<'a>(s: &'a Scenario, k: &'a Coefficients, layout: Layout) -> 
         control_s: if machines > 1.0 { link.round_trip_s / 2.0 } else { 0.0 },
         // Expert parallelism with one data-parallel rank: whole experts over every rank of the engine.
         expert_ranks: if layout == Layout::Expert { tp } else { 1.0 },
-        pipeline_stages: if layout == Layout::Pipeline { 2.0 } else { 1.0 },
+        pipeline_stages: if layout == Layout::Pipeline { machines } else { 1.0 },
         // The tensors' metadata goes one way over the CPU group; each tensor by an NCCL send across the link.
         stage_metadata_s: link.round_trip_s / 2.0,
         stage_send: (layout == Layout::Pipeline).then(|| super::fabric::communicator(hw, machines)),
@@ -195,9 +210,8 @@ fn predict_memo(
         return refused(mode, isl, osl, concurrency);
     }
     match mode {
-        Mode::Single | Mode::Tp2 | Mode::Ep2 | Mode::Pp2 => {
-            let layout = Layout::of(mode).unwrap_or(Layout::One);
-            let e = laid_engine(s, k, layout);
+        Mode::Single | Mode::Tp2 | Mode::Ep2 | Mode::Pp2 | Mode::Tp4 | Mode::Pp4 => {
+            let e = mode_engine(s, k, mode);
             let r = match s.load {
                 ScenarioLoad::ClosedLoop => colocated_memo(&e, c, fi, fo, memo),
                 ScenarioLoad::Batch => colocated_batch(&e, c, fi, fo, Run::Batch, lengths),
@@ -218,6 +232,7 @@ fn predict_memo(
             prediction(k, s.load, (mode, isl, osl, concurrency), &r, dec.tokens_per_step())
         }
         Mode::Dp2 => two_copies(s, k, isl, osl, concurrency),
+        Mode::Dp4 => copies_of(4, s.router, s.load, concurrency, |c| predict(s, k, Mode::Single, isl, osl, c)),
     }
 }
 
@@ -357,6 +372,140 @@ fn split_between(c: u32, busy: u32, load: ScenarioLoad, single: &mut impl FnMut(
     }
 }
 
+/// `copies` independent one-machine engines behind the scenario's router (more than two: `two_copies_of` keeps
+/// its own exact split of the pair), with the single-machine answers from `single`.
+///
+/// A balanced router gives each copy `floor(c / n)` or `ceil(c / n)` clients. A random one sends each request to
+/// a copy with odds `1 / n`, so one copy's clients `m` are `Binomial(c, 1/n)`. Under a steady closed loop the
+/// copies' rates add, so by linearity the expected rate is `n E[rate(m)]`, and a client's expected latency is
+/// `n E[m latency(m)] / c`, each exact without the joint split. Under batches the window runs to the busiest
+/// copy's last finish: the expectation over the busiest copy's count (`busiest_copy_odds`) of
+/// `c * tok_s(m_max) / m_max`.
+fn copies_of(
+    copies: u32,
+    router: DpRouter,
+    load: ScenarioLoad,
+    concurrency: u32,
+    mut single: impl FnMut(u32) -> Prediction,
+) -> Prediction {
+    let c = concurrency.max(1);
+    let n = copies.max(1);
+    let mode = if n == 4 { Mode::Dp4 } else { Mode::Dp2 };
+    // Each copy's client count with its weight: a balanced router's exact counts (a count per copy), a random
+    // router's binomial odds times the copies (the expected number of copies at that count).
+    let counts: Vec<(u32, f64)> = match router {
+        DpRouter::Balanced => {
+            let (q, r) = (c / n, c % n);
+            [(q + 1, f64::from(r)), (q, f64::from(n - r))].into_iter().filter(|&(m, w)| m > 0 && w > 0.0).collect()
+        }
+        DpRouter::Random => binomial_odds(c, 1.0 / f64::from(n))
+            .into_iter()
+            .filter(|&(m, _)| m > 0)
+            .map(|(m, p)| (m, p * f64::from(n)))
+            .collect(),
+    };
+    let answers: Vec<(u32, f64, Prediction)> = counts.into_iter().map(|(m, w)| (m, w, single(m))).collect();
+    let cf = f64::from(c);
+    // What an average client sees: each copy's answer weighted by the clients it serves.
+    let per_client =
+        |field: fn(&Prediction) -> f64| answers.iter().map(|(m, w, p)| w * f64::from(*m) * field(p)).sum::<f64>() / cf;
+    let summed = |field: fn(&Prediction) -> f64| answers.iter().map(|(_, w, p)| w * field(p)).sum::<f64>();
+    // The busiest copy sets a batch's window and names the bottleneck.
+    let busiest: Vec<(u32, f64)> = match router {
+        DpRouter::Balanced => vec![(c.div_ceil(n), 1.0)],
+        DpRouter::Random => busiest_copy_odds(c, n),
+    };
+    let output_tok_s = match load {
+        ScenarioLoad::ClosedLoop => summed(|p| p.output_tok_s),
+        ScenarioLoad::Batch | ScenarioLoad::AllAtOnce => busiest
+            .iter()
+            .map(|&(m, p)| {
+                let a =
+                    answers.iter().find(|(k, _, _)| *k == m).map(|(_, _, q)| q.clone()).unwrap_or_else(|| single(m));
+                p * a.output_tok_s * cf / f64::from(m)
+            })
+            .sum(),
+    };
+    let pace = single(c.div_ceil(n));
+    Prediction {
+        mode,
+        concurrency: c,
+        output_tok_s,
+        ttft_s: per_client(|p| p.ttft_s),
+        tpot_s: per_client(|p| p.tpot_s),
+        step_s: per_client(|p| p.step_s),
+        resident_seqs: summed(|p| p.resident_seqs),
+        max_resident_seqs: f64::from(n) * pace.max_resident_seqs,
+        preemptions_per_request: per_client(|p| p.preemptions_per_request),
+        kv_utilization: per_client(|p| p.kv_utilization),
+        queue_s: per_client(|p| p.queue_s),
+        ..pace
+    }
+}
+
+/// `Binomial(c, p)`'s probabilities, every count from 0 to `c` (built up in logs so no factorial overflows).
+fn binomial_odds(c: u32, p: f64) -> Vec<(u32, f64)> {
+    let (n, q) = (f64::from(c), 1.0 - p);
+    let mut ln = n * q.ln();
+    let mut out = Vec::with_capacity(c as usize + 1);
+    for k in 0..=c {
+        out.push((k, ln.exp()));
+        ln += (n - f64::from(k)).ln() - (f64::from(k) + 1.0).ln() + p.ln() - q.ln();
+    }
+    out
+}
+
+/// The busiest of `copies` copies' client count under a random router (`c` requests, each to a copy with odds
+/// `1 / copies`), with its probability, from the most even count up; the tail past `1 - RANDOM_SPLIT_TAIL` is
+/// left out and the rest renormalised. `P(max <= t)` is computed exactly, copy by copy: the `j`-th copy of the
+/// remaining `n - j` takes `Binomial(left, 1 / (n - j))` of the requests left.
+pub fn busiest_copy_odds(c: u32, copies: u32) -> Vec<(u32, f64)> {
+    let (c, n) = (c.max(1), copies.max(1));
+    let at_most = |t: u32| -> f64 {
+        // ways[r]: probability that the copies so far hold c - r requests, none above t.
+        let mut ways = vec![0.0; c as usize + 1];
+        ways[c as usize] = 1.0;
+        for j in 0..n {
+            let share = 1.0 / f64::from(n - j);
+            let mut next = vec![0.0; c as usize + 1];
+            for (left, &w) in ways.iter().enumerate() {
+                if w == 0.0 {
+                    continue;
+                }
+                let left = left as u32;
+                if j + 1 == n {
+                    // The last copy takes what is left.
+                    if left <= t {
+                        next[0] += w;
+                    }
+                    continue;
+                }
+                // Binomial(left, share) up to t, built term by term in logs.
+                let (l, q) = (f64::from(left), 1.0 - share);
+                let mut ln = l * q.ln();
+                for a in 0..=left.min(t) {
+                    next[(left - a) as usize] += w * ln.exp();
+                    ln += (l - f64::from(a)).ln() - (f64::from(a) + 1.0).ln() + share.ln() - q.ln();
+                }
+            }
+            ways = next;
+        }
+        ways[0]
+    };
+    let mut odds = Vec::new();
+    let mut below = 0.0;
+    for t in c.div_ceil(n)..=c {
+        let cdf = at_most(t);
+        odds.push((t, (cdf - below).max(0.0)));
+        below = cdf;
+        if cdf >= 1.0 - RANDOM_SPLIT_TAIL {
+            break;
+        }
+    }
+    let total: f64 = odds.iter().map(|(_, p)| p).sum();
+    odds.into_iter().filter(|(_, p)| *p > 0.0).map(|(m, p)| (m, p / total)).collect()
+}
+
 /// Predictions of one scenario and workload at many concurrencies and modes, each single-machine answer computed
 /// once: two copies at `c` clients are one machine at `c / 2`, which a sweep over powers of two already has
 /// (the explorer's curves and the planner's rows ask for both). Each mode's closed-loop runs are kept too:
@@ -368,13 +517,18 @@ pub struct Sweep<'a> {
     isl: u32,
     osl: u32,
     single: Vec<(u32, Prediction)>,
-    /// One memo per colocated or PD mode (single, tp2, pd, pp2, ep2).
-    loops: [LoopMemo; 5],
+    /// One memo per colocated or PD mode (single, tp2, pd, pp2, ep2, tp4, pp4).
+    loops: [LoopMemo; 7],
 }
 
 impl<'a> Sweep<'a> {
     pub fn new(s: &'a Scenario, k: &'a Coefficients, isl: u32, osl: u32) -> Self {
         Sweep { s, k, isl, osl, single: Vec::new(), loops: Default::default() }
+    }
+
+    /// The scenario the sweep answers.
+    pub fn scenario(&self) -> &'a Scenario {
+        self.s
     }
 
     /// The same answer as `predict(s, k, mode, isl, osl, concurrency)`.
@@ -389,6 +543,12 @@ impl<'a> Sweep<'a> {
             Mode::Pd => predict_memo(self.s, self.k, mode, self.isl, self.osl, concurrency, &mut self.loops[2]),
             Mode::Pp2 => predict_memo(self.s, self.k, mode, self.isl, self.osl, concurrency, &mut self.loops[3]),
             Mode::Ep2 => predict_memo(self.s, self.k, mode, self.isl, self.osl, concurrency, &mut self.loops[4]),
+            Mode::Tp4 => predict_memo(self.s, self.k, mode, self.isl, self.osl, concurrency, &mut self.loops[5]),
+            Mode::Pp4 => predict_memo(self.s, self.k, mode, self.isl, self.osl, concurrency, &mut self.loops[6]),
+            Mode::Dp4 => {
+                let (router, load) = (self.s.router, self.s.load);
+                copies_of(4, router, load, concurrency, |c| self.single(c))
+            }
         }
     }
 
@@ -433,7 +593,7 @@ mod tests {
     fn a_pipeline_stage_holds_only_its_own_layers_kv() {
         let s = glm_5_2();
         let k = Coefficients::default();
-        let (tp, pp) = (laid_engine(&s, &k, Layout::Tensor), laid_engine(&s, &k, Layout::Pipeline));
+        let (tp, pp) = (laid_engine(&s, &k, Layout::Tensor, 2.0), laid_engine(&s, &k, Layout::Pipeline, 2.0));
         assert_eq!(tp.placement.kv_pool_bytes, pp.placement.kv_pool_bytes);
         let (held_tp, held_pp) = (tp.max_resident(512.0, 512.0), pp.max_resident(512.0, 512.0));
         assert!((held_pp / held_tp - 2.0).abs() < 0.02, "pp2 {held_pp} against tp2 {held_tp}");
@@ -448,7 +608,7 @@ mod tests {
     fn expert_parallel_with_one_data_parallel_rank_all_reduces_as_tensor_parallel() {
         let s = glm_5_2();
         let k = Coefficients::default();
-        let (tp, ep) = (laid_engine(&s, &k, Layout::Tensor), laid_engine(&s, &k, Layout::Expert));
+        let (tp, ep) = (laid_engine(&s, &k, Layout::Tensor, 2.0), laid_engine(&s, &k, Layout::Expert, 2.0));
         for seqs in [1.0, 8.0, 256.0] {
             let mut load = crate::model::batching::StepLoad::default();
             load.add_decodes(&s.model, seqs, 1024.0, 1.0);
@@ -470,9 +630,9 @@ mod tests {
         let k = Coefficients::default();
         let one_way = s.hardware.link.round_trip_s / 2.0;
         for layout in [Layout::Tensor, Layout::Expert, Layout::Pipeline] {
-            assert_eq!(laid_engine(&s, &k, layout).span.control_s, one_way, "{layout:?}");
+            assert_eq!(laid_engine(&s, &k, layout, 2.0).span.control_s, one_way, "{layout:?}");
         }
-        assert_eq!(laid_engine(&s, &k, Layout::One).span.control_s, 0.0);
+        assert_eq!(laid_engine(&s, &k, Layout::One, 1.0).span.control_s, 0.0);
     }
 
     /// A pipeline hop is vLLM's `send_tensor_dict`: the metadata one way over the CPU group, then the hidden
@@ -481,7 +641,7 @@ mod tests {
     fn a_pipeline_hop_sends_metadata_then_two_tensors_by_nccl() {
         let s = glm_5_2();
         let k = Coefficients::default();
-        let pp = laid_engine(&s, &k, Layout::Pipeline);
+        let pp = laid_engine(&s, &k, Layout::Pipeline, 2.0);
         let nccl = super::super::fabric::communicator(&s.hardware, 2.0);
         let link = &s.hardware.link;
         let mut load = crate::model::batching::StepLoad::default();
@@ -556,5 +716,64 @@ mod tests {
                 assert!(r <= b + 1e-9, "c {c} {load:?}: random {r} above balanced {b}");
             }
         }
+    }
+
+    /// Four copies behind a balanced router are four machines at a quarter of the clients each; a random router
+    /// over four copies, by linearity, is four times one copy at `Binomial(c, 1/4)` clients, and loses to a
+    /// balanced one; the busiest of four copies' odds sum to one and match the pair's own split at two copies.
+    #[test]
+    fn four_copies_split_the_clients_four_ways() {
+        for c in [4, 8, 64] {
+            let four = copies_of(4, DpRouter::Balanced, ScenarioLoad::ClosedLoop, c, single);
+            assert!((four.output_tok_s - 4.0 * single(c / 4).output_tok_s).abs() < 1e-9, "c {c}: {four:?}");
+            assert_eq!(four.mode, Mode::Dp4);
+        }
+        // Five clients: one copy serves two, three serve one.
+        let five = copies_of(4, DpRouter::Balanced, ScenarioLoad::ClosedLoop, 5, single);
+        assert!((five.output_tok_s - (single(2).output_tok_s + 3.0 * single(1).output_tok_s)).abs() < 1e-9);
+        let closed = copies_of(4, DpRouter::Random, ScenarioLoad::ClosedLoop, 2, single);
+        // Two clients: on different copies with odds 3/4, on one copy with odds 1/4.
+        let expect = 0.75 * 2.0 * single(1).output_tok_s + 0.25 * single(2).output_tok_s;
+        assert!((closed.output_tok_s - expect).abs() < 1e-9, "{closed:?}");
+        for c in [1, 3, 8, 64] {
+            for load in [ScenarioLoad::Batch, ScenarioLoad::ClosedLoop] {
+                let r = copies_of(4, DpRouter::Random, load, c, single).output_tok_s;
+                let b = copies_of(4, DpRouter::Balanced, load, c, single).output_tok_s;
+                assert!(r <= b + 1e-9, "c {c} {load:?}: random {r} above balanced {b}");
+            }
+        }
+        for c in [1, 2, 7, 64, 300] {
+            let odds = busiest_copy_odds(c, 4);
+            let total: f64 = odds.iter().map(|(_, p)| p).sum();
+            assert!((total - 1.0).abs() < 1e-9, "c {c}: {total}");
+            assert!(odds.iter().all(|&(m, _)| 4 * m >= c && m <= c), "c {c}: {odds:?}");
+            let pair = busiest_copy_odds(c, 2);
+            for ((m, p), (em, ep)) in pair.iter().zip(busier_copy_odds(c)) {
+                assert_eq!(*m, em);
+                assert!((p - ep).abs() < 1e-9, "c {c}: {pair:?}");
+            }
+        }
+        // Four clients over four copies: all apart with odds 4!/4^4 = 3/32.
+        assert!((busiest_copy_odds(4, 4)[0].1 - 3.0 / 32.0).abs() < 1e-12);
+    }
+
+    /// Four machines: tensor parallel splits every weight four ways, a pipeline runs four stages, each holding
+    /// a quarter of the layers' KV, and both pay the control message one way.
+    #[test]
+    fn four_machines_split_weights_and_layers_four_ways() {
+        let s = glm_5_2();
+        let k = Coefficients::default();
+        let (tp2, tp4) = (mode_engine(&s, &k, Mode::Tp2), mode_engine(&s, &k, Mode::Tp4));
+        assert_eq!(tp4.placement.tp, 2.0 * tp2.placement.tp);
+        assert!((tp2.placement.weight_bytes_per_gpu / tp4.placement.weight_bytes_per_gpu - 2.0).abs() < 1e-9);
+        let (pp2, pp4) = (mode_engine(&s, &k, Mode::Pp2), mode_engine(&s, &k, Mode::Pp4));
+        assert_eq!((pp2.span.pipeline_stages, pp4.span.pipeline_stages), (2.0, 4.0));
+        assert!((pp2.placement.kv_bytes_per_token / pp4.placement.kv_bytes_per_token - 2.0).abs() < 1e-9);
+        assert_eq!(tp4.span.control_s, s.hardware.link.round_trip_s / 2.0);
+        // Four ranks across four machines: an all-reduce costs more than across two.
+        let mut load = crate::model::batching::StepLoad::default();
+        load.add_decodes(&s.model, 8.0, 1024.0, 1.0);
+        let per_layer = |e: &Engine| e.step(&load).comm_s;
+        assert!(per_layer(&tp4) > per_layer(&tp2));
     }
 }

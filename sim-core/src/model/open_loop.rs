@@ -3,7 +3,7 @@
 //! request under a random one) or a PD pair (each request's KV cache handed over at its own prompt length).
 
 use super::latency::LatencyStats;
-use super::modes::{engine, ep2_refusal, handoff_s, laid_engine, Layout};
+use super::modes::{engine, ep2_refusal, handoff_s, mode_engine};
 use super::serving::{open_loop, open_loop_pd, OpenLoad, OpenLoadError, OpenLoopError};
 use super::{Bottleneck, Coefficients};
 use crate::dataset::schema::DpRouter;
@@ -60,11 +60,11 @@ pub fn predict_open_loop(
     let requests = load.requests(isl, osl)?;
     let n = requests.len();
     let measured = match mode {
-        Mode::Single | Mode::Tp2 | Mode::Pp2 | Mode::Ep2 => {
+        Mode::Single | Mode::Tp2 | Mode::Pp2 | Mode::Ep2 | Mode::Tp4 | Mode::Pp4 => {
             if let Some(why) = (mode == Mode::Ep2).then(|| ep2_refusal(s)).flatten() {
                 return Err(OpenLoopRefusal::Mode(why));
             }
-            let e = laid_engine(s, k, Layout::of(mode).unwrap_or(Layout::One));
+            let e = mode_engine(s, k, mode);
             open_loop(&[&e], &requests, &vec![0; n], load.max_concurrency)?
         }
         Mode::Dp2 => {
@@ -74,6 +74,14 @@ pub fn predict_open_loop(
                 DpRouter::Random => load.coins().into_iter().map(usize::from).collect(),
             };
             open_loop(&[&e, &e], &requests, &route, load.max_concurrency)?
+        }
+        Mode::Dp4 => {
+            let e = engine(s, k, 1.0);
+            let route: Vec<usize> = match s.router {
+                DpRouter::Balanced => (0..n).map(|i| i % 4).collect(),
+                DpRouter::Random => load.picks(4),
+            };
+            open_loop(&[&e, &e, &e, &e], &requests, &route, load.max_concurrency)?
         }
         Mode::Pd => {
             let (pre, dec) = (engine(s, k, 1.0), engine(s, k, 1.0));

@@ -105,16 +105,16 @@ pub fn output_tok_s(s: &Scenario, k: &Coefficients, mode: Mode, isl: u32, osl: u
     let (fi, fo, c) = (f64::from(isl.max(1)), f64::from(osl.max(1)), f64::from(concurrency.max(1)));
     match mode {
         Mode::Ep2 if super::modes::ep2_refusal(s).is_some() => 0.0,
-        Mode::Single | Mode::Tp2 | Mode::Ep2 | Mode::Pp2 => {
-            let layout = super::modes::Layout::of(mode).unwrap_or(super::modes::Layout::One);
-            colocated(&super::modes::laid_engine(s, k, layout), c, fi, fo)
+        Mode::Single | Mode::Tp2 | Mode::Ep2 | Mode::Pp2 | Mode::Tp4 | Mode::Pp4 => {
+            colocated(&super::modes::mode_engine(s, k, mode), c, fi, fo)
         }
         Mode::Pd => pd(s, k, fi, fo, c),
-        Mode::Dp2 => {
-            let big = concurrency.max(1).div_ceil(2);
-            let small = concurrency.max(1) / 2;
-            output_tok_s(s, k, Mode::Single, isl, osl, big)
-                + if small > 0 { output_tok_s(s, k, Mode::Single, isl, osl, small) } else { 0.0 }
+        Mode::Dp2 | Mode::Dp4 => {
+            // Balanced copies: `c mod n` copies serve one client more than the others.
+            let n = mode.machines();
+            let (q, r) = (concurrency.max(1) / n, concurrency.max(1) % n);
+            let at = |m: u32| if m > 0 { output_tok_s(s, k, Mode::Single, isl, osl, m) } else { 0.0 };
+            f64::from(r) * at(q + 1) + f64::from(n - r) * at(q)
         }
     }
 }

@@ -26,6 +26,9 @@ pub fn summary(a: &GoodputAnswer) -> Vec<String> {
         if let Some(c) = &w.verdict.too_close {
             push_wrapped(&mut out, &format!("  {c}"), "  ");
         }
+        if let Some(f) = &w.verdict.four_machines {
+            push_wrapped(&mut out, &format!("  four machines: {}", f.reason), "  ");
+        }
         out.extend(mode_table(w, a.cost_inputs.is_some(), a.bands.coverage));
         if let Some(n) = a.asked_users {
             out.extend(asked_table(w, n, a.cost_inputs.is_some()));

@@ -262,16 +262,16 @@ const USAGE: u8 = 2;
 /// `--mode`'s values, from the mode enum itself: clap lists them in `--help` and in the error for any other.
 fn mode_parser() -> impl clap::builder::TypedValueParser<Value = Mode> {
     use clap::builder::TypedValueParser;
-    clap::builder::PossibleValuesParser::new(Mode::ALL.map(Mode::name))
+    clap::builder::PossibleValuesParser::new(Mode::EVERY.map(Mode::name))
         .map(|name: String| Mode::parse(&name).unwrap_or(Mode::Single))
 }
 
 /// `plan --help`: the modes it compares, from the mode enum.
 fn plan_about() -> String {
-    let modes: Vec<String> = Mode::ALL.iter().map(|m| format!("  {:<7} {}", m.name(), m.label())).collect();
+    let modes: Vec<String> = Mode::EVERY.iter().map(|m| format!("  {:<7} {}", m.name(), m.label())).collect();
     format!(
         "What a second machine buys: every mode across the scenario's concurrency range, with a recommendation.\n\n\
-         Modes:\n{}\n\n\
+         Modes (the four-machine ones with --machines 4, or where a scenario's `modes` name them):\n{}\n\n\
          Ask with a scenario file, or with --model (an id or a config.json), --hardware (more than once to compare \
          machines) and --workload or --isl/--osl; --save writes the scenario those flags ask. The scenario file is \
          checked first: unknown hardware or model ids, a workload of 0 tokens and a concurrency outside 1..=4096 \

@@ -82,6 +82,10 @@ pub struct AskArgs {
     /// share are planned with the offload the printed commands set.
     #[arg(long, value_name = "GIB")]
     cpu_offload_gb: Option<f64>,
+    /// Machines to plan for: 2 (one machine against a pair) or 4 (adds TP4, PP4 and four copies). A scenario
+    /// file names four-machine modes in its `modes` instead.
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    machines: u32,
     /// Write the scenario file these flags ask (`plan <file>` then gives the same answer).
     #[arg(long, value_name = "FILE")]
     save: Option<PathBuf>,
@@ -111,6 +115,7 @@ impl AskArgs {
             ("--max-num-batched-tokens", self.max_num_batched_tokens.is_some()),
             ("--block-size", self.block_size.is_some()),
             ("--cpu-offload-gb", self.cpu_offload_gb.is_some()),
+            ("--machines", self.machines != 2),
             ("--save", self.save.is_some()),
         ];
         given.into_iter().find(|(_, g)| *g).map(|(f, _)| f)
@@ -256,6 +261,7 @@ fn asked_by_flags(args: &PlanArgs, query: Option<&sim_core::explore::GoodputQuer
             concurrency: ask.concurrency.clone(),
             server: ask.server(),
             cpu_offload_gb: ask.cpu_offload_gb,
+            machines: ask.machines,
         };
         let id = match &model {
             ModelSource::Id(id) | ModelSource::HfConfig { id, .. } => format!("plan-{id}-{hardware}"),

@@ -260,6 +260,9 @@ pub fn plan_verdict(plan: &Plan) -> Vec<String> {
         None => format!("recommended: {} ({})", plan.recommendation().map_or("none", Mode::name), plan.reason),
     };
     let mut out = wrap(&text, 100, "  ");
+    if let Some(f) = &plan.four_machines {
+        out.extend(wrap(&format!("four machines: {}", f.reason), 100, "  "));
+    }
     out.push(String::new());
     out
 }

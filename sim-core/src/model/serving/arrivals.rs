@@ -122,6 +122,13 @@ impl OpenLoad {
         (0..self.prompts).map(|_| rng.random_bool(0.5)).collect()
     }
 
+    /// A copy per request, each of `copies` equally likely, from the router's stream of the seed: a random
+    /// router over more than two copies (two copies keep `coins`).
+    pub fn picks(&self, copies: usize) -> Vec<usize> {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(self.seed ^ ROUTER_STREAM);
+        (0..self.prompts).map(|_| rng.random_range(0..copies.max(1))).collect()
+    }
+
     /// vLLM's `get_request`: cumulative Gamma gaps (shape `burstiness`, scale `1 / (rate burstiness)`), rescaled
     /// so the last is sent at `prompts / rate`.
     fn arrival_times(&self, rng: &mut Xoshiro256PlusPlus) -> Vec<f64> {
