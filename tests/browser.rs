@@ -74,6 +74,48 @@ fn first_load_draws_chart_table_and_band() {
     });
 }
 
+/// Every view with a chart, as a link opens it: the time to its first chart is what a reader waits for.
+const VIEWS_WITH_A_CHART: [(&str, &str); 7] = [
+    ("throughput", ""),
+    ("frontier", "?view=frontier"),
+    ("compare", "?view=compare"),
+    ("gain", "?view=gain"),
+    ("fabric", "?view=fabric"),
+    ("planner", "?view=plan"),
+    ("embed", "?embed=1"),
+];
+
+/// The time from navigation to the first chart of every view, as a first visit sees it (the HTTP cache off, so
+/// no compiled wasm is reused), with the CPU as it is and throttled 4x (a mid-range laptop on battery): the
+/// median of three loads each. Printed, not asserted: on a shared 2-core machine a timing is noise to a test;
+/// docs/explorer.md records the figures.
+#[test]
+fn first_chart_time_per_view_at_1x_and_4x_cpu() {
+    browser_test("first_chart_time_per_view_at_1x_and_4x_cpu", |p| async move {
+        let c = &p.c;
+        devtools(c, "Network.enable", json!({})).await;
+        devtools(c, "Network.setCacheDisabled", json!({ "cacheDisabled": true })).await;
+        for rate in [1, 4] {
+            devtools(c, "Emulation.setCPUThrottlingRate", json!({ "rate": rate })).await;
+            for (view, query) in VIEWS_WITH_A_CHART {
+                let mut ms = Vec::new();
+                for _ in 0..3 {
+                    p.open(query, view).await;
+                    ms.push(js(c, "return window.__firstDrawMs").await.as_f64().unwrap_or(f64::NAN));
+                }
+                ms.sort_by(f64::total_cmp);
+                println!(
+                    "first chart, CPU {rate}x, {view}: {:.0} ms (loads: {})",
+                    ms[1],
+                    ms.iter().map(|m| format!("{m:.0}")).collect::<Vec<_>>().join(", ")
+                );
+            }
+        }
+        devtools(c, "Emulation.setCPUThrottlingRate", json!({ "rate": 1 })).await;
+        assert_no_errors(c, "first chart timings").await;
+    });
+}
+
 /// The model and workload pickers redraw the chart (new pixels, the model's data attribute) and go into the URL.
 #[test]
 fn pickers_redraw_and_update_url() {

@@ -227,6 +227,7 @@ fn respond(mut stream: TcpStream, root: &Path) -> std::io::Result<()> {
         Some("js") => "text/javascript",
         Some("wasm") => "application/wasm",
         Some("css") => "text/css",
+        Some("json") => "application/json",
         Some("png") => "image/png",
         _ => "application/octet-stream",
     };
@@ -275,6 +276,29 @@ pub fn gzipped_size(dir: &Path) -> u64 {
 pub fn sample(name: &str) -> String {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("import-samples").join(name);
     std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// A Chrome DevTools Protocol command sent through chromedriver's `goog/cdp/execute` endpoint: WebDriver itself
+/// can neither throttle the CPU nor turn the HTTP cache off.
+#[derive(Debug)]
+struct DevToolsCommand {
+    method: &'static str,
+    params: Value,
+}
+
+impl fantoccini::wd::WebDriverCompatibleCommand for DevToolsCommand {
+    fn endpoint(&self, base: &url::Url, session: Option<&str>) -> Result<url::Url, url::ParseError> {
+        base.join(&format!("session/{}/goog/cdp/execute", session.unwrap_or_default()))
+    }
+
+    fn method_and_body(&self, _: &url::Url) -> (http::Method, Option<String>) {
+        (http::Method::POST, Some(json!({ "cmd": self.method, "params": self.params }).to_string()))
+    }
+}
+
+/// Sends the DevTools command `method` with `params` to the page's tab (e.g. `Emulation.setCPUThrottlingRate`).
+pub async fn devtools(c: &Client, method: &'static str, params: Value) {
+    c.issue_cmd(DevToolsCommand { method, params }).await.unwrap_or_else(|e| panic!("DevTools command {method}: {e}"));
 }
 
 /// Runs `script` (a function body; `return` gives the value) in the page.
