@@ -1,4 +1,4 @@
-//! Writes the page's data files, which the page fetches rather than compiles in (app/src/page_data.rs names
+//! Writes the page's data files, which the page fetches rather than compiles in (app/src/data.rs names
 //! them): every `.json` under ../data without the whitespace between tokens (the JSON Schemas in data/schema/ and
 //! the stored fits in data/fitted/ describe or derive from the dataset and are no part of it) with the errors of
 //! every check (the page shows them but does not run the checks itself), and their fits (the stored ones where

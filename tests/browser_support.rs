@@ -1,5 +1,6 @@
 //! The harness of the browser tests (tests/browser.rs): prerequisites and the skip switch, a static server for
-//! dist/ (and the test pages under tests/pages/ at /__test/) that sends the page's Content-Security-Policy, one
+//! dist/ (and the test pages under tests/pages/ at /__test/, dist/ without its data files at /__nodata/) that
+//! sends the page's Content-Security-Policy, one
 //! chromedriver + headless Chromium per test, and the shared wait-and-assert steps.
 
 use fantoccini::actions::{InputSource, MouseActions, PointerAction};
@@ -216,11 +217,17 @@ fn respond(mut stream: TcpStream, root: &Path) -> std::io::Result<()> {
     let path = line.split_whitespace().nth(1).unwrap_or("/");
     let path = path.split(['?', '#']).next().unwrap_or("/");
     let rel = if path == "/" { "index.html" } else { path.trim_start_matches('/') };
+    // `/__nodata/`: the page as a host that lost its data/ folder serves it.
+    let (rel, without_data) = match rel.strip_prefix("__nodata/") {
+        Some("") => ("index.html", true),
+        Some(r) => (r, true),
+        None => (rel, false),
+    };
     let file = match rel.strip_prefix("__test/") {
         Some(page) => test_pages().join(page),
         None => root.join(rel),
     };
-    let ok = !rel.contains("..") && file.is_file();
+    let ok = !rel.contains("..") && file.is_file() && !(without_data && rel.starts_with("data/"));
     let (status, body) = if ok { ("200 OK", std::fs::read(&file)?) } else { ("404 Not Found", b"not found".to_vec()) };
     let ctype = match file.extension().and_then(|e| e.to_str()) {
         Some("html") => "text/html; charset=utf-8",
@@ -260,17 +267,18 @@ pub fn gzipped_size(dir: &Path) -> u64 {
     let mut total = 0;
     for e in std::fs::read_dir(dir).unwrap().flatten() {
         let p = e.path();
-        if p.is_dir() {
-            total += gzipped_size(&p);
-        } else {
-            let mut raw = Vec::new();
-            std::fs::File::open(&p).unwrap().read_to_end(&mut raw).unwrap();
-            let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
-            enc.write_all(&raw).unwrap();
-            total += enc.finish().unwrap().len() as u64;
-        }
+        total += if p.is_dir() { gzipped_size(&p) } else { gzipped_size_of(&p) };
     }
     total
+}
+
+/// One file's size gzipped at the best level.
+pub fn gzipped_size_of(file: &Path) -> u64 {
+    let mut raw = Vec::new();
+    std::fs::File::open(file).unwrap().read_to_end(&mut raw).unwrap();
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    enc.write_all(&raw).unwrap();
+    enc.finish().unwrap().len() as u64
 }
 
 pub fn sample(name: &str) -> String {
