@@ -435,8 +435,9 @@ const V3_CONFIG: &str = r#"{"architectures": ["DeepseekV3ForCausalLM"], "num_hid
   "n_routed_experts": 256, "num_experts_per_tok": 8, "n_shared_experts": 1, "intermediate_size": 18432,
   "moe_intermediate_size": 2048, "first_k_dense_replace": 3, "num_nextn_predict_layers": 1}"#;
 
-/// The planner: loads from a URL, gives a verdict, draws, reacts to the hardware preset and a field edit, plans a
-/// pasted config.json, shows a broken one's error inline, and restores the pasted plan from its URL.
+/// The planner: loads from a URL, gives a verdict, draws, then its answer at the latency target with its bands,
+/// reacts to the hardware preset and a field edit, plans a pasted config.json, shows a broken one's error inline,
+/// and restores the pasted plan from its URL.
 #[test]
 fn planner_presets_fields_and_pasted_config() {
     browser_test("planner_presets_fields_and_pasted_config", |p| async move {
@@ -457,6 +458,16 @@ fn planner_presets_fields_and_pasted_config() {
         // table's two setups.
         assert_eq!(js(c, "return document.querySelectorAll('#plan-table tbody tr').length").await, json!(48));
         assert_eq!(js(c, "return document.querySelectorAll('#plan-placement tbody tr').length").await, json!(2));
+        // The answer at the latency target waits for the bands' evidence, fetched after the first chart.
+        let card = wait_for(
+            c,
+            "const e = document.getElementById('target-card'); \
+             return e && e.getAttribute('aria-busy') !== 'true' && e.innerText;",
+            "the target card with the bands' evidence",
+        )
+        .await;
+        let card = card.as_str().unwrap_or("");
+        assert!(card.contains("users within the target") && card.contains("tok/s band"), "target card: {card}");
         let (_, _, sum0) = chart_state(c).await;
 
         set_value(c, "#plan-hw", "h200-sxm", "change").await;
