@@ -1,10 +1,11 @@
-//! Generates the list of bundled dataset files (every `.json` under ../data, embedded with `include_str!`
-//! without the whitespace between tokens; the JSON Schemas in data/schema/ and the stored fits in data/fitted/
-//! describe or derive from the dataset and are no part of it), bakes their fits (the stored ones where they are
-//! these files' and this build's, else fitted once with sim-core on the host; the page adopts them instead of
-//! fitting at start-up, and a fingerprint of the texts makes sure they are these files' fits), checks them with
-//! every check (the page shows their errors but does not run the checks itself), and records the commit the
-//! page is built from.
+//! Writes the page's data files, which the page fetches rather than compiles in (app/src/data.rs names
+//! them): every `.json` under ../data without the whitespace between tokens (the JSON Schemas in data/schema/ and
+//! the stored fits in data/fitted/ describe or derive from the dataset and are no part of it) with the errors of
+//! every check (the page shows them but does not run the checks itself), and their fits (the stored ones where
+//! they are these files' and this build's, else fitted once with sim-core on the host; the page adopts them
+//! instead of fitting at start-up, and a fingerprint of the texts makes sure they are these files' fits) split
+//! into what the first chart needs and the bands' evidence, which only the planner's target reads. Also records
+//! the commit the page is built from.
 
 use sim_core::explore::stored_fits::FITTED_DIR;
 use std::path::{Path, PathBuf};
@@ -82,7 +83,7 @@ fn main() {
         println!("cargo:rerun-if-changed={}", p.display());
     }
     let out_dir = PathBuf::from(std::env::var("OUT_DIR").unwrap());
-    // The texts as written (for the checks, whose line and column point into the files) and as embedded.
+    // The texts as written (for the checks, whose line and column point into the files) and as the page gets them.
     let texts: Vec<sim_core::dataset::SourceText> = files
         .iter()
         .map(|(rel, p)| sim_core::dataset::SourceText {
@@ -90,7 +91,7 @@ fn main() {
             text: std::fs::read_to_string(p).unwrap_or_else(|e| panic!("cannot read {}: {e}", p.display())),
         })
         .collect();
-    let embedded: Vec<sim_core::dataset::SourceText> = texts
+    let shipped: Vec<sim_core::dataset::SourceText> = texts
         .iter()
         .map(|t| {
             // A kernel table's checks (attention, elementwise, whole steps) are never read by a prediction.
@@ -102,15 +103,6 @@ fn main() {
             sim_core::dataset::SourceText { path: t.path.clone(), text }
         })
         .collect();
-    let mut src = String::from(
-        "/// Every dataset file, path relative to data/ and its text.\npub const FILES: &[(&str, &str)] = &[\n",
-    );
-    for (i, t) in embedded.iter().enumerate() {
-        let copy = out_dir.join(format!("data-{i}.json"));
-        std::fs::write(&copy, &t.text).unwrap_or_else(|e| panic!("cannot write {}: {e}", copy.display()));
-        src.push_str(&format!("    ({:?}, include_str!({:?})),\n", t.path, copy.display().to_string()));
-    }
-    src.push_str("];\n");
     // The commit the page is built from, for the metadata download's model version (`unknown` without git).
     let commit = std::process::Command::new("git")
         .args(["rev-parse", "--short", "HEAD"])
@@ -126,11 +118,15 @@ fn main() {
             println!("cargo:rerun-if-changed={}", p.display());
         }
     }
-    std::fs::write(out_dir.join("bundle.rs"), src).unwrap();
-    // The fits, exactly as the CLI computes them on data/ (an invalid dataset bakes nothing; the page then
-    // reports its errors as before), stamped with the embedded texts' fingerprint: the page checks those.
+    // The errors of the full checks, which the page's own loader does not run (sim-core's `prechecked`): an
+    // invalid dataset still shows the same list, field paths and all.
     let ws = sim_core::explore::Workspace::load(&texts, None);
-    let fitted = if ws.is_valid() && runs_the_page() {
+    let errors: Vec<String> = ws.errors().iter().map(ToString::to_string).collect();
+    let pairs: Vec<(&str, &str)> = shipped.iter().map(|t| (t.path.as_str(), t.text.as_str())).collect();
+    let dataset = serde_json::json!({ "errors": errors, "files": pairs }).to_string();
+    // The fits, exactly as the CLI computes them on data/ (an invalid dataset has none; the page then reports
+    // its errors), stamped with the shipped texts' fingerprint: the page checks those.
+    let (fits, evidence) = if ws.is_valid() && runs_the_page() {
         // The fits stored beside the data (`sim-core validate --refit`) when they are this data's and this
         // build's; otherwise fitted here, as the CLI would, with a warning that says why.
         let stored = fsio::read_stored_fits(&root).unwrap_or_else(|e| panic!("{e}"));
@@ -138,18 +134,70 @@ fn main() {
             println!("cargo:warning=data/{}: {stale}; fitting here instead", stale.file());
             parallel::precompute(&ws, &[sim_core::fit::FitSet::All]);
         }
-        ws.fitted_state_json(&embedded)
+        split_evidence(&ws.fitted_state_json(&shipped))
     } else {
-        String::new()
+        ("null".to_string(), "null".to_string())
     };
-    // The errors of the full checks, which the page's own loader does not run (sim-core's `prechecked`): an
-    // invalid dataset still shows the same list, field paths and all.
-    let mut errors =
-        String::from("/// The bundled files' errors, found here with every check.\npub const ERRORS: &[&str] = &[\n");
-    for d in ws.errors() {
-        errors.push_str(&format!("    {:?},\n", d.to_string()));
+    let page_files: Vec<(&str, String, String)> = [(DATASET, dataset), (FITS, fits), (EVIDENCE, evidence)]
+        .into_iter()
+        .map(|(name, text)| (name, published_name(name, &text), text))
+        .collect();
+    for (name, published, text) in &page_files {
+        let path = out_dir.join(name);
+        std::fs::write(&path, text).unwrap_or_else(|e| panic!("cannot write {}: {e}", path.display()));
+        let var = name.trim_end_matches(".json").to_uppercase();
+        println!("cargo:rustc-env=TWOTOWER_{var}_FILE={published}");
     }
-    errors.push_str("];\n");
-    std::fs::write(out_dir.join("errors.rs"), errors).unwrap();
-    std::fs::write(out_dir.join("fitted.json"), fitted).unwrap();
+    if is_the_pages_wasm() && runs_the_page() {
+        publish(&out_dir, &page_files);
+    }
+}
+
+/// The page's data files, as named in OUT_DIR (native builds compile them in from there).
+const DATASET: &str = "dataset.json";
+const FITS: &str = "fits.json";
+const EVIDENCE: &str = "evidence.json";
+
+/// The baked fits split in two: everything but the held-out evidence (what every chart predicts with), and the
+/// evidence with the fit it belongs to (the bands of the planner's target; adopted later on its own).
+fn split_evidence(state: &str) -> (String, String) {
+    let mut first: serde_json::Value = serde_json::from_str(state).expect("sim-core wrote its fits as JSON");
+    let held_out = first.get_mut("evidence").map(serde_json::Value::take).unwrap_or_default();
+    first["evidence"] = serde_json::json!([]);
+    let mut later = first.clone();
+    later["engines"] = serde_json::json!([]);
+    later["evidence"] = held_out;
+    (first.to_string(), later.to_string())
+}
+
+/// Whether this build makes the page's wasm (a native build of the app only runs its tests).
+fn is_the_pages_wasm() -> bool {
+    std::env::var("CARGO_CFG_TARGET_ARCH").is_ok_and(|a| a == "wasm32")
+}
+
+/// The name the page fetches `name` by: its content's fingerprint in it, so a host may cache it for good and a
+/// page never reads another build's file.
+fn published_name(name: &str, text: &str) -> String {
+    let digest = sim_core::explore::Workspace::fingerprint(&[sim_core::dataset::SourceText {
+        path: String::new(),
+        text: text.to_string(),
+    }]);
+    format!("{}-{digest:016x}.json", name.trim_end_matches(".json"))
+}
+
+/// Copies the page's data files, under the names the page fetches, to `page-data/` beside the wasm Cargo builds
+/// (`<target>/wasm32-unknown-unknown/<profile>/`), where Trunk's post-build hook (scripts/trunk-post-build.py)
+/// copies them into the page's `data/` folder. Emptied first: only this build's files are published.
+fn publish(out_dir: &Path, page_files: &[(&str, String, String)]) {
+    // OUT_DIR is <profile dir>/build/<package>-<hash>/out.
+    let Some(profile_dir) = out_dir.ancestors().nth(3) else {
+        panic!("OUT_DIR {} is not <profile dir>/build/<package>/out", out_dir.display())
+    };
+    let dir = profile_dir.join("page-data");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
+    for (_, published, text) in page_files {
+        let path = dir.join(published);
+        std::fs::write(&path, text).unwrap_or_else(|e| panic!("cannot write {}: {e}", path.display()));
+    }
 }

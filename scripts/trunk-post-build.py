@@ -4,10 +4,12 @@
 #! may run, but Trunk 0.21 writes its wasm loader as an inline <script type="module"> and, under `trunk serve`,
 #! its auto-reload client as an inline <script>. Each moves here into a file named by its content (like Trunk's
 #! own files) with a sha384 integrity; the build fails if the page keeps any inline script or style. A release
-#! build also gives the wasm one more wasm-opt round. Reads Trunk's TRUNK_* variables.
+#! build also gives the wasm one more wasm-opt round. The page's data files, which app/build.rs writes beside the
+#! wasm Cargo builds, are copied into the page's data/ folder. Reads Trunk's TRUNK_* variables.
 
 import base64
 import hashlib
+import json
 import os
 import pathlib
 import re
@@ -47,6 +49,38 @@ if release:
             fail(f"expected one preload link for {wasm.name} in {index}")
         digest = sri(wasm.read_bytes())
         html = tag.sub(lambda m: m.group(1) + digest + m.group(2), html)
+
+# The page's data files (the dataset, its fits, the bands' evidence) are fetched by the page from data/ beside
+# it, under names app/build.rs gives them (their content's fingerprint) and compiles into the wasm. That build
+# script writes them to page-data/ in the Cargo profile's folder of the wasm target; Trunk copies only what it
+# built itself, so they are copied here. A file the wasm does not name is another build's: the build fails
+# rather than ship a page that cannot load. The dataset and the fits, which every first chart needs, are
+# preloaded so they download alongside the wasm instead of after it starts.
+profile = re.search(r'data-cargo-profile="([^"]+)"', (source / "index.html").read_text())
+if not profile:
+    fail("index.html names no data-cargo-profile for the wasm")
+metadata = subprocess.run(
+    ["cargo", "metadata", "--format-version", "1", "--no-deps"], cwd=source, check=True, capture_output=True
+)
+page_data = pathlib.Path(json.loads(metadata.stdout)["target_directory"]) / "wasm32-unknown-unknown"
+page_data = page_data / profile.group(1) / "page-data"
+wasm_bytes = b"".join(w.read_bytes() for w in stage.glob("*_bg.wasm"))
+data_files = sorted(page_data.glob("*.json"))
+if len(data_files) != 3:
+    fail(f"expected the page's 3 data files in {page_data}, found {len(data_files)}; rebuild the page")
+(stage / "data").mkdir(exist_ok=True)
+for f in data_files:
+    if f.name.encode() not in wasm_bytes:
+        fail(f"{f} is not a file this build's wasm fetches; rebuild the page")
+    shutil.copyfile(f, stage / "data" / f.name)
+preloads = "".join(
+    f'<link rel="preload" href="./data/{f.name}" as="fetch" crossorigin>'
+    for f in data_files
+    if not f.name.startswith("evidence-")
+)
+if html.count("</head>") != 1:
+    fail(f"expected one </head> in {index}")
+html = html.replace("</head>", preloads + "</head>")
 
 # The auto-reload client learns its server from placeholders `trunk serve` fills in HTML responses only; moved
 # into a file it reads the same values from the page's own location.

@@ -1,5 +1,6 @@
 //! The harness of the browser tests (tests/browser.rs): prerequisites and the skip switch, a static server for
-//! dist/ (and the test pages under tests/pages/ at /__test/) that sends the page's Content-Security-Policy, one
+//! dist/ (and the test pages under tests/pages/ at /__test/, dist/ without its data files at /__nodata/) that
+//! sends the page's Content-Security-Policy, one
 //! chromedriver + headless Chromium per test, and the shared wait-and-assert steps.
 
 use fantoccini::actions::{InputSource, MouseActions, PointerAction};
@@ -216,17 +217,24 @@ fn respond(mut stream: TcpStream, root: &Path) -> std::io::Result<()> {
     let path = line.split_whitespace().nth(1).unwrap_or("/");
     let path = path.split(['?', '#']).next().unwrap_or("/");
     let rel = if path == "/" { "index.html" } else { path.trim_start_matches('/') };
+    // `/__nodata/`: the page as a host that lost its data/ folder serves it.
+    let (rel, without_data) = match rel.strip_prefix("__nodata/") {
+        Some("") => ("index.html", true),
+        Some(r) => (r, true),
+        None => (rel, false),
+    };
     let file = match rel.strip_prefix("__test/") {
         Some(page) => test_pages().join(page),
         None => root.join(rel),
     };
-    let ok = !rel.contains("..") && file.is_file();
+    let ok = !rel.contains("..") && file.is_file() && !(without_data && rel.starts_with("data/"));
     let (status, body) = if ok { ("200 OK", std::fs::read(&file)?) } else { ("404 Not Found", b"not found".to_vec()) };
     let ctype = match file.extension().and_then(|e| e.to_str()) {
         Some("html") => "text/html; charset=utf-8",
         Some("js") => "text/javascript",
         Some("wasm") => "application/wasm",
         Some("css") => "text/css",
+        Some("json") => "application/json",
         Some("png") => "image/png",
         _ => "application/octet-stream",
     };
@@ -259,22 +267,46 @@ pub fn gzipped_size(dir: &Path) -> u64 {
     let mut total = 0;
     for e in std::fs::read_dir(dir).unwrap().flatten() {
         let p = e.path();
-        if p.is_dir() {
-            total += gzipped_size(&p);
-        } else {
-            let mut raw = Vec::new();
-            std::fs::File::open(&p).unwrap().read_to_end(&mut raw).unwrap();
-            let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
-            enc.write_all(&raw).unwrap();
-            total += enc.finish().unwrap().len() as u64;
-        }
+        total += if p.is_dir() { gzipped_size(&p) } else { gzipped_size_of(&p) };
     }
     total
+}
+
+/// One file's size gzipped at the best level.
+pub fn gzipped_size_of(file: &Path) -> u64 {
+    let mut raw = Vec::new();
+    std::fs::File::open(file).unwrap().read_to_end(&mut raw).unwrap();
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    enc.write_all(&raw).unwrap();
+    enc.finish().unwrap().len() as u64
 }
 
 pub fn sample(name: &str) -> String {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("import-samples").join(name);
     std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// A Chrome DevTools Protocol command sent through chromedriver's `goog/cdp/execute` endpoint: WebDriver itself
+/// can neither throttle the CPU nor turn the HTTP cache off.
+#[derive(Debug)]
+struct DevToolsCommand {
+    method: &'static str,
+    params: Value,
+}
+
+impl fantoccini::wd::WebDriverCompatibleCommand for DevToolsCommand {
+    fn endpoint(&self, base: &url::Url, session: Option<&str>) -> Result<url::Url, url::ParseError> {
+        base.join(&format!("session/{}/goog/cdp/execute", session.unwrap_or_default()))
+    }
+
+    fn method_and_body(&self, _: &url::Url) -> (http::Method, Option<String>) {
+        (http::Method::POST, Some(json!({ "cmd": self.method, "params": self.params }).to_string()))
+    }
+}
+
+/// Sends the DevTools command `method` with `params` to the page's tab (e.g. `Emulation.setCPUThrottlingRate`).
+pub async fn devtools(c: &Client, method: &'static str, params: Value) {
+    c.issue_cmd(DevToolsCommand { method, params }).await.unwrap_or_else(|e| panic!("DevTools command {method}: {e}"));
 }
 
 /// Runs `script` (a function body; `return` gives the value) in the page.

@@ -1,8 +1,10 @@
-//! The page: state from the URL, kept in the URL, tabs, controls, the chart and the view below it.
+//! The page: its data fetched (a loading state, or what went wrong), then state from the URL, kept in the URL,
+//! tabs, controls, the chart and the view below it.
 
 use crate::charts::ChartSpec;
 use crate::compute;
 use crate::data::{self, Bundle};
+use crate::fetch;
 use crate::state::{UrlState, View};
 use crate::views::plan::{PlanControls, PlanTables, Verdict};
 use crate::views::target::TargetCard;
@@ -19,6 +21,7 @@ use crate::views::{
 };
 use leptos::leptos_dom::helpers::{request_animation_frame, set_timeout};
 use leptos::prelude::*;
+use leptos::task::spawn_local;
 use sim_core::explore::{ScenarioRun, SweepAnswer};
 use sim_core::fit::FitSet;
 use sim_core::model::Coefficients;
@@ -31,12 +34,47 @@ use wasm_bindgen::JsValue;
 /// Installs the panic hook and mounts the page.
 pub fn mount() {
     console_error_panic_hook::set_once();
-    leptos::mount::mount_to_body(App);
+    leptos::mount::mount_to_body(Page);
+}
+
+/// Where the page's data stands.
+#[derive(Clone)]
+enum Loading {
+    Fetching,
+    Failed(String),
+    Ready(Arc<Bundle>),
+}
+
+/// Fetches the dataset and the fits at once (every first chart needs both; the bands' evidence comes later),
+/// says so meanwhile, then shows the page or why there is none.
+#[component]
+fn Page() -> impl IntoView {
+    let state = RwSignal::new(Loading::Fetching);
+    let (dataset, fits) = (fetch::start(data::DATASET_FILE), fetch::start(data::FITS_FILE));
+    spawn_local(async move {
+        let loaded = async { data::from_files(&dataset.text().await?, &fits.text().await?) }.await;
+        state.set(match loaded {
+            Ok(b) => Loading::Ready(Arc::new(b)),
+            Err(e) => Loading::Failed(e),
+        });
+    });
+    move || match state.get() {
+        Loading::Fetching => view! { <p class="loading" role="status">"Loading the dataset\u{2026}"</p> }.into_any(),
+        Loading::Failed(e) => view! {
+            <main class="dataset-errors" role="alert">
+                <h1>"The page's data could not be loaded"</h1>
+                <p>"Reload the page. If this persists, its data/ folder is missing or from another build: serve \
+                    the whole of dist/ as one build made it (scripts/build-app.sh)."</p>
+                <pre>{e}</pre>
+            </main>
+        }
+        .into_any(),
+        Loading::Ready(bundle) => view! { <App bundle=bundle /> }.into_any(),
+    }
 }
 
 #[component]
-fn App() -> impl IntoView {
-    let bundle = Arc::new(data::load());
+fn App(bundle: Arc<Bundle>) -> impl IntoView {
     if !bundle.errors.is_empty() {
         let text = bundle.errors.join("\n\n");
         return view! {
@@ -105,13 +143,37 @@ fn App() -> impl IntoView {
         },
         |_, _| true,
     );
+    // The first chart draws before anything it does not need: the bands' evidence (the planner's target card
+    // only) is fetched and adopted once the planner has drawn, and the answer at the target waits for it.
+    let first_drawn = RwSignal::new(false);
+    let evidence: RwSignal<Option<Result<(), String>>> = RwSignal::new(None);
+    let evidence_asked = StoredValue::new(false);
+    let be = bundle.clone();
+    Effect::new(move |_| {
+        if view_m.get() == View::Plan && first_drawn.get() && !embed && !evidence_asked.get_value() {
+            evidence_asked.set_value(true);
+            let (b, pending) = (be.clone(), fetch::start(data::EVIDENCE_FILE));
+            spawn_local(async move {
+                let adopted = match pending.text().await {
+                    Ok(text) => b.adopt_evidence(&text),
+                    Err(e) => Err(e),
+                };
+                evidence.set(Some(adopted));
+            });
+        }
+    });
     let bg = bundle.clone();
-    // The answer at the planner's latency target, only while the planner is open.
-    let target: Memo<Option<Result<compute::TargetAnswer, String>>> = Memo::new_with_compare(
+    // The answer at the planner's latency target, only while the planner is open (`Some(None)`: waiting for the
+    // bands' evidence).
+    let target: Memo<Option<Option<Result<compute::TargetAnswer, String>>>> = Memo::new_with_compare(
         move |_| {
             (view_m.get() == View::Plan).then(|| {
-                let k = calibration.with(|c| c.as_ref().and_then(|r| r.as_ref().ok()).map(|c| c.coefficients.clone()));
-                st.with(|s| compute::plan_goodput(&bg, s, k.as_ref()))
+                evidence.get().map(|adopted| {
+                    adopted.map_err(|e| format!("the bands' evidence could not be loaded: {e}"))?;
+                    let k =
+                        calibration.with(|c| c.as_ref().and_then(|r| r.as_ref().ok()).map(|c| c.coefficients.clone()));
+                    st.with(|s| compute::plan_goodput(&bg, s, k.as_ref()))
+                })
             })
         },
         |_, _| true,
@@ -157,7 +219,7 @@ fn App() -> impl IntoView {
         return view! {
             <div class="embed-root">
                 {warning}
-                <Chart spec=spec model=model embed=true rows=rows />
+                <Chart spec=spec model=model embed=true rows=rows first_drawn=first_drawn />
             </div>
         }
         .into_any();
@@ -202,7 +264,7 @@ fn App() -> impl IntoView {
                     <Verdict plan=plan calibration=calibration />
                 })}
                 <div class:hidden=move || !chart_shown.get()>
-                    <Chart spec=spec model=model embed=false rows=rows visible=chart_shown />
+                    <Chart spec=spec model=model embed=false rows=rows visible=chart_shown first_drawn=first_drawn />
                     <Export spec=spec st=st bundle=bundle.clone() />
                 </div>
                 {move || match view_m.get() {

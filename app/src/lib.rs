@@ -1,5 +1,5 @@
 //! twotower browser explorer. Pure modules (data, state, compute, frontier, charts, csv) build natively for tests;
-//! the page (app and views) only builds for wasm32.
+//! the page (app, views and the fetching of its data files) only builds for wasm32.
 
 pub mod charts;
 pub mod compute;
@@ -14,6 +14,8 @@ pub mod tables;
 
 #[cfg(target_arch = "wasm32")]
 mod app;
+#[cfg(target_arch = "wasm32")]
+mod fetch;
 #[cfg(target_arch = "wasm32")]
 mod views;
 

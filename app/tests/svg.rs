@@ -718,9 +718,9 @@ fn points_table_markup_lists_every_point_and_stated_value_escaped() {
     assert!(rows.iter().all(|r| html.contains(&twotower_app::html::escape(&r.quote))));
 }
 
-/// The bundle embeds every dataset file without its layout (whitespace between tokens, 1 KB gzipped): each one
-/// still reads as the same JSON document as the file in data/, every value and string kept (a kernel table less
-/// the fields no prediction reads).
+/// The page's dataset file holds every dataset file without its layout (whitespace between tokens, 1 KB
+/// gzipped): each one still reads as the same JSON document as the file in data/, every value and string kept (a
+/// kernel table less the fields no prediction reads).
 #[test]
 fn bundled_files_are_the_data_files_without_their_layout() {
     let data_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../data");
@@ -742,13 +742,14 @@ fn bundled_files_are_the_data_files_without_their_layout() {
     }
 }
 
-/// The page adopts the fits its build script computed on the bundled files (no fit at start-up), and they are
-/// the fits a fresh workspace computes; another dataset is never given them.
+/// The page adopts the fits its build script computed on the dataset file's texts (no fit at start-up), and they
+/// are the fits a fresh workspace computes; another dataset is never given them. The bands' evidence comes in its
+/// own file, adopted after them.
 #[test]
 fn bundled_fits_are_baked_at_build_time_and_equal_a_fresh_fit() {
     let sources = data::sources();
     let baked = sim_core::explore::Workspace::load(&sources, None);
-    assert!(baked.adopt_fitted_state(&sources, data::FITTED), "the build script's fits were not adopted");
+    assert!(baked.adopt_fitted_state(&sources, data::built::FITS), "the build script's fits were not adopted");
     let fresh = sim_core::explore::Workspace::load(&sources, None);
     // JSON carries each number to within a unit in the last place (serde_json's default float parsing).
     let same = |a: &sim_core::model::Coefficients, b: &sim_core::model::Coefficients| {
@@ -762,13 +763,46 @@ fn bundled_fits_are_baked_at_build_time_and_equal_a_fresh_fit() {
     same(baked.coefficients(), fresh.coefficients());
     same(&baked.engine("vllm-generic").unwrap().coefficients, &fresh.engine("vllm-generic").unwrap().coefficients);
     // Every profile the engine picker offers is baked, so choosing one never fits in the page.
-    let state: serde_json::Value = serde_json::from_str(data::FITTED).unwrap();
+    let state: serde_json::Value = serde_json::from_str(data::built::FITS).unwrap();
     let mut ids: Vec<&str> = state["engines"].as_array().unwrap().iter().filter_map(|e| e["id"].as_str()).collect();
     ids.sort();
     assert_eq!(ids, baked.dataset.engines.keys().map(String::as_str).collect::<Vec<_>>());
     let mut other = sources.clone();
     other[0].text.push(' ');
-    assert!(!sim_core::explore::Workspace::load(&other, None).adopt_fitted_state(&other, data::FITTED));
+    assert!(!sim_core::explore::Workspace::load(&other, None).adopt_fitted_state(&other, data::built::FITS));
+    // The fits file carries no evidence; the evidence file carries all of it, which the bands read.
+    assert_eq!(state["evidence"], serde_json::json!([]));
+    let evidence: serde_json::Value = serde_json::from_str(data::built::EVIDENCE).unwrap();
+    assert!(evidence["evidence"].as_array().is_some_and(|e| !e.is_empty()), "no held-out evidence in its file");
+    let b = data::from_files(data::built::DATASET, data::built::FITS).unwrap();
+    b.adopt_evidence(data::built::EVIDENCE).unwrap();
+    assert_eq!(b.ws.held_out().len(), evidence["evidence"].as_array().unwrap().len());
+}
+
+/// A data file that is not what the page expects is an error naming the file and the field, never a panic.
+#[test]
+fn broken_data_files_are_errors_naming_the_file() {
+    let err = |r: Result<data::Bundle, String>| r.map(|_| ()).unwrap_err();
+    let dataset = format!("{}/{}", data::DATA_DIR, data::DATASET_FILE);
+    for (text, expected) in [
+        ("<!doctype html>", "not valid JSON"),
+        ("{\"errors\": [], \"files\": 3}", "`files` is not a list"),
+        ("{\"errors\": [], \"files\": [[\"a.json\"]]}", "`files[0]` is not a [path, text] pair"),
+        ("{\"files\": []}", "`errors` is not a list"),
+    ] {
+        let e = err(data::from_files(text, data::built::FITS));
+        assert!(e.starts_with(&dataset) && e.contains(expected), "{text}: {e}");
+    }
+    let e = err(data::from_files(data::built::DATASET, "{\"all\":"));
+    assert!(e.starts_with(&format!("{}/{}: not valid JSON", data::DATA_DIR, data::FITS_FILE)), "{e}");
+    // The dataset's own errors are the bundle's, as the page lists them.
+    let b = data::from_files("{\"errors\": [\"error: bad\"], \"files\": []}", "null").unwrap();
+    assert_eq!(b.errors, ["error: bad"]);
+    // Evidence of other data is refused rather than letting the bands run the accuracy protocol in the page.
+    let b = data::Bundle::default();
+    let e = b.adopt_evidence(data::built::EVIDENCE).unwrap_err();
+    assert!(e.contains(data::EVIDENCE_FILE) && e.contains("not of this dataset"), "{e}");
+    assert!(b.adopt_evidence("[1,").unwrap_err().contains("not valid JSON"));
 }
 
 #[test]

@@ -176,6 +176,8 @@ pub fn Chart(
     /// when it shows again.
     #[prop(optional)]
     visible: Option<Memo<bool>>,
+    /// Set once the chart has first drawn: work the first chart does not need waits for it.
+    first_drawn: RwSignal<bool>,
 ) -> impl IntoView {
     let canvas = NodeRef::<leptos::html::Canvas>::new();
     let wrap = NodeRef::<leptos::html::Div>::new();
@@ -259,6 +261,7 @@ pub fn Chart(
                     let _ =
                         js_sys::Reflect::set(&window(), &JsValue::from_str("__firstDrawMs"), &JsValue::from_f64(now));
                     first_ms.set(Some(now));
+                    first_drawn.set(true);
                 }
                 last_redraw_ms.set(Some(window().performance().map(|p| p.now()).unwrap_or(0.0) - started));
                 draws.update(|n| *n += 1);

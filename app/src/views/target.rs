@@ -7,19 +7,27 @@ use leptos::prelude::*;
 use sim_core::explore::target::ModeGoodput;
 use sim_core::Mode;
 
-/// The card, above the verdict and the charts.
+/// The card, above the verdict and the charts: `None` outside the planner, `Some(None)` while the bands'
+/// evidence is on its way.
 #[component]
-pub fn TargetCard(answer: Memo<Option<Result<TargetAnswer, String>>>) -> impl IntoView {
+pub fn TargetCard(answer: Memo<Option<Option<Result<TargetAnswer, String>>>>) -> impl IntoView {
     move || match answer.get() {
         None => ().into_any(),
-        Some(Err(e)) => view! {
+        Some(None) => view! {
+            <div class="verdict" id="target-card" role="status" aria-busy="true">
+                <div class="verdict-mode">"Users served at the target"</div>
+                <p class="verdict-reason">"Loading the evidence for its bands\u{2026}"</p>
+            </div>
+        }
+        .into_any(),
+        Some(Some(Err(e))) => view! {
             <div class="verdict verdict-error" id="target-card" role="status">
                 <div class="verdict-mode">"No answer at this target"</div>
                 <p class="verdict-reason">{e}</p>
             </div>
         }
         .into_any(),
-        Some(Ok(a)) => card(&a).into_any(),
+        Some(Some(Ok(a))) => card(&a).into_any(),
     }
 }
 
