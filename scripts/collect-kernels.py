@@ -206,23 +206,44 @@ def grouped_sweep(l2, log):
 
 
 def sdpa(q, k, v, causal):
+    """PyTorch's flash attention. Fewer KV heads than query heads (GQA) are read as they are, never copied out
+    to the query heads (an engine's attention kernel reads each KV head once): one query token per sequence is a
+    query group per KV head; a prompt uses SDPA's `enable_gqa`, or expands KV where this PyTorch lacks it."""
     from torch.nn.attention import SDPBackend, sdpa_kernel
     with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
-        if k.shape[1] != q.shape[1]:
-            rep = q.shape[1] // k.shape[1]
+        if k.shape[1] == q.shape[1]:
+            return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        rep = q.shape[1] // k.shape[1]
+        b, h, n, d = q.shape
+        if n == 1 and not causal:
+            g = q.reshape(b, k.shape[1], rep, d)
+            return F.scaled_dot_product_attention(g, k, v).reshape(b, h, 1, d)
+        try:
+            return F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True)
+        except (TypeError, RuntimeError):
             k, v = k.repeat_interleave(rep, dim=1), v.repeat_interleave(rep, dim=1)
-        return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+            return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+
+def kernel_count(fn):
+    """CUDA kernels one eager call of `fn` launches (PyTorch's profiler; copies and memsets not counted)."""
+    from torch.profiler import ProfilerActivity, profile
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    names = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    return sum(1 for n in names if not n.lower().startswith(("memcpy", "memset")))
 
 
 def attention_sweep(log):
     """Flash attention (PyTorch's SDPA flash backend) prefill over a whole causal prompt and decode of one query
-    token per sequence against its cached context. KV heads are expanded to the query heads for the kernel, as
-    an engine without a GQA-aware kernel would; the expansion is timed apart and subtracted."""
+    token per sequence against its cached context, each KV head read once (`sdpa`)."""
     prefill, decode = [], []
     for heads, kv_heads, d in [(32, 8, 128), (64, 8, 64), (16, 4, 128), (64, 8, 128)]:
         for n in [128, 512, 1024, 2048, 4096, 8192, 16384]:
             q = torch.randn(1, heads, n, d, device="cuda", dtype=torch.bfloat16)
-            kv = torch.randn(1, heads, n, d, device="cuda", dtype=torch.bfloat16)
+            kv = torch.randn(1, kv_heads, n, d, device="cuda", dtype=torch.bfloat16)
             try:
                 s = graphed_ms(lambda: sdpa(q, kv, kv, True), calls=4) / 1e3
                 prefill.append({"heads": heads, "kv_heads": kv_heads, "head_dim": d, "query_tokens": n,
@@ -234,11 +255,11 @@ def attention_sweep(log):
                 if seqs * ctx * kv_heads * d * 4 > 8e9:
                     continue
                 q = torch.randn(seqs, heads, 1, d, device="cuda", dtype=torch.bfloat16)
-                k = torch.randn(seqs, heads, ctx, d, device="cuda", dtype=torch.bfloat16)
+                k = torch.randn(seqs, kv_heads, ctx, d, device="cuda", dtype=torch.bfloat16)
                 try:
                     s = graphed_ms(lambda: sdpa(q, k, k, False), calls=4) / 1e3
-                    decode.append({"heads": heads, "kv_heads": heads, "head_dim": d, "seqs": seqs, "context": ctx,
-                                   "kv_bytes": 2 * seqs * heads * ctx * d * 2, "seconds": s})
+                    decode.append({"heads": heads, "kv_heads": kv_heads, "head_dim": d, "seqs": seqs, "context": ctx,
+                                   "kv_bytes": 2 * seqs * kv_heads * ctx * d * 2, "seconds": s})
                 except Exception as e:  # noqa: BLE001
                     log(f"decode attention h={heads} d={d} b={seqs} ctx={ctx}: {e}")
                 del k
@@ -276,11 +297,44 @@ def elementwise_sweep(log):
     return rows
 
 
+def stack_layer(h, w_qkv, w_o, w_gate_up, w_down, norm, cos, sin, k_cache, v_cache, seqs, q_len, ctx, nh, nkv, d):
+    """One decoder layer as an engine runs it: RMS norm, the QKV projection, rotary embedding from a cached
+    cos/sin table, attention (a causal prompt, or one token per sequence against its cache, each KV head read
+    once), the output projection and residual, RMS norm, the gated MLP and residual."""
+    hidden = h.shape[-1]
+    a = F.rms_norm(h, (hidden,), norm)
+    qkv = a @ w_qkv.t()
+    q, k, v = qkv.split([nh * d, nkv * d, nkv * d], dim=-1)
+
+    def rope(x, heads):
+        x = x.view(-1, heads, d)
+        x1, x2 = x[..., : d // 2], x[..., d // 2:]
+        return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1)
+
+    q = rope(q, nh).view(seqs, q_len, nh, d).transpose(1, 2)
+    k = rope(k, nkv).view(seqs, q_len, nkv, d).transpose(1, 2)
+    v = v.view(seqs, q_len, nkv, d).transpose(1, 2)
+    if q_len > 1:
+        att = sdpa(q, k, v, True)
+    else:
+        k_cache[:, :, ctx - 1:ctx] = k
+        v_cache[:, :, ctx - 1:ctx] = v
+        att = sdpa(q, k_cache[:, :, :ctx], v_cache[:, :, :ctx], False)
+    h = h + att.transpose(1, 2).reshape(-1, nh * d) @ w_o.t()
+    a = F.rms_norm(h, (hidden,), norm)
+    gu = a @ w_gate_up.t()
+    inter = gu.shape[-1] // 2
+    return h + (F.silu(gu[:, :inter]) * gu[:, inter:]) @ w_down.t()
+
+
 class Stack(torch.nn.Module):
     """A decoder layer stack shaped like Qwen3-8B (hidden 4096, 32 query and 8 KV heads of 128, MLP 12288, vocab
-    151936), with rotary embedding, RMS norms, residuals, a KV cache and the LM head on the sampled rows only."""
+    151936), with rotary embedding, RMS norms, residuals, a KV cache and the LM head on the sampled rows only. Its
+    layer is compiled with torch.compile where this PyTorch can (as vLLM compiles its models: elementwise work
+    fused around the GEMMs and attention), else run eager; `compiled` says which."""
 
-    def __init__(self, layers, hidden=4096, heads=32, kv_heads=8, head_dim=128, inter=12288, vocab=151936):
+    def __init__(self, layers, hidden=4096, heads=32, kv_heads=8, head_dim=128, inter=12288, vocab=151936,
+                 compile_layer=True):
         super().__init__()
         self.h, self.nh, self.nkv, self.d, self.inter = hidden, heads, kv_heads, head_dim, inter
         bf = dict(device="cuda", dtype=torch.bfloat16)
@@ -292,49 +346,49 @@ class Stack(torch.nn.Module):
         self.norm = torch.ones(hidden, **bf)
         self.head = torch.randn(vocab, hidden, **bf) * std
         self.layers = layers
+        half = head_dim // 2
+        inv = 1.0 / (1e6 ** (torch.arange(half, device="cuda", dtype=torch.float32) / half))
+        ang = torch.arange(65536, device="cuda", dtype=torch.float32)[:, None] * inv[None, :]
+        self.cos_cache, self.sin_cache = ang.cos().to(torch.bfloat16), ang.sin().to(torch.bfloat16)
+        self.layer = stack_layer
+        self.compiled = False
+        if compile_layer and hasattr(torch, "compile"):
+            self.layer = torch.compile(stack_layer, dynamic=True)
+            self.compiled = True
 
     def params(self):
         per_layer = (self.nh + 2 * self.nkv) * self.d * self.h + self.h * self.nh * self.d + 3 * self.inter * self.h
         return {"layers": self.layers, "hidden": self.h, "heads": self.nh, "kv_heads": self.nkv, "head_dim": self.d,
-                "intermediate": self.inter, "vocab": self.head.shape[0], "layer_params": per_layer}
-
-    def rope(self, x, pos):
-        half = x.shape[-1] // 2
-        inv = 1.0 / (1e6 ** (torch.arange(half, device=x.device, dtype=torch.float32) / half))
-        ang = pos[:, None].float() * inv[None, :]
-        cos, sin = ang.cos().to(x.dtype)[:, None, :], ang.sin().to(x.dtype)[:, None, :]
-        x1, x2 = x[..., :half], x[..., half:]
-        return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1)
+                "intermediate": self.inter, "vocab": self.head.shape[0], "layer_params": per_layer,
+                "compiled": self.compiled}
 
     def forward(self, x, k_cache, v_cache, pos, seqs, q_len, ctx, sample_rows):
         """`x`: (seqs * q_len, hidden). Prefill: one sequence of q_len tokens attending causally to itself.
         Decode: seqs sequences of one token each at context ctx (cache already holds ctx positions)."""
         h = x
+        cos, sin = self.cos_cache[pos][:, None, :], self.sin_cache[pos][:, None, :]
         for i in range(self.layers):
-            a = F.rms_norm(h, (self.h,), self.norm)
-            qkv = a @ self.qkv[i].t()
-            q, k, v = qkv.split([self.nh * self.d, self.nkv * self.d, self.nkv * self.d], dim=-1)
-            q = self.rope(q.view(-1, self.nh, self.d), pos).view(seqs, q_len, self.nh, self.d).transpose(1, 2)
-            k = self.rope(k.view(-1, self.nkv, self.d), pos).view(seqs, q_len, self.nkv, self.d).transpose(1, 2)
-            v = v.view(seqs, q_len, self.nkv, self.d).transpose(1, 2)
-            if q_len > 1:
-                att = sdpa(q, k, v, True)
-            else:
-                k_cache[i][:, :, ctx - 1:ctx] = k
-                v_cache[i][:, :, ctx - 1:ctx] = v
-                att = sdpa(q, k_cache[i][:, :, :ctx], v_cache[i][:, :, :ctx], False)
-            h = h + att.transpose(1, 2).reshape(-1, self.nh * self.d) @ self.o[i].t()
-            a = F.rms_norm(h, (self.h,), self.norm)
-            gu = a @ self.gate_up[i].t()
-            h = h + (F.silu(gu[:, :self.inter]) * gu[:, self.inter:]) @ self.down[i].t()
+            kc = k_cache[i] if k_cache is not None else None
+            vc = v_cache[i] if v_cache is not None else None
+            h = self.layer(h, self.qkv[i], self.o[i], self.gate_up[i], self.down[i], self.norm, cos, sin, kc, vc,
+                           seqs, q_len, ctx, self.nh, self.nkv, self.d)
         last = F.rms_norm(h[sample_rows], (self.h,), self.norm)
         return last @ self.head.t()
 
 
 def step_sweep(log, layers):
-    """Whole forward passes of `Stack`: prefill of one prompt (eager, as engines run prefill), decode of a batch
-    eager and replayed as one CUDA graph (as vLLM runs decode)."""
+    """Whole forward passes of `Stack`: prefill of one prompt and decode of a batch, each launched from the host
+    (eager) and replayed as one CUDA graph (as vLLM replays its steps), with the kernels one pass launches."""
     stack = Stack(layers)
+    try:
+        with torch.no_grad():
+            x = torch.randn(16, stack.h, device="cuda", dtype=torch.bfloat16)
+            stack(x, None, None, torch.arange(16, device="cuda"), 1, 16, 16, torch.tensor([15], device="cuda"))
+            torch.cuda.synchronize()
+    except Exception as e:  # noqa: BLE001 - a PyTorch whose compiler fails here still measures the stack, eager
+        log(f"torch.compile of the layer failed ({type(e).__name__}: {e}); the stack runs eager")
+        stack = Stack(layers, compile_layer=False)
+    log(f"stack: {'compiled' if stack.compiled else 'eager'} layer")
     rows = []
     with torch.no_grad():
         for n in [16, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384]:
@@ -345,9 +399,10 @@ def step_sweep(log, layers):
                 fn = lambda: stack(x, None, None, pos, 1, n, n, rows_s)  # noqa: E731
                 eager = median_ms(fn, budget_s=0.5) / 1e3
                 graphed = graphed_ms(fn, calls=1, budget_s=0.5) / 1e3
+                kernels = kernel_count(fn)
                 for graph, sec in [(False, eager), (True, graphed)]:
                     rows.append({"phase": "prefill", "graph": graph, "seqs": 1, "query_tokens": n, "context": n,
-                                 "seconds": sec})
+                                 "seconds": sec, "kernels": kernels})
                 log(f"prefill step n={n}: eager {eager*1e3:.2f} ms, graph {graphed*1e3:.2f} ms")
             except Exception as e:  # noqa: BLE001
                 log(f"prefill step n={n}: {e}")
@@ -372,9 +427,10 @@ def step_sweep(log, layers):
                 with torch.cuda.graph(g):
                     fn()
                 graphed = median_ms(g.replay, budget_s=0.5) / 1e3
+                kernels = kernel_count(fn)
                 for graph, sec in [(False, eager), (True, graphed)]:
                     rows.append({"phase": "decode", "graph": graph, "seqs": b, "query_tokens": 1, "context": ctx,
-                                 "seconds": sec})
+                                 "seconds": sec, "kernels": kernels})
                 log(f"decode step b={b}: eager {eager*1e3:.2f} ms, graph {graphed*1e3:.2f} ms")
                 del g, kc, vc
             except Exception as e:  # noqa: BLE001

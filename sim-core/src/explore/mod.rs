@@ -27,6 +27,7 @@ pub mod protocol;
 pub mod server_settings;
 pub mod serving_commands;
 pub mod settings;
+pub mod step_check;
 pub mod stored_fits;
 pub mod sweep;
 pub mod target;

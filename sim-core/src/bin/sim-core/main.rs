@@ -552,10 +552,11 @@ fn run(cmd: Command, out: &mut Out) -> Result<u8, CliError> {
             let r = ws.accuracy(fit_set(fit));
             let protocol = ws.protocol();
             let coverage = ws.coverage_check();
+            let steps = ws.step_checks();
             let sens = if sensitivity { ws.sensitivity(&ws.assumptions()) } else { Vec::new() };
             let verdicts = sim_core::report::mode_verdicts(r);
             if format == ReportFormat::Markdown {
-                out.line(markdown::report(r, &protocol, &coverage).trim_end());
+                out.line(markdown::report(r, &protocol, &coverage, &steps).trim_end());
                 return Ok(0);
             }
             if format == ReportFormat::Json {
@@ -564,6 +565,14 @@ fn run(cmd: Command, out: &mut Out) -> Result<u8, CliError> {
                     obj.insert("verdicts".into(), serde_json::to_value(&verdicts).unwrap_or_default());
                     obj.insert("protocol".into(), serde_json::to_value(&protocol).unwrap_or_default());
                     obj.insert("band_coverage".into(), serde_json::to_value(&coverage).unwrap_or_default());
+                    let checks: Vec<serde_json::Value> = steps
+                        .iter()
+                        .map(|c| match c {
+                            Ok(c) => serde_json::to_value(c).unwrap_or_default(),
+                            Err(e) => serde_json::json!({ "error": e.to_string() }),
+                        })
+                        .collect();
+                    obj.insert("step_check".into(), serde_json::Value::Array(checks));
                     let outside = sim_core::fit::implausible(&r.calibration.coefficients);
                     obj.insert("outside_plausible_range".into(), serde_json::to_value(&outside).unwrap_or_default());
                     if sensitivity {
@@ -585,6 +594,9 @@ fn run(cmd: Command, out: &mut Out) -> Result<u8, CliError> {
                     out.line(&line);
                 }
                 for line in render_protocol::coverage(&coverage) {
+                    out.line(&line);
+                }
+                for line in render_protocol::step_checks(&steps) {
                     out.line(&line);
                 }
                 if sensitivity {

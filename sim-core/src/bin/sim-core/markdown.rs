@@ -3,6 +3,7 @@
 //! the documents' generated blocks with this output, so every figure there is the code's.
 
 use sim_core::explore::held_out::CoverageRow;
+use sim_core::explore::step_check::{StepCheck, StepCheckError};
 use sim_core::explore::ProtocolRow;
 use sim_core::report::Report;
 use sim_core::stats::ErrorStats;
@@ -134,7 +135,12 @@ fn coverage(rows: &[CoverageRow]) -> Vec<String> {
 }
 
 /// The whole Markdown report.
-pub fn report(r: &Report, rows: &[ProtocolRow], bands: &[CoverageRow]) -> String {
+pub fn report(
+    r: &Report,
+    rows: &[ProtocolRow],
+    bands: &[CoverageRow],
+    steps: &[Result<StepCheck, StepCheckError>],
+) -> String {
     let mut out =
         vec!["**Throughput** (output tok/s; APE over the points each question judges):".to_string(), String::new()];
     out.extend(protocol(rows));
@@ -162,5 +168,47 @@ pub fn report(r: &Report, rows: &[ProtocolRow], bands: &[CoverageRow]) -> String
     ));
     out.push(String::new());
     out.extend(coverage(bands));
+    out.push(String::new());
+    out.push(
+        "**Step check** (the model's step, with the `roofline` profile on a kernel table, against the whole forward \
+         passes that table timed on its GPU, replayed as CUDA graphs):"
+            .into(),
+    );
+    out.push(String::new());
+    out.extend(step_checks(steps));
     out.join("\n") + "\n"
+}
+
+/// Each kernel table's step check, one row per table.
+fn step_checks(checks: &[Result<StepCheck, StepCheckError>]) -> Vec<String> {
+    let body: Vec<Vec<String>> = checks
+        .iter()
+        .map(|c| match c {
+            Ok(c) => vec![
+                format!("`{}`", c.table),
+                c.gpu.clone(),
+                if c.compiled { "compiled" } else { "eager" }.to_string(),
+                format!("{:.1}%", c.prefill_median_ape),
+                format!("{:.1}%", c.decode_median_ape),
+                format!("{:.1}%", c.max_ape),
+                c.target_ape.map_or_else(String::new, |x| format!("every pass ≤ {x:.0}%")),
+                match c.met {
+                    Some(true) => "met".to_string(),
+                    Some(false) => "**missed**".to_string(),
+                    None => String::new(),
+                },
+            ],
+            Err(e) => vec![
+                e.to_string(),
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
+            ],
+        })
+        .collect();
+    table(&["table", "GPU", "stack", "prefill median", "decode median", "largest", "target", "met"], &body)
 }

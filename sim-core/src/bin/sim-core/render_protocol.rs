@@ -3,6 +3,7 @@
 
 use crate::out::Table;
 use sim_core::explore::held_out::CoverageRow;
+use sim_core::explore::step_check::{StepCheck, StepCheckError};
 use sim_core::explore::{ProtocolRow, SensitivityRow};
 
 /// A protocol row's frozen target as text (`median <= 30%, p90 <= 35%`), with `le` as the comparison sign; empty
@@ -145,6 +146,63 @@ pub fn coverage(rows: &[CoverageRow]) -> Vec<String> {
         ),
     ];
     out.extend(t.aligned());
+    out
+}
+
+/// Each kernel table's step check: its forward passes measured against the model's step, and the target.
+pub fn step_checks(checks: &[Result<StepCheck, StepCheckError>]) -> Vec<String> {
+    let mut out = Vec::new();
+    for c in checks {
+        let c = match c {
+            Ok(c) => c,
+            Err(e) => {
+                out.extend([String::new(), format!("step check: {e}")]);
+                continue;
+            }
+        };
+        let target = c.target_ape.map_or_else(String::new, |x| format!("; target: every pass within {x:.0}%"));
+        out.push(String::new());
+        out.push(format!(
+            "step check, kernel table {} ({}, {} stack; the roofline profile on the table, graph-replayed passes{target}): \
+             prefill median {:.1}%, decode median {:.1}%, largest {:.1}%: {}",
+            c.table,
+            c.gpu,
+            if c.compiled { "compiled" } else { "eager" },
+            c.prefill_median_ape,
+            c.decode_median_ape,
+            c.max_ape,
+            match c.met {
+                Some(true) => "met",
+                Some(false) => "missed",
+                None => "no target",
+            }
+        ));
+        let mut t = Table::new(&[
+            "phase",
+            "seqs",
+            "tokens",
+            "context",
+            "measured_ms",
+            "predicted_ms",
+            "error",
+            "hbm_ms",
+            "compute_ms",
+        ]);
+        for r in &c.rows {
+            t.row(vec![
+                r.phase.name().into(),
+                format!("{}", r.seqs),
+                format!("{}", r.query_tokens * r.seqs),
+                format!("{}", r.context),
+                format!("{:.2}", r.measured_s * 1e3),
+                format!("{:.2}", r.predicted_s * 1e3),
+                format!("{:+.1}%", r.error() * 100.0),
+                format!("{:.2}", r.hbm_s * 1e3),
+                format!("{:.2}", r.compute_s * 1e3),
+            ]);
+        }
+        out.extend(t.aligned());
+    }
     out
 }
 

@@ -32,6 +32,20 @@ pub struct AccuracyFile {
     /// prints each question's share). Absent: bands at 80%, the share reported and not enforced.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub band_coverage: Option<BandCoverage>,
+    /// How close the model's step must come to each whole forward pass a kernel table timed (`report` prints
+    /// every table's check against it; not enforced). Absent: the check is printed without a target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step_check: Option<StepCheckTarget>,
+}
+
+/// The step check's target: every graph-replayed forward pass of a kernel table within `ape_max` percent.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct StepCheckTarget {
+    pub ape_max: f64,
+    /// When and why it was written.
+    pub source: String,
 }
 
 /// Held-out medians as they stood when the gate was written, and the slack a change may use.

@@ -175,6 +175,10 @@ pub struct StackShape {
     pub vocab: f64,
     /// Weights of one layer, parameters.
     pub layer_params: f64,
+    /// Whether the layer ran compiled by torch.compile (elementwise work fused around the GEMMs and attention,
+    /// as vLLM compiles its models) or eager, one PyTorch kernel per operation. Absent: eager.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compiled: Option<bool>,
 }
 
 /// One timed forward pass.
@@ -189,6 +193,9 @@ pub struct StepRow {
     pub query_tokens: f64,
     pub context: f64,
     pub seconds: f64,
+    /// CUDA kernels one pass launched (PyTorch's profiler, copies and memsets not counted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernels: Option<f64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -197,4 +204,13 @@ pub struct StepRow {
 pub enum StepPhase {
     Prefill,
     Decode,
+}
+
+impl StepPhase {
+    pub fn name(self) -> &'static str {
+        match self {
+            StepPhase::Prefill => "prefill",
+            StepPhase::Decode => "decode",
+        }
+    }
 }
