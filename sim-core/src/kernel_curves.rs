@@ -3,7 +3,7 @@
 
 use crate::dataset::schema::{GemmDtype, HardwareFile, KernelsFile};
 use crate::dataset::Dataset;
-use crate::spec::{CurveSource, GemmCurves, HardwareSpec, RooflineCurve};
+use crate::spec::{CurveSource, GemmCurves, HardwareSpec, KernelCosts, RooflineCurve};
 
 /// The roofline a table's times are read against: the measured GPU's spec peaks and memory bandwidth.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -52,10 +52,99 @@ pub fn curves_from_table(table: &KernelsFile, measured_on: Roofline) -> (Rooflin
     (RooflineCurve::from_samples(&samples(GemmDtype::Bf16)), RooflineCurve::from_samples(&samples(GemmDtype::Fp8)))
 }
 
-/// The fields of a kernel table no prediction reads (`curves_from_table` reads the GEMM rows): the checks'
-/// measurements, which a bundle that only predicts (the page) can leave out.
-pub const CHECK_ONLY_FIELDS: [&str; 5] =
-    ["grouped_gemm", "attention_prefill", "attention_decode", "elementwise", "steps"];
+/// The fields of a kernel table no prediction reads (`curves_from_table` reads the GEMM rows, `kernel_costs` the
+/// small GEMMs, the elementwise rows and the stack's kernel counts): the checks' measurements, which a bundle that
+/// only predicts (the page) can leave out.
+pub const CHECK_ONLY_FIELDS: [&str; 3] = ["grouped_gemm", "attention_prefill", "attention_decode"];
+
+/// Rows a GEMM may multiply and still count as weight streaming (`KernelCosts`).
+const STREAMING_ROWS: f64 = 16.0;
+
+/// A kernel's cost beyond the roofline, from `table` measured on a GPU of `measured_on`'s bandwidth
+/// (`spec::KernelCosts`): `None` without small GEMMs, elementwise rows or a stack's kernel counts.
+pub fn kernel_costs(table: &KernelsFile, measured_on: Roofline) -> Option<KernelCosts> {
+    // Time against bytes of every GEMM of a few rows, at its operands' width.
+    let points: Vec<(f64, f64)> = table
+        .gemm
+        .iter()
+        .flat_map(|r| {
+            let b = r.dtype.operand_bytes();
+            r.m.iter()
+                .zip(&r.seconds)
+                .filter(|(m, t)| **m <= STREAMING_ROWS && **t > 0.0)
+                .map(move |(&m, &t)| (r.n * r.k * b + m * r.k * b + 2.0 * m * r.n, t))
+        })
+        .collect();
+    let (fixed, per_byte) = least_squares_line(&points)?;
+    let stream_share = 1.0 / (per_byte * measured_on.hbm_bytes_per_sec);
+    let steps = table.steps.as_ref()?;
+    let mut counts: Vec<f64> = steps
+        .rows
+        .iter()
+        .filter(|r| r.graph && r.phase == crate::dataset::schema::StepPhase::Decode)
+        .filter_map(|r| r.kernels)
+        .collect();
+    let mut small: Vec<f64> =
+        table.elementwise.iter().filter(|r| r.tokens > 0.0 && r.tokens <= STREAMING_ROWS).map(|r| r.seconds).collect();
+    let (kernels, small_kernel_s) = (median(&mut counts)?, median(&mut small)?);
+    let ok = |x: f64| x.is_finite() && x > 0.0;
+    (ok(fixed)
+        && ok(stream_share)
+        && stream_share <= 1.0
+        && ok(kernels)
+        && ok(small_kernel_s)
+        && steps.stack.layers > 0.0)
+        .then_some(KernelCosts {
+            stream_fixed_s: fixed,
+            stream_share,
+            layer_kernels: kernels / steps.stack.layers,
+            small_kernel_s,
+            prefill_attention: medians_by(table.attention_prefill.iter().filter(|r| r.causal && r.seconds > 0.0).map(
+                |r| {
+                    let flops = 4.0 * r.heads * r.head_dim * r.query_tokens * r.query_tokens / 2.0;
+                    (r.query_tokens, flops / measured_on.flops_bf16 / r.seconds)
+                },
+            )),
+            decode_attention: medians_by(
+                table
+                    .attention_decode
+                    .iter()
+                    .filter(|r| r.seconds > 0.0)
+                    .map(|r| (r.kv_bytes, (r.kv_bytes / measured_on.hbm_bytes_per_sec / r.seconds).min(1.0))),
+            ),
+        })
+}
+
+/// The median `y` of each distinct `x`, `x` increasing.
+fn medians_by(points: impl Iterator<Item = (f64, f64)>) -> Vec<(f64, f64)> {
+    let mut by: std::collections::BTreeMap<u64, Vec<f64>> = std::collections::BTreeMap::new();
+    for (x, y) in points.filter(|(x, y)| *x > 0.0 && y.is_finite() && *y > 0.0) {
+        by.entry(x.to_bits()).or_default().push(y);
+    }
+    let mut out: Vec<(f64, f64)> =
+        by.into_iter().filter_map(|(x, mut ys)| Some((f64::from_bits(x), median(&mut ys)?))).collect();
+    crate::stats::sort_by(&mut out, |a, b| a.0.total_cmp(&b.0));
+    out
+}
+
+/// The least-squares line `y = a + b x` through `points` (`None` for fewer than two distinct `x`).
+fn least_squares_line(points: &[(f64, f64)]) -> Option<(f64, f64)> {
+    let n = points.len() as f64;
+    let (mx, my) = (points.iter().map(|p| p.0).sum::<f64>() / n, points.iter().map(|p| p.1).sum::<f64>() / n);
+    let sxx: f64 = points.iter().map(|p| (p.0 - mx).powi(2)).sum();
+    let sxy: f64 = points.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    (points.len() >= 2 && sxx > 0.0).then(|| (my - sxy / sxx * mx, sxy / sxx))
+}
+
+/// The median of `v` (`None` when empty).
+fn median(v: &mut [f64]) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    crate::stats::sort_by(v, f64::total_cmp);
+    let n = v.len();
+    Some(if n % 2 == 1 { v[n / 2] } else { 0.5 * (v[n / 2 - 1] + v[n / 2]) })
+}
 
 /// A kernel table's text without `CHECK_ONLY_FIELDS`, compact: the same curves for half the bytes. `None` when the
 /// text is not a JSON object (it is then bundled as it is, and the loader reports it).
@@ -91,7 +180,9 @@ pub fn attach(ds: &Dataset, hw: &mut HardwareSpec) {
     } else {
         CurveSource::Transferred { table: table.id.clone(), gpu: table.provenance.gpu.clone() }
     };
-    hw.gemm = GemmCurves { bf16, fp8, source };
+    // Another GPU takes the measured share of its own bandwidth and the measured fixed times as they are.
+    let kernels = kernel_costs(table, Roofline::of(file));
+    hw.gemm = GemmCurves { bf16, fp8, source, kernels };
 }
 
 #[cfg(test)]
@@ -172,11 +263,34 @@ mod tests {
         assert_eq!(predicting_part("[1, 2]"), None);
     }
 
+    /// The H100 table's kernel costs: a weight-streaming GEMM's line through its small GEMMs (a ramp of a few
+    /// microseconds, then most of the bandwidth: nvbandwidth-class reads reach about 0.9 of an H100's 3.35 TB/s),
+    /// the compiled stack's kernels per layer, a small kernel's time, and attention shares that rise with size.
+    #[test]
+    fn the_h100_table_gives_each_kernel_its_fixed_time_and_streaming_share() {
+        let ds = dataset(true);
+        let h = spec(&ds, "h100-sxm");
+        let c = h.gemm.kernels.as_ref().expect("the H100 table times small GEMMs, elementwise kernels and a stack");
+        assert!((2e-6..=10e-6).contains(&c.stream_fixed_s), "{c:?}");
+        assert!((0.8..=1.0).contains(&c.stream_share), "{c:?}");
+        assert!((6.0..=20.0).contains(&c.layer_kernels), "{c:?}");
+        assert!((0.5e-6..=6e-6).contains(&c.small_kernel_s), "{c:?}");
+        let (short, long) = (c.prefill_attention_share(256.0), c.prefill_attention_share(16384.0));
+        assert!(short.zip(long).is_some_and(|(a, b)| a < b && b <= 1.0), "{short:?} {long:?}");
+        let (small, large) = (c.decode_attention_share(1e6), c.decode_attention_share(1e9));
+        assert!(small.zip(large).is_some_and(|(a, b)| a < b && b <= 1.0), "{small:?} {large:?}");
+        // Flat beyond the measured sizes.
+        assert_eq!(c.prefill_attention_share(1.0), c.prefill_attention_share(2.0));
+        // The GB300 takes the same laws, its own bandwidth scaling the streaming share's bytes per second.
+        assert_eq!(spec(&ds, "gb300-station").gemm.kernels.as_ref(), Some(c));
+    }
+
     #[test]
     fn without_a_table_every_machine_keeps_the_roofline() {
         let ds = dataset(false);
         let h = spec(&ds, "h100-sxm");
         assert_eq!(h.gemm.source, CurveSource::None);
         assert!(!h.gemm.measured());
+        assert!(h.gemm.kernels.is_none());
     }
 }

@@ -93,6 +93,7 @@ mod tests {
             protocol: Vec::new(),
             held_out_gate: Some(HeldOutGate { slack_points: 1.0, source: "test".into(), medians }),
             band_coverage: None,
+            step_check: None,
         }
     }
 

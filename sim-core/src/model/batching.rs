@@ -424,7 +424,11 @@ impl StepCosts<'_, '_> {
         let tokens = seqs * (m.draft_tokens + 1.0) + load.prefill_tokens;
         let kv_read = e.kv_per_rank(load.kv_read_bytes) + load.state_rw_bytes / tp;
         let reads = self.reader.reads(tokens, kv_read);
-        let hbm_s = reads.hbm_bytes / (k.hbm_efficiency * e.hw.hbm_bytes_per_sec);
+        // An engine that reads the kernel table streams HBM at the share its GEMMs of a few rows reach there,
+        // and pays each kernel's fixed time (`KernelCosts`); any other at its profile's bandwidth efficiency.
+        let table_kernels = if k.gemms_from_kernel_table() { e.hw.gemm.kernels.as_ref() } else { None };
+        let hbm_efficiency = table_kernels.map_or(k.hbm_efficiency, |c| c.stream_share);
+        let hbm_s = reads.hbm_bytes / (hbm_efficiency * e.hw.hbm_bytes_per_sec);
         let slow_s = reads.slow_bytes / (k.slow_efficiency * e.hw.slow_path_bytes_per_sec);
         // Weights multiply at their own precision; attention runs at BF16 (FlashAttention and FlashMLA kernels
         // compute in BF16, dequantising an FP8 KV cache).
@@ -509,7 +513,37 @@ impl StepCosts<'_, '_> {
         } else {
             0.0
         };
-        let total_s = hbm_s.max(compute_s - host_compute_s) + slow_s.max(host_compute_s) + comm_s + overhead_s;
+        let (total_s, overhead_s) = match table_kernels {
+            // Kernel by kernel, as the table times them: the weight GEMMs as the larger of their bytes and their
+            // FLOPs, then attention as the larger of its KV reads and its FLOPs (the two run one after the other,
+            // never overlapped), then every kernel's fixed time.
+            Some(c) => {
+                // The KV one attention call reads (a layer's, on this rank) at the share the table's decode
+                // attention reached at that size; a prompt's attention at the share its tokens reached.
+                let bw = e.hw.hbm_bytes_per_sec;
+                let kv_share = c.decode_attention_share(kv_read / m.layers.max(1.0)).unwrap_or(hbm_efficiency);
+                let kv_s = kv_read / (kv_share.clamp(1e-3, 1.0) * bw);
+                let weights_hbm_s = (hbm_s - kv_read / (hbm_efficiency * bw)).max(0.0);
+                let gemm_s = weights_s - host_compute_s;
+                let attention_s = match (c.prefill_attention_share(load.prefill_tokens), load.prefill_tokens > 0.0) {
+                    (Some(share), true) => {
+                        (compute_s - weights_s) * ATTENTION_KERNEL_EFFICIENCY / share.clamp(1e-3, 1.0)
+                    }
+                    _ => compute_s - weights_s,
+                };
+                let fixed_s = if tokens > 0.0 { c.layer_fixed_s() * layers } else { 0.0 };
+                let total = weights_hbm_s.max(gemm_s)
+                    + kv_s.max(attention_s)
+                    + slow_s.max(host_compute_s)
+                    + comm_s
+                    + overhead_s
+                    + fixed_s;
+                (total, overhead_s + fixed_s)
+            }
+            None => {
+                (hbm_s.max(compute_s - host_compute_s) + slow_s.max(host_compute_s) + comm_s + overhead_s, overhead_s)
+            }
+        };
         StepTime { total_s, hbm_s, slow_s, compute_s, comm_s, overhead_s }
     }
 }

@@ -113,6 +113,73 @@ pub struct GemmCurves {
     #[serde(skip)]
     pub fp8: RooflineCurve,
     pub source: CurveSource,
+    /// What each kernel of a step costs beyond its bytes and FLOPs, from the same table (`None` without one, or
+    /// where the table measured no whole stack).
+    #[serde(skip)]
+    pub kernels: Option<KernelCosts>,
+}
+
+/// A kernel's cost beyond the roofline, as a kernel table measures it on its GPU.
+///
+/// ```text
+///   a weight-streaming GEMM (a few rows):  t = stream_fixed_s + bytes / (stream_share * B_hbm)
+///   one layer of a compiled stack:         layer_kernels kernels, every one but its weight GEMMs
+///                                          at least small_kernel_s
+/// ```
+/// `stream_fixed_s` and `stream_share`: a least-squares line through the table's GEMMs of at most 16 rows,
+/// time against bytes (on the H100: 5.2 us and 0.95 of 3.35 TB/s, within 4% at the median from 8 to 470 MB).
+/// `layer_kernels`: the kernels one decode pass of the table's compiled stack launched (PyTorch's profiler), over
+/// its layers; `small_kernel_s`: the median of the table's elementwise kernels at 16 tokens or fewer.
+/// Attention runs at what the table's attention kernels reached: a causal prompt at a share of the BF16 peak
+/// against its tokens, a decode at a share of the memory bandwidth against the KV bytes one call reads (each
+/// the median over the measured head shapes, linear in the logarithm between measured sizes, flat beyond).
+#[derive(Debug, Clone, PartialEq)]
+pub struct KernelCosts {
+    pub stream_fixed_s: f64,
+    pub stream_share: f64,
+    pub layer_kernels: f64,
+    pub small_kernel_s: f64,
+    /// (prompt tokens, share of the BF16 peak), tokens increasing.
+    pub prefill_attention: Vec<(f64, f64)>,
+    /// (KV bytes one call reads, share of the memory bandwidth), bytes increasing.
+    pub decode_attention: Vec<(f64, f64)>,
+}
+
+/// `points` (x increasing, x > 0) read at `x`: linear in `ln x` between neighbours, flat beyond the ends.
+fn log_interpolate(points: &[(f64, f64)], x: f64) -> Option<f64> {
+    let (first, last) = (points.first()?, points.last()?);
+    if !(x > first.0) {
+        return Some(first.1);
+    }
+    if x >= last.0 {
+        return Some(last.1);
+    }
+    let i = points.iter().position(|p| p.0 >= x)?;
+    let (a, b) = (points[i - 1], points[i]);
+    let w = (x.ln() - a.0.ln()) / (b.0.ln() - a.0.ln());
+    Some(a.1 + (b.1 - a.1) * w)
+}
+
+/// Weight GEMMs of one layer of the measured stack (QKV, output, gate and up, down), the kernels whose fixed
+/// cost is `stream_fixed_s`; its layer's other kernels cost `small_kernel_s` each.
+pub const STACK_LAYER_GEMMS: f64 = 4.0;
+
+impl KernelCosts {
+    /// The share of the BF16 peak causal attention over a prompt of `tokens` reaches (`None` unmeasured).
+    pub fn prefill_attention_share(&self, tokens: f64) -> Option<f64> {
+        log_interpolate(&self.prefill_attention, tokens)
+    }
+
+    /// The share of the memory bandwidth a decode attention call reading `bytes` of KV reaches.
+    pub fn decode_attention_share(&self, bytes: f64) -> Option<f64> {
+        log_interpolate(&self.decode_attention, bytes)
+    }
+
+    /// The fixed time of one layer's kernels: its weight GEMMs' ramp and its other kernels' floor.
+    pub fn layer_fixed_s(&self) -> f64 {
+        STACK_LAYER_GEMMS * self.stream_fixed_s
+            + (self.layer_kernels - STACK_LAYER_GEMMS).max(0.0) * self.small_kernel_s
+    }
 }
 
 impl GemmCurves {
