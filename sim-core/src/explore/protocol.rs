@@ -7,6 +7,8 @@
 //! pair_from_one   fit on its one-machine points             → error on its two-machine points
 //! leave_one_out   fit on every other dataset's points       → error on all of its points
 //! ```
+//! Points across four machines (`tp4`, `pp4`, `dp4`) are never fitted on: only their dataset's leave-one-out
+//! judges them, each predicted by its mode like any other point.
 //! Within a dataset, `fitted` and `pair_from_one` fit each engine build (the scenarios that name one engine
 //! profile) apart, as its profile is fitted; `leave_one_out` fits one profile on all other datasets. Every
 //! build keeps what its profile states rather than fits (admission policy, memory shares: `EngineSettings`),
@@ -85,6 +87,10 @@ pub struct ProtocolRow {
     /// Of the judged setups measured in two modes or more (one scenario, workload and concurrency), how many the
     /// model ranks in the measured order (`None` without such setups).
     pub mode_order: Option<ModeOrders>,
+    /// Of the judged setups measured on one machine and in another mode, the other mode's throughput over one
+    /// machine's, measured against predicted (`None` without such setups).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode_ratios: Option<ModeRatios>,
     /// Every other frozen target for this dataset and question (a latency, a subset of points, the modes'
     /// order), each with what the model gives.
     pub checks: Vec<TargetCheck>,
@@ -110,6 +116,7 @@ impl ProtocolRow {
             tpot: None,
             open_loop: None,
             mode_order: None,
+            mode_ratios: None,
             checks: Vec::new(),
             held_out: Vec::new(),
         }
@@ -147,6 +154,42 @@ impl ModeOrders {
                     .push(format!("{scenario} {isl}/{osl} at {c}: measured {measured}, predicted {predicted}"));
             }
         }
+    }
+}
+
+/// Each mode's throughput over one machine's at one setup (a model, workload and concurrency, across the dataset's
+/// scenarios: a run that drafts on one machine and not on two is two scenarios of one setup), measured and
+/// predicted, and the predicted ratio's error against the measured one.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ModeRatios {
+    /// One line per ratio, as `model isl/osl at c: tp2/single measured 0.36, predicted 1.52`.
+    pub ratios: Vec<String>,
+    /// The absolute percentage error of each predicted ratio against the measured one, in `ratios`' order.
+    pub apes: Vec<f64>,
+}
+
+impl ModeRatios {
+    /// The ratios of `rows`: every other mode's row over the one-machine row of its setup.
+    fn of(rows: &[crate::report::ReportRow]) -> Option<ModeRatios> {
+        type Setup = (String, u32, u32, u32);
+        let mut setups: BTreeMap<Setup, Vec<&crate::report::ReportRow>> = BTreeMap::new();
+        for r in rows {
+            setups.entry((r.model.clone(), r.isl, r.osl, r.concurrency)).or_default().push(r);
+        }
+        let mut out = ModeRatios::default();
+        for ((model, isl, osl, c), rows) in setups {
+            let Some(one) = rows.iter().find(|r| r.mode == crate::dataset::schema::Mode::Single) else { continue };
+            for r in rows.iter().filter(|r| r.mode != crate::dataset::schema::Mode::Single) {
+                let measured = r.measured_tok_s / one.measured_tok_s;
+                let predicted = r.predicted_tok_s / one.predicted_tok_s;
+                out.apes.push(crate::stats::ape(predicted, measured));
+                out.ratios.push(format!(
+                    "{model} {isl}/{osl} at {c}: {}/single measured {measured:.2}, predicted {predicted:.2}",
+                    r.mode.name()
+                ));
+            }
+        }
+        (!out.apes.is_empty()).then_some(out)
     }
 }
 
@@ -532,10 +575,13 @@ fn protocol_row(
     q: Question,
 ) -> ProtocolRow {
     let ours = |p: &MeasuredPoint| p.dataset == dataset && !p.is_flagged() && scenarios.contains_key(&p.scenario);
+    // Points across four machines are predicted, never fitted on: every question holds them out (their own
+    // dataset's leave-one-out judges them), so a coefficient is never bent to the crossing it is judged on.
+    let fittable = |p: &MeasuredPoint| p.mode.machines() <= 2;
     let with_single: std::collections::BTreeSet<&str> =
         points.iter().filter(|p| ours(p) && p.mode.machines() == 1).map(|p| p.scenario.as_str()).collect();
     let (fit_on, judge): (PointFilter, PointFilter) = match q {
-        Question::Fitted => (Box::new(ours), Box::new(ours)),
+        Question::Fitted => (Box::new(move |p: &MeasuredPoint| ours(p) && fittable(p)), Box::new(ours)),
         Question::PairFromOne => (
             Box::new(move |p: &MeasuredPoint| ours(p) && p.mode.machines() == 1),
             Box::new(move |p: &MeasuredPoint| {
@@ -544,7 +590,7 @@ fn protocol_row(
         ),
         Question::LeaveOneOut => (
             Box::new(move |p: &MeasuredPoint| {
-                p.dataset != dataset && !p.is_flagged() && scenarios.contains_key(&p.scenario)
+                p.dataset != dataset && !p.is_flagged() && scenarios.contains_key(&p.scenario) && fittable(p)
             }),
             Box::new(ours),
         ),
@@ -592,6 +638,7 @@ fn protocol_row(
     let (mut open_tok, mut open_ttft) = (Vec::new(), Vec::new());
     let mut orders = ModeOrders::default();
     let mut held_out = Vec::new();
+    let mut judged_all: Vec<crate::report::ReportRow> = Vec::new();
     for g in &groups {
         let in_group = |p: &MeasuredPoint| g.is_empty() || engine_of(p) == g;
         let train_g: Vec<MeasuredPoint> = train.iter().filter(|p| in_group(p)).cloned().collect();
@@ -615,6 +662,7 @@ fn protocol_row(
         ttft.extend(judged_rows().filter_map(|r| r.ttft_ape()));
         tpot.extend(judged_rows().filter_map(|r| r.tpot_ape()));
         orders.add(judged_rows());
+        judged_all.extend(judged_rows().cloned());
         let kept_up = || report.rows.iter().filter(|r| r.open_loop_kept_up == Some(true));
         open_tok.extend(kept_up().map(|r| r.ape));
         open_ttft.extend(kept_up().filter_map(|r| r.median_ttft_ape()));
@@ -635,6 +683,7 @@ fn protocol_row(
         ttft: ErrorStats::of(&ttft),
         tpot: ErrorStats::of(&tpot),
         mode_order: (orders.setups > 0).then_some(orders),
+        mode_ratios: ModeRatios::of(&judged_all),
         open_loop: ErrorStats::of(&open_tok).map(|throughput| OpenLoopErrors {
             throughput,
             worst_throughput_ape: open_tok.iter().copied().fold(0.0, f64::max),
@@ -708,6 +757,10 @@ fn target_check(row: &ProtocolRow, t: &ProtocolTarget) -> TargetCheck {
             ),
             None => (None, Some("no judged setup measured in two modes".to_string())),
         },
+        (Metric::ModeRatio, None) => match &row.mode_ratios {
+            Some(m) => (ErrorStats::of(&m.apes), Some(m.ratios.join("; "))),
+            None => (None, Some("no judged setup measured on one machine and in another mode".to_string())),
+        },
         (Metric::Throughput, None) => (row.error, row.missing.clone()),
         (Metric::Ttft, None) => (row.ttft, row.ttft.is_none().then(|| "no judged point states a TTFT".to_string())),
         (Metric::Tpot, None) => (row.tpot, row.tpot.is_none().then(|| "no judged point states a TPOT".to_string())),
@@ -717,6 +770,7 @@ fn target_check(row: &ProtocolRow, t: &ProtocolTarget) -> TargetCheck {
         (Metric::Throughput, None) => row.worst_ape,
         (Metric::Throughput, Some(_)) => row.open_loop.map(|o| o.worst_throughput_ape),
         (Metric::Ttft, Some(_)) => row.open_loop.and_then(|o| o.worst_median_ttft_ape),
+        (Metric::ModeRatio, None) => row.mode_ratios.as_ref().and_then(|m| m.apes.iter().copied().reduce(f64::max)),
         _ => None,
     };
     // A pass/fail target: met when every judged setup ranks its modes as measured.

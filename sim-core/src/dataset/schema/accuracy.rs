@@ -161,6 +161,9 @@ pub enum Metric {
     /// Whether the model ranks the cluster modes of one setup in the measured order (a pass/fail target:
     /// no APE bound applies).
     ModeOrder,
+    /// Each mode's throughput over one machine's at one setup (a model, workload and concurrency), predicted
+    /// against measured: the APE of the predicted ratio (`worst_ape_max` bounds it at every setup).
+    ModeRatio,
 }
 
 impl Metric {
@@ -174,6 +177,7 @@ impl Metric {
             Metric::Ttft => "ttft",
             Metric::Tpot => "tpot",
             Metric::ModeOrder => "mode_order",
+            Metric::ModeRatio => "mode_ratio",
         }
     }
 }
