@@ -48,6 +48,9 @@ pub struct MeasuredPoint {
     /// (`conditions.open_loop`): what an open-loop prediction of the point needs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub open_loop: Option<OpenLoopRun>,
+    /// The serving engine the sweep names (`conditions.engine`), empty where it names none.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub engine: String,
 }
 
 /// One open-loop run as measured: the offered and achieved request rates, the prompts sent, the arrival
@@ -82,6 +85,15 @@ impl MeasuredPoint {
         !self.flags.is_empty()
     }
 
+    /// Whether a fit may read the point: measured on at most two machines (four-machine points are only ever
+    /// predicted) by an engine the dataset's profiles model (`MODELLED_ENGINES`: a run of another engine, such
+    /// as SGLang, is predicted with the generic vLLM profile and judged, never fitted on, for its engine's costs
+    /// are not those coefficients').
+    pub fn fittable(&self) -> bool {
+        let engine = self.engine.to_ascii_lowercase();
+        self.mode.machines() <= 2 && (engine.is_empty() || MODELLED_ENGINES.iter().any(|e| engine.contains(e)))
+    }
+
     /// Whether this is the point a claim's key names.
     pub fn is(&self, k: &PointKey) -> bool {
         self.model == k.model
@@ -91,6 +103,10 @@ impl MeasuredPoint {
             && f64::from(self.concurrency) == k.concurrency
     }
 }
+
+/// The serving engines the dataset's engine profiles model, as sweeps name them (lower case): vLLM's builds and
+/// NVIDIA NIM's TensorRT-LLM (`nim-trtllm`).
+pub const MODELLED_ENGINES: [&str; 3] = ["vllm", "nim", "tensorrt"];
 
 /// Every point of one sweep file, in file order (what `Dataset::points` lists, and what an importer's sweep
 /// gives before it is part of a dataset).
@@ -116,6 +132,7 @@ pub fn sweep_points(path: &str, sweep: &SweepFile) -> Vec<MeasuredPoint> {
                 latency: p.latency(),
                 spec_decode: p.spec_decode.clone(),
                 open_loop: open_loop_run(sweep, p),
+                engine: sweep.conditions.as_ref().map(|c| c.engine.clone()).unwrap_or_default(),
             });
         }
     }

@@ -575,9 +575,10 @@ fn protocol_row(
     q: Question,
 ) -> ProtocolRow {
     let ours = |p: &MeasuredPoint| p.dataset == dataset && !p.is_flagged() && scenarios.contains_key(&p.scenario);
-    // Points across four machines are predicted, never fitted on: every question holds them out (their own
-    // dataset's leave-one-out judges them), so a coefficient is never bent to the crossing it is judged on.
-    let fittable = |p: &MeasuredPoint| p.mode.machines() <= 2;
+    // Points across four machines, and runs of an engine no profile models, are predicted, never fitted on:
+    // every question holds them out (their own dataset's leave-one-out judges them), so a coefficient is never
+    // bent to the crossing or the engine it is judged on.
+    let fittable = MeasuredPoint::fittable;
     let with_single: std::collections::BTreeSet<&str> =
         points.iter().filter(|p| ours(p) && p.mode.machines() == 1).map(|p| p.scenario.as_str()).collect();
     let (fit_on, judge): (PointFilter, PointFilter) = match q {
