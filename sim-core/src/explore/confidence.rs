@@ -48,7 +48,7 @@ pub struct Bands {
     pub closest: Closest,
     /// The share of held-out points each interval is built to hold.
     pub coverage: f64,
-    /// In `Mode::ALL` order.
+    /// In `Mode::EVERY` order.
     pub modes: Vec<ModeBands>,
 }
 
@@ -108,7 +108,7 @@ impl Asked<'_> {
 
     fn bands(&self, points: &[HeldOutPoint], coverage: f64) -> Bands {
         let band = |mode, metric, stated| held_out::band(points, &self.case(mode, metric, stated), coverage, None);
-        let modes = Mode::ALL
+        let modes = Mode::EVERY
             .into_iter()
             .map(|mode| {
                 let latency = |metric| {
