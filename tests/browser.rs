@@ -14,24 +14,27 @@ use fantoccini::Locator;
 use serde_json::{json, Value};
 use std::time::Instant;
 
-/// The page's code (everything in dist/ but its data files): 618,106 bytes gzipped measured (603.6 KiB), rounded
-/// up. It was 663,599 bytes with the dataset and its fits compiled in; they are now files the page fetches,
-/// counted by `BUDGET_DATA_GZIP_BYTES`: the wasm lost 44.2 KB of them and gained the fetching, the loading and
-/// error states and the later evidence (the same data compresses to 52.9 KB on its own). The
-/// explorer's size target is under 550 KB: 68 KB of code to cut, which the page's own code cannot give (the
-/// dataset's deserializers are a fifth of the wasm's code, the number formatting and unicode tables of the
-/// library another 8%). Before: 651,575 before the
+/// The page's code (everything in dist/ but its data files): 629,044 bytes gzipped measured (614.3 KiB), rounded
+/// up. Not paid with a cut (+10.9 KB since 618,106): the modes across four machines (their copies, verdicts,
+/// commands and bands), the kernel-level step of the engines that read a kernel table and the per-mode ratio
+/// metric; the only cuts found are the dataset's deserializers (a fifth of the wasm's code, a leaner reader of
+/// pre-checked data would take 12-16 KB) and the standard library's formatting and tables (a nightly toolchain's
+/// smaller panics), neither small. 663,599 bytes with the dataset and its fits compiled in; they are files the page
+/// fetches since (`BUDGET_DATA_GZIP_BYTES`): the wasm lost 44.2 KB of them and gained the fetching, the loading and
+/// error states and the later evidence. The explorer's size target is under 550 KB. Before: 651,575 before the
 /// bands of stated coverage and the costs across machines (+19.8 KB, 7.8 KB of it paid by leaving serde_json's
 /// exact float parser out of the page), 625,957 before the kernel tables and the planner's contract (+25.6 KB),
 /// 536,755 before the open loop, the planner asked by flags, the pp2/ep2 modes, the rate sweep view and the
 /// one-Spark and GB10-pair datasets (+87.7 KB). A change that adds more than a few KiB pays for it with a cut, or
 /// says here why not.
-const BUDGET_GZIP_BYTES: u64 = 604 * 1024;
+const BUDGET_GZIP_BYTES: u64 = 615 * 1024;
 
 /// The page's data files in dist/data/ (the dataset without its layout, its fits, the bands' evidence), gzipped
-/// as a server sends them: 52,896 bytes measured (46,661 the dataset, 1,670 the fits, 4,565 the evidence), rounded
-/// up; 52 KB of the old bundle was the same data compiled in. The first chart waits for the dataset and the fits.
-const BUDGET_DATA_GZIP_BYTES: u64 = 52 * 1024;
+/// as a server sends them: 66,518 bytes measured (59,856 the dataset, 1,695 the fits, 4,824 the evidence), rounded
+/// up. The data grows with what is published: 52,896 before the two Sparks (S7) and four GB10 machines (S8) with
+/// their model cards, and the kernel table's small kernels and stack that the step now reads. The first chart
+/// waits for the dataset and the fits.
+const BUDGET_DATA_GZIP_BYTES: u64 = 65 * 1024 + 512;
 
 /// The default page's throughput chart for one model and the 8192/1024 workload (index 1 of the workload picker).
 const MINIMAX_LONG: &str = "?model=minimax-m3&workload=8192-1024";
