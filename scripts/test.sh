@@ -49,7 +49,7 @@ trap report EXIT
 # end): `Running tests/cli.rs (target/debug/deps/cli-0123abcd)` is recorded as `tests/cli.rs (cli)`.
 time_test_binaries() {
   local line name="" started=0 running='^ +Running (.+) \(.*/([^/]+)-[0-9a-f]+\)$'
-  while IFS= read -r line; do
+  while IFS= read -r line || [ -n "$line" ]; do
     printf '%s\n' "$line"
     if [[ "$line" =~ ^\ +(Running|Doc-tests)\  ]]; then
       [ -n "$name" ] && printf '%s\t%s\n' "$name" $((SECONDS - started)) >>"$binary_times"
