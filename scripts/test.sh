@@ -99,7 +99,7 @@ cargo check -q -p sim-core --lib --no-default-features --target wasm32-unknown-u
 # The tests' build first: `validate` below runs the CLI this build makes (the dev profile, with sim-core itself
 # optimised, Cargo.toml) instead of `cargo run -p sim-core`, whose features differ from the workspace's and would
 # compile sim-core and its dependencies once more.
-phase "build the workspace's tests (cargo test --no-run)"
+phase "build tests (cargo test --no-run)"
 cargo test -q --workspace --no-run
 phase "validate (sim-core validate data/)"
 "${CARGO_TARGET_DIR:-$ROOT/target}/debug/sim-core" validate data/ "${seeds[@]}"
