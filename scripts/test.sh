@@ -32,9 +32,37 @@ report() {
     printf '%-44s %8s\n' "${phases[$i]}" "${secs[$i]}" >&2
   done
   printf '%-44s %8s\n' "total" "$SECONDS" >&2
+  if [ -s "$binary_times" ]; then
+    printf '\n%-44s %8s\n' "slowest test binaries" seconds >&2
+    sort -t $'\t' -k2,2nr "$binary_times" | head -n 8 | while IFS=$'\t' read -r name s; do
+      printf '%-44s %8s\n' "$name" "$s" >&2
+    done
+  fi
+  rm -f "$binary_times"
   [ "$status" -eq 0 ] || echo "test.sh failed (exit $status) in the last phase above" >&2
 }
+# Each test binary's seconds (name, tab, seconds), filled while `cargo test` runs and listed by the exit trap.
+binary_times="$(mktemp)"
 trap report EXIT
+
+# Passes cargo test's output through, timing each test binary from its `Running` line to the next one (or the
+# end): `Running tests/cli.rs (target/debug/deps/cli-0123abcd)` is recorded as `tests/cli.rs (cli)`.
+time_test_binaries() {
+  local line name="" started=0 running='^ +Running (.+) \(.*/([^/]+)-[0-9a-f]+\)$'
+  while IFS= read -r line || [ -n "$line" ]; do
+    printf '%s\n' "$line"
+    if [[ "$line" =~ ^\ +(Running|Doc-tests)\  ]]; then
+      [ -n "$name" ] && printf '%s\t%s\n' "$name" $((SECONDS - started)) >>"$binary_times"
+      name=""
+      if [[ "$line" =~ $running ]]; then
+        name="${BASH_REMATCH[1]} (${BASH_REMATCH[2]})"
+        started=$SECONDS
+      fi
+    fi
+  done
+  [ -n "$name" ] && printf '%s\t%s\n' "$name" $((SECONDS - started)) >>"$binary_times"
+  return 0
+}
 
 seeds_dir="$ROOT/../shared/seeds"
 seeds=()
@@ -68,10 +96,13 @@ fi
 phase "wasm build (sim-core for wasm32, no CLI)"
 cargo check -q -p sim-core --lib --no-default-features --target wasm32-unknown-unknown
 
-# The dev profile the tests build (sim-core itself is optimised there, Cargo.toml): no release build of the
-# workspace only for this one run.
+# The tests' build first: `validate` below runs the CLI this build makes (the dev profile, with sim-core itself
+# optimised, Cargo.toml) instead of `cargo run -p sim-core`, whose features differ from the workspace's and would
+# compile sim-core and its dependencies once more.
+phase "build tests (cargo test --no-run)"
+cargo test -q --workspace --no-run
 phase "validate (sim-core validate data/)"
-cargo run -q -p sim-core -- validate data/ "${seeds[@]}"
+"${CARGO_TARGET_DIR:-$ROOT/target}/debug/sim-core" validate data/ "${seeds[@]}"
 
 if [ -f scripts/build-app.sh ]; then
   phase "explorer bundle (scripts/build-app.sh)"
@@ -85,5 +116,5 @@ phase "cargo test --workspace"
 # Property tests draw fresh random cases on every plain `cargo test` (local runs explore); this scripted run uses
 # one fixed seed so that a CI result can be reproduced exactly (set PROPTEST_RNG_SEED to explore here too).
 export PROPTEST_RNG_SEED="${PROPTEST_RNG_SEED:-20261130}"
-cargo test --workspace --no-fail-fast
+cargo test --workspace --no-fail-fast 2>&1 | time_test_binaries
 phase ""
