@@ -501,6 +501,7 @@ fn path_to_pointer(path: &serde_path_to_error::Path) -> String {
 mod tests {
     use super::schema::SpecDecode;
     use super::{measured_acceptance, MeasuredPoint};
+    use crate::Mode;
 
     /// Tokens per step with k drafts at per-token acceptance p: 1 + p + ... + p^k (what `model::batching` uses).
     fn length(p: f64, k: i32) -> f64 {
@@ -526,6 +527,7 @@ mod tests {
             latency: Default::default(),
             spec_decode: sd,
             open_loop: None,
+            engine: String::new(),
         }
     }
 
@@ -538,6 +540,18 @@ mod tests {
             accepted_tokens: Some(accepted),
             per_position_acceptance_rates: Vec::new(),
         }
+    }
+
+    /// A fit reads points of one or two machines measured by an engine a profile models; a four-machine point,
+    /// or a run of another engine (SGLang), is predicted and judged only.
+    #[test]
+    fn only_points_a_profile_models_are_fittable() {
+        let with = |mode: Mode, engine: &str| MeasuredPoint { mode, engine: engine.into(), ..point(None) };
+        assert!(with(Mode::Single, "").fittable());
+        assert!(with(Mode::Tp2, "vLLM").fittable());
+        assert!(with(Mode::Single, "NVIDIA NIM").fittable());
+        assert!(!with(Mode::Tp4, "vLLM").fittable());
+        assert!(!with(Mode::Tp2, "SGLang").fittable());
     }
 
     #[test]

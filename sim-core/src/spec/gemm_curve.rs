@@ -148,7 +148,7 @@ pub struct KernelCosts {
 /// `points` (x increasing, x > 0) read at `x`: linear in `ln x` between neighbours, flat beyond the ends.
 fn log_interpolate(points: &[(f64, f64)], x: f64) -> Option<f64> {
     let (first, last) = (points.first()?, points.last()?);
-    if !(x > first.0) {
+    if x.is_nan() || x <= first.0 {
         return Some(first.1);
     }
     if x >= last.0 {
