@@ -108,6 +108,18 @@ class Cycle:
         return x
 
 
+def four_digits(x):
+    """Every measured float to four significant digits (a timing's own noise is larger), so the table reads back
+    the same through any JSON parser."""
+    if isinstance(x, float) and x != 0:
+        return float(f"{x:.4g}")
+    if isinstance(x, list):
+        return [four_digits(v) for v in x]
+    if isinstance(x, dict):
+        return {k: v if k == "provenance" else four_digits(v) for k, v in x.items()}
+    return x
+
+
 def provenance(args):
     p = torch.cuda.get_device_properties(0)
     try:
@@ -478,7 +490,7 @@ def main():
     def save():
         os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
         with open(args.out, "w") as f:
-            json.dump(table, f, indent=1)
+            json.dump(four_digits(table), f, indent=1)
             f.write("\n")
 
     table["gemm"] += gemm_sweep("bf16", l2, M_SWEEP, shapes, log)

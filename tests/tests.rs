@@ -434,7 +434,15 @@ fn external_datasets_are_predicted_never_fitted() {
         points.iter().filter(|p| p.dataset != REPORT_DATASET).map(|p| p.dataset.clone()).collect();
     assert_eq!(
         external.iter().map(String::as_str).collect::<Vec<_>>(),
-        ["djangodevreng-dgx-spark", "flash7777-gb10-pair", "gpustack-h100", "kubis-dgx-spark", "nvidia-nim-h100"],
+        [
+            "al-engr-dgx-spark",
+            "djangodevreng-dgx-spark",
+            "flash7777-gb10-pair",
+            "gb10-cluster-tp4",
+            "gpustack-h100",
+            "kubis-dgx-spark",
+            "nvidia-nim-h100"
+        ],
         "datasets with throughput points besides the report"
     );
     let report = ws.accuracy(FitSet::All);

@@ -219,7 +219,7 @@ pub fn build_for(
     models.dedup();
     let by_model = models.iter().map(|m| group(m.clone(), &|r: &ReportRow| &r.model == m)).collect();
     // Modes with published points only (the planner's modes can outnumber what was measured).
-    let by_mode = Mode::ALL
+    let by_mode = Mode::EVERY
         .iter()
         .filter(|m| rows.iter().any(|r| r.mode == **m))
         .map(|m| group(m.name().to_string(), &|r: &ReportRow| r.mode == *m))
