@@ -511,13 +511,17 @@ fn accuracy_numbers_fitted_and_predictive() {
     let predicted = single.overall.predicted.expect("predictive overall");
     assert!(predicted.n > 20 && predicted.median_ape <= 25.0, "predictive overall: {predicted:?}");
     // DeepSeek V4.1 Flash has no single-station run: per model it is there, in the overall number it is not. The
-    // GB10 pair's runs (S5) state one machine's rate only approximately ("~86", unplaced).
+    // GB10 pair's runs (S5) state one machine's rate only approximately ("~86", unplaced); the two Sparks at TP=2
+    // (S7) ran their one-Spark baseline as another scenario (with drafting); four GB10s (S8) ran TP=4 only.
     assert_eq!(
         b.ws.models_without_single(),
         [
+            "al-engr-qwen3.6-27b-fp8-dgx-spark-tp2",
             "deepseek-v4.1-flash",
             "flash7777-qwen3-coder-30b-a3b-gb10-pair",
-            "flash7777-qwen3-coder-30b-a3b-gb10-pair-tcp"
+            "flash7777-qwen3-coder-30b-a3b-gb10-pair-tcp",
+            "gb10-cluster-qwen3.5-397b-a17b-tp4-100g",
+            "gb10-cluster-qwen3.5-397b-a17b-tp4-200g"
         ]
         .map(String::from)
         .to_vec()
