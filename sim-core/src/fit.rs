@@ -523,6 +523,10 @@ fn fit_fixing(
             let _ = k.set_named(p.name, prior);
         }
     }
+    // The kernel table's curve is the compute efficiency: the search ran at 1, and so does every prediction.
+    if measured_gemms {
+        k.compute_efficiency = 1.0;
+    }
     let rms = (used
         .iter()
         .map(|p| {

@@ -50,3 +50,30 @@ fn a_table_without_passes_is_not_checked() {
     let err = ws.step_check(&table).expect_err("nothing to check");
     assert!(err.to_string().contains("no whole forward pass"), "{err}");
 }
+
+/// A profile that reads the kernel table runs each GEMM at the share the table measured for its intensity: a
+/// compute efficiency on top would count that share twice, so the step does not depend on it. A profile that
+/// does not read the table runs its GEMMs at the roofline times its compute efficiency.
+#[test]
+fn a_profile_reading_the_kernel_table_ignores_the_compute_efficiency() {
+    use sim_core::dataset::schema::Mode;
+    use sim_core::fit::FitSet;
+    use sim_core::model::batching::StepLoad;
+    use sim_core::model::modes::mode_engine;
+    let ws = workspace();
+    let s = &ws.scenarios["nim-llama-3.3-70b-instruct-h100x2"];
+    assert!(s.hardware.gemm.measured(), "the H100 has its own table");
+    let (base, _) = ws.coefficients_for(s, FitSet::All).expect("coefficients");
+    let mut prompt = StepLoad::default();
+    prompt.add_prefill(&s.model, 1.0, 0.0, 4096.0);
+    let step = |table: f64, efficiency: f64| {
+        let k = sim_core::model::Coefficients {
+            gemm_from_kernel_table: table,
+            compute_efficiency: efficiency,
+            ..base.clone()
+        };
+        mode_engine(s, &k, Mode::Single).step(&prompt).total_s
+    };
+    assert_eq!(step(1.0, 0.2), step(1.0, 1.0));
+    assert!(step(0.0, 0.2) > 2.0 * step(0.0, 1.0), "a compute-bound prompt without the table scales with it");
+}

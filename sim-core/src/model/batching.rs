@@ -254,7 +254,11 @@ impl<'a> Engine<'a> {
             draft_touch: ExpertTouch::new(m, 1.0),
             routed_per_token,
             dense_per_token,
-            scale: 1.0 / (tp * k.compute_efficiency),
+            // A kernel table's curve is the GEMMs' efficiency (`gemm_shares`): one fitted scalar on top would
+            // count it twice.
+            scale: 1.0
+                / (tp
+                    * if self.hw.gemm.measured() && k.gemms_from_kernel_table() { 1.0 } else { k.compute_efficiency }),
             // Attention runs at its kernels' own share of the BF16 peak, on the heads each rank computes
             // (padded); a sparse indexer's scoring runs whole on every rank, unpadded (its own kernel, all of its
             // heads).
