@@ -20,6 +20,7 @@ pub mod frontier;
 pub mod held_out;
 pub mod held_out_gate;
 pub mod memory_share;
+pub mod miss_reading;
 pub mod mode_checks;
 pub mod open_loop;
 pub mod plan_request;

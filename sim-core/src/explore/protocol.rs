@@ -16,6 +16,7 @@
 //! user without measurements who names their engine would.
 
 use super::held_out::{is_moe, BandMetric, HeldOutPoint, Stated};
+use super::miss_reading::{MissReading, TargetQuantity};
 pub use super::mode_checks::{ModeOrders, ModeRatios};
 use super::Workspace;
 use crate::dataset::schema::{Metric, ModelFile, PointSet, ProtocolTarget, Quantity, DEFAULT_ENGINE, REPORT_DATASET};
@@ -95,6 +96,10 @@ pub struct ProtocolRow {
     /// Every other frozen target for this dataset and question (a latency, a subset of points, the modes'
     /// order), each with what the model gives.
     pub checks: Vec<TargetCheck>,
+    /// Which way each judged quantity's predictions lean and what bounds the worst of them: what a missed
+    /// target's note says.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub readings: Vec<MissReading>,
     /// The points this row predicted without fitting on them, one per metric each states (empty for `fitted`):
     /// the evidence of the bands (`held_out`). Kept out of the report's JSON, which carries every point already.
     #[serde(skip)]
@@ -119,7 +124,22 @@ impl ProtocolRow {
             mode_order: None,
             mode_ratios: None,
             checks: Vec::new(),
+            readings: Vec::new(),
             held_out: Vec::new(),
+        }
+    }
+
+    /// The reading of one quantity over this row's judged points, in words (`None` where none states it).
+    pub fn reading(&self, quantity: TargetQuantity) -> Option<String> {
+        self.readings.iter().find(|r| r.quantity == quantity).map(MissReading::sentence)
+    }
+
+    /// The note the report prints beside the headline throughput: why it is missing, or why a missed target
+    /// misses.
+    pub fn note(&self) -> Option<String> {
+        match self.met {
+            Some(false) => self.reading(TargetQuantity::Throughput),
+            _ => self.missing.clone(),
         }
     }
 }
@@ -145,6 +165,20 @@ pub struct TargetCheck {
     /// `None` when the target could not be judged: `missing` says why.
     pub met: Option<bool>,
     pub missing: Option<String>,
+    /// Where the target is missed, which way its points' predictions lean and what bounds the worst of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reading: Option<String>,
+}
+
+impl TargetCheck {
+    /// The note the report prints beside the check: what it reads where it has no error, or why a missed target
+    /// misses.
+    pub fn note(&self) -> Option<String> {
+        match (self.met, &self.reading) {
+            (Some(false), Some(reading)) => Some(reading.clone()),
+            _ => self.missing.clone(),
+        }
+    }
 }
 
 /// A target as the protocol row shows it.
@@ -571,6 +605,7 @@ fn protocol_row(
     let mut orders = ModeOrders::default();
     let mut held_out = Vec::new();
     let mut judged_all: Vec<crate::report::ReportRow> = Vec::new();
+    let mut kept_up_all: Vec<crate::report::ReportRow> = Vec::new();
     for g in &groups {
         let in_group = |p: &MeasuredPoint| g.is_empty() || engine_of(p) == g;
         let train_g: Vec<MeasuredPoint> = train.iter().filter(|p| in_group(p)).cloned().collect();
@@ -596,6 +631,7 @@ fn protocol_row(
         orders.add(judged_rows());
         judged_all.extend(judged_rows().cloned());
         let kept_up = || report.rows.iter().filter(|r| r.open_loop_kept_up == Some(true));
+        kept_up_all.extend(kept_up().cloned());
         open_tok.extend(kept_up().map(|r| r.ape));
         open_ttft.extend(kept_up().filter_map(|r| r.median_ttft_ape()));
         if q != Question::Fitted {
@@ -603,6 +639,15 @@ fn protocol_row(
         }
     }
     let error = ErrorStats::of(&apes);
+    let readings = [TargetQuantity::Throughput, TargetQuantity::Ttft, TargetQuantity::Tpot]
+        .into_iter()
+        .filter_map(|q| MissReading::of(judged_all.iter(), q))
+        .chain(
+            [TargetQuantity::OpenLoopThroughput, TargetQuantity::OpenLoopTtft]
+                .into_iter()
+                .filter_map(|q| MissReading::of(kept_up_all.iter(), q)),
+        )
+        .collect();
     ProtocolRow {
         dataset: dataset.into(),
         question: q,
@@ -623,6 +668,7 @@ fn protocol_row(
             worst_median_ttft_ape: open_ttft.iter().copied().reduce(f64::max),
         }),
         checks: Vec::new(),
+        readings,
         held_out,
     }
 }
@@ -710,7 +756,11 @@ fn target_check(row: &ProtocolRow, t: &ProtocolTarget) -> TargetCheck {
         Metric::ModeOrder => row.mode_order.as_ref().map(|o| o.misranked.is_empty()),
         _ => error.map(|e| target.met_by(&e, worst_ape)),
     };
-    TargetCheck { metric: t.metric, points: t.points, met, target, error, worst_ape, missing }
+    let reading = match (met, TargetQuantity::of_target(t.metric, t.points)) {
+        (Some(false), Some(q)) => row.reading(q),
+        _ => None,
+    };
+    TargetCheck { metric: t.metric, points: t.points, met, target, error, worst_ape, missing, reading }
 }
 
 #[cfg(test)]

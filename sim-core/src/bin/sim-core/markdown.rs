@@ -44,10 +44,11 @@ fn protocol(rows: &[ProtocolRow]) -> Vec<String> {
         .map(|r| {
             let e: Option<ErrorStats> = r.error;
             let target = crate::render_protocol::target_text(r.target.as_ref(), "≤");
-            let met = match r.met {
-                Some(true) => "met",
-                Some(false) => "**missed**",
-                None => "",
+            let met = match (r.met, r.note()) {
+                (Some(true), _) => "met".to_string(),
+                (Some(false), Some(reading)) => format!("**missed**: {reading}"),
+                (Some(false), None) => "**missed**".to_string(),
+                (None, _) => String::new(),
             };
             vec![
                 r.dataset.clone(),
@@ -57,7 +58,7 @@ fn protocol(rows: &[ProtocolRow]) -> Vec<String> {
                 pct(e.map(|e| e.p90_ape)),
                 pct(r.worst_ape),
                 target,
-                met.to_string(),
+                met,
             ]
         })
         .collect();
@@ -73,7 +74,10 @@ fn checks(rows: &[ProtocolRow]) -> Vec<String> {
         .map(|(r, c)| {
             let met = match c.met {
                 Some(true) => "met".to_string(),
-                Some(false) => "**missed**".to_string(),
+                Some(false) => match &c.reading {
+                    Some(reading) => format!("**missed**: {reading}"),
+                    None => "**missed**".to_string(),
+                },
                 None => c.missing.clone().unwrap_or_default(),
             };
             // A pass/fail check has no APE: its points column counts the setups it ranked.

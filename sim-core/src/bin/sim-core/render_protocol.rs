@@ -52,7 +52,7 @@ pub fn protocol(rows: &[ProtocolRow]) -> Vec<String> {
             worst,
             target,
             met.into(),
-            r.missing.clone().unwrap_or_default(),
+            r.note().unwrap_or_default(),
         ]);
     }
     let mut out = vec![
@@ -109,7 +109,7 @@ fn protocol_checks(rows: &[ProtocolRow]) -> Vec<String> {
                 p90,
                 check_target_text(c, "<="),
                 met_word(c.met).into(),
-                c.missing.clone().unwrap_or_default(),
+                c.note().unwrap_or_default(),
             ]);
         }
     }
