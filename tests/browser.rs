@@ -473,6 +473,25 @@ fn planner_presets_fields_and_pasted_config() {
         assert!(card.contains("users within the target") && card.contains("tok/s band"), "target card: {card}");
         let (_, _, sum0) = chart_state(c).await;
 
+        // Up to four machines: the four-machine modes join the table, and the verdict and the target card say
+        // what the third and fourth machines add; back to a pair.
+        set_value(c, "#plan-machines", "4", "change").await;
+        let d4 = wait_draws_above(c, d0, "four machines").await;
+        assert_url_has(c, "machines=4").await;
+        assert_eq!(js(c, "return document.querySelectorAll('#plan-table tbody tr').length").await, json!(72));
+        let four = wait_for(
+            c,
+            "const v = document.getElementById('verdict-four'), t = document.getElementById('target-four'); \
+             return v && t && [v.innerText, t.innerText];",
+            "what four machines add",
+        )
+        .await;
+        println!("four machines: {four}");
+        set_value(c, "#plan-machines", "2", "change").await;
+        let d0 = wait_draws_above(c, d4, "back to a pair").await;
+        assert_absent(c, "#verdict-four", "a pair's plan says nothing of four machines").await;
+        assert_eq!(chart_state(c).await.2, sum0, "back to a pair draws the pair's plan");
+
         set_value(c, "#plan-hw", "h200-sxm", "change").await;
         let d1 = wait_draws_above(c, d0, "hardware preset change").await;
         let (mode1, text1) = verdict(c).await;

@@ -299,6 +299,7 @@ pub fn plan_query(st: &UrlState) -> PlanQuery {
             output_lengths: Default::default(),
         },
         concurrency: p.concurrency(),
+        machines: p.machines,
     }
 }
 

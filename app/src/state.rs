@@ -273,6 +273,9 @@ pub struct PlanState {
     /// Pasted `vllm bench serve` / `benchmark_serving.py` results to calibrate on; in the URL only when short
     /// (`MEASUREMENTS_URL_MAX`).
     pub measurements: String,
+    /// Machines the plan may use (`sim_core::explore::plan_request::PLAN_MACHINES`): 2, or 4 for the
+    /// four-machine modes too.
+    pub machines: u32,
 }
 
 /// Pasted measurements longer than this (URL-encoded) stay out of the share link.
@@ -297,6 +300,7 @@ impl Default for PlanState {
             dense_bits: None,
             hf: String::new(),
             measurements: String::new(),
+            machines: 2,
         }
     }
 }
@@ -412,6 +416,10 @@ impl UrlState {
                     Some(b) => s.plan.dense_bits = Some(b),
                     None => warn.push(format!("dbits=`{v}` is not one of 4.5, 8, 16; using the experts' bits")),
                 },
+                "machines" => match v.parse::<u32>() {
+                    Ok(m) if sim_core::explore::plan_request::check_machines(m).is_ok() => s.plan.machines = m,
+                    _ => warn.push(format!("machines=`{v}` is not 2 or 4; comparing one machine against a pair")),
+                },
                 "hf" => s.plan.hf = v,
                 "meas" => s.plan.measurements = v,
                 key if RATE_KEYS.contains(&key) => s.rates.parse_field(key, &v, &mut warn),
@@ -484,6 +492,9 @@ impl UrlState {
         }
         if let Some(b) = p.dense_bits {
             parts.push(format!("dbits={}", trim(b)));
+        }
+        if p.machines != 2 {
+            parts.push(format!("machines={}", p.machines));
         }
         for (fl, v) in PLAN_FIELDS.iter().zip(p.values) {
             if let Some(v) = v {
@@ -637,7 +648,7 @@ mod tests {
     #[test]
     fn planner_round_trip_and_nonsense() {
         let hw = vec!["gb300-station".to_string(), "dgx-spark".to_string()];
-        let q = "?view=plan&hw=dgx-spark&src=hf&bits=8&dbits=16&isl=2048&cmax=64&hw_mem=96&hf=%7B%22a%22%3A%201%7D&attn=gqa&slo_stat=p90";
+        let q = "?view=plan&hw=dgx-spark&src=hf&bits=8&dbits=16&isl=2048&cmax=64&hw_mem=96&hf=%7B%22a%22%3A%201%7D&attn=gqa&slo_stat=p90&machines=4";
         let (s, w) = UrlState::parse_with(q, &models(), &hw);
         assert!(w.is_empty(), "{w:?}");
         assert_eq!(
@@ -646,6 +657,7 @@ mod tests {
         );
         assert_eq!(s.plan.hf, "{\"a\": 1}");
         assert_eq!(s.plan.slo_stat, sim_core::explore::LatencyStatistic::P90);
+        assert_eq!(s.plan.machines, 4);
         assert_eq!(s.plan.concurrency(), vec![1, 2, 4, 8, 16, 32, 64]);
         assert_eq!(UrlState::parse_with(&s.to_query(), &models(), &hw).0, s);
         // Short pasted measurements travel in the link; long ones do not.
@@ -655,12 +667,12 @@ mod tests {
         m.plan.measurements = "x".repeat(MEASUREMENTS_URL_MAX + 1);
         assert!(!m.to_query().contains("meas="));
         let (s, w) = UrlState::parse_with(
-            "view=plan&hw=tpu&bits=3&dbits=2&isl=-1&cmax=x&src=zz&attn=ssm&slo_stat=p95",
+            "view=plan&hw=tpu&bits=3&dbits=2&isl=-1&cmax=x&src=zz&attn=ssm&slo_stat=p95&machines=3",
             &models(),
             &hw,
         );
         assert_eq!(s.plan, PlanState::default());
-        assert_eq!(w.len(), 8, "{w:?}");
+        assert_eq!(w.len(), 9, "{w:?}");
     }
 
     #[test]

@@ -86,7 +86,7 @@ pub fn kernel_costs(table: &KernelsFile, measured_on: Roofline) -> Option<Kernel
         .collect();
     let mut small: Vec<f64> =
         table.elementwise.iter().filter(|r| r.tokens > 0.0 && r.tokens <= STREAMING_ROWS).map(|r| r.seconds).collect();
-    let (kernels, small_kernel_s) = (median(&mut counts)?, median(&mut small)?);
+    let (kernels, small_kernel_s) = (crate::stats::median(&mut counts)?, crate::stats::median(&mut small)?);
     let ok = |x: f64| x.is_finite() && x > 0.0;
     (ok(fixed)
         && ok(stream_share)
@@ -122,7 +122,7 @@ fn medians_by(points: impl Iterator<Item = (f64, f64)>) -> Vec<(f64, f64)> {
         by.entry(x.to_bits()).or_default().push(y);
     }
     let mut out: Vec<(f64, f64)> =
-        by.into_iter().filter_map(|(x, mut ys)| Some((f64::from_bits(x), median(&mut ys)?))).collect();
+        by.into_iter().filter_map(|(x, mut ys)| Some((f64::from_bits(x), crate::stats::median(&mut ys)?))).collect();
     crate::stats::sort_by(&mut out, |a, b| a.0.total_cmp(&b.0));
     out
 }
@@ -134,16 +134,6 @@ fn least_squares_line(points: &[(f64, f64)]) -> Option<(f64, f64)> {
     let sxx: f64 = points.iter().map(|p| (p.0 - mx).powi(2)).sum();
     let sxy: f64 = points.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
     (points.len() >= 2 && sxx > 0.0).then(|| (my - sxy / sxx * mx, sxy / sxx))
-}
-
-/// The median of `v` (`None` when empty).
-fn median(v: &mut [f64]) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    crate::stats::sort_by(v, f64::total_cmp);
-    let n = v.len();
-    Some(if n % 2 == 1 { v[n / 2] } else { 0.5 * (v[n / 2 - 1] + v[n / 2]) })
 }
 
 /// A kernel table's text without `CHECK_ONLY_FIELDS`, compact: the same curves for half the bytes. `None` when the

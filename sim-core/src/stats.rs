@@ -96,6 +96,16 @@ impl ErrorStats {
     }
 }
 
+/// The median of `v` (the mean of the middle two for an even count), sorting `v` in place by `f64::total_cmp`;
+/// `None` for no values.
+pub fn median(v: &mut [f64]) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    sort_by(v, f64::total_cmp);
+    Some(quantile(v, 0.5))
+}
+
 /// Linear-interpolated quantile of sorted values.
 fn quantile(sorted: &[f64], q: f64) -> f64 {
     let pos = q * (sorted.len() - 1) as f64;

@@ -145,6 +145,15 @@ pub fn PlanControls(
             </select>
             {fields(pf::HARDWARE)}
             <button id="plan-reset-hw" on:click=move |_| st.update(|s| for i in pf::HARDWARE { s.plan.values[i] = None; })>"Reset to the preset's values"</button>
+            <label for="plan-machines">"Machines to buy up to"</label>
+            <select id="plan-machines" on:change=move |ev| {
+                if let Ok(m) = event_target_value(&ev).parse::<u32>() { st.update(|s| s.plan.machines = m); }
+            }>
+                {sim_core::explore::plan_request::PLAN_MACHINES.into_iter().map(|m| {
+                    let label = if m == 2 { "two: one machine against a pair" } else { "four: and what the third and fourth add" };
+                    view! { <option value=m.to_string() prop:selected=move || st.with(|s| s.plan.machines == m)>{label}</option> }
+                }).collect_view()}
+            </select>
             <EnginePicker bundle=be st=st />
 
             <h2>"Model"</h2>
@@ -306,6 +315,7 @@ pub fn Verdict(
                     <p class="verdict-engine" id="verdict-engine">"Predicted with the " {p.engine.clone()} "."</p>
                     <p class="verdict-engine" id="verdict-link">{p.link.clone()} "."</p>
                     <p class="verdict-numbers">{numbers}</p>
+                    {p.four_machines.map(|f| view! { <p class="verdict-reason" id="verdict-four">{f.reason}</p> })}
                     {move || match calibration.get() {
                         Some(Ok(c)) => Some(format!("Calibrated on your {} measured point{} (median error {:.1}%).", c.points.len(), if c.points.len() == 1 { "" } else { "s" }, c.stats.median_ape)),
                         Some(Err(_)) => Some("Your pasted measurements could not be read; using the published fit.".into()),

@@ -65,6 +65,7 @@ fn card(a: &TargetAnswer) -> impl IntoView {
     );
     let reason = v.as_ref().map(|v| v.reason.clone()).unwrap_or_default();
     let close = v.as_ref().and_then(|v| v.too_close.clone());
+    let four = v.as_ref().and_then(|v| v.four_machines.as_ref()).map(|f| f.reason.clone());
     let mode = best.as_ref().map_or("", |b| b.mode.name());
     let commands = a.commands.clone().map(|c| {
         let steps = c
@@ -95,6 +96,7 @@ fn card(a: &TargetAnswer) -> impl IntoView {
             <p class="verdict-numbers" id="target-cost">{cost}</p>
             <p class="verdict-reason">{reason}</p>
             {close.map(|c| view! { <p class="verdict-reason" id="target-close">{c}</p> })}
+            {four.map(|f| view! { <p class="verdict-reason" id="target-four">{f}</p> })}
             {commands}
         </div>
     }

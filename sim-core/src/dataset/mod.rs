@@ -185,20 +185,14 @@ pub fn measured_acceptance(points: &[MeasuredPoint]) -> Option<MeasuredAcceptanc
     } else {
         let pairs: Vec<(f64, f64)> =
             sd.iter().filter_map(|s| Some((s.tokens_per_step()?, s.draft_length()?))).collect();
-        (median(pairs.iter().map(|p| p.0).collect())?, median(pairs.iter().map(|p| p.1).collect())?)
+        {
+            let finite =
+                |f: fn(&(f64, f64)) -> f64| -> Vec<f64> { pairs.iter().map(f).filter(|x| x.is_finite()).collect() };
+            (crate::stats::median(&mut finite(|p| p.0))?, crate::stats::median(&mut finite(|p| p.1))?)
+        }
     };
     let per_token = schema::per_token_acceptance(tokens_per_step, draft_length)?;
     Some(MeasuredAcceptance { per_token, tokens_per_step, draft_length, points: sd.len() })
-}
-
-fn median(mut xs: Vec<f64>) -> Option<f64> {
-    xs.retain(|x| x.is_finite());
-    if xs.is_empty() {
-        return None;
-    }
-    crate::stats::sort_by(&mut xs, f64::total_cmp);
-    let n = xs.len();
-    Some(if n % 2 == 1 { xs[n / 2] } else { 0.5 * (xs[n / 2 - 1] + xs[n / 2]) })
 }
 
 /// Everything loaded from a dataset directory. Files that failed to parse are absent; their problems are in

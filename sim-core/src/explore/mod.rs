@@ -147,6 +147,9 @@ pub struct PlanQuery {
     pub model: ModelChoice,
     pub workload: Workload,
     pub concurrency: Vec<u32>,
+    /// Machines the plan may use (one of `plan_request::PLAN_MACHINES`): 2 answers one machine against the
+    /// pair's modes, 4 adds the four-machine modes.
+    pub machines: u32,
 }
 
 impl Workspace {
@@ -435,6 +438,7 @@ impl Workspace {
     /// The planner's scenario: preset plus settings, the chosen model, one workload, the concurrency range,
     /// every mode. An error is a message for a person (unknown preset, a broken config.json).
     pub fn plan_scenario(&self, q: &PlanQuery) -> Result<ScenarioRun, String> {
+        plan_request::check_machines(q.machines)?;
         let hardware = self
             .dataset
             .hardware
@@ -465,7 +469,7 @@ impl Workspace {
             model,
             workloads: vec![q.workload],
             concurrency: q.concurrency.clone(),
-            modes: Mode::ALL.to_vec(),
+            modes: Mode::up_to(q.machines),
             load: crate::dataset::schema::ScenarioLoad::ClosedLoop,
             router: crate::dataset::schema::DpRouter::Balanced,
             server: Default::default(),

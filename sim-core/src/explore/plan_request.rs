@@ -47,6 +47,15 @@ pub struct PlanRequest {
 /// The cluster sizes a plan answers for: a pair, and four machines.
 pub const PLAN_MACHINES: [u32; 2] = [2, 4];
 
+/// Whether a plan answers for `machines` (`PLAN_MACHINES`), or what to ask instead.
+pub fn check_machines(machines: u32) -> Result<(), String> {
+    if PLAN_MACHINES.contains(&machines) {
+        Ok(())
+    } else {
+        Err(format!("{machines}: a plan answers for 2 machines (one against a pair) or 4 (and four)"))
+    }
+}
+
 /// The override key vLLM's `--cpu-offload-gb` writes, in bytes per GPU.
 pub const CPU_OFFLOAD_KEY: &str = "placement.pin_to_host_bytes";
 
@@ -62,12 +71,7 @@ impl PlanRequest {
     /// The scenario file asking this question (`id` names it).
     pub fn scenario_file(&self, id: &str) -> Result<ScenarioFile, RequestError> {
         let err = |field: &str, message: String| RequestError { field: field.into(), message };
-        if !PLAN_MACHINES.contains(&self.machines) {
-            return Err(err(
-                "machines",
-                format!("{}: a plan answers for 2 machines (one against a pair) or 4 (and four)", self.machines),
-            ));
-        }
+        check_machines(self.machines).map_err(|m| err("machines", m))?;
         for (field, tokens) in [("isl", self.isl), ("osl", self.osl)] {
             if tokens == 0 {
                 return Err(err(field, format!("{field} counts tokens per request: at least 1")));

@@ -35,7 +35,9 @@ impl RooflineCurve {
             let j = s[i..].iter().position(|(lx, _)| (lx * 2.0).floor() != bin).map_or(s.len(), |n| i + n);
             let mut xs: Vec<f64> = s[i..j].iter().map(|p| p.0).collect();
             let mut ys: Vec<f64> = s[i..j].iter().map(|p| p.1).collect();
-            knots.push((median(&mut xs), median(&mut ys)));
+            if let (Some(x), Some(y)) = (crate::stats::median(&mut xs), crate::stats::median(&mut ys)) {
+                knots.push((x, y));
+            }
             i = j;
         }
         RooflineCurve { knots }
@@ -65,16 +67,6 @@ impl RooflineCurve {
     /// The share far above the ridge: what a large GEMM of this precision reaches of the tensor peak.
     pub fn compute_share(&self) -> f64 {
         self.knots.last().map_or(1.0, |k| k.1)
-    }
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
     }
 }
 
