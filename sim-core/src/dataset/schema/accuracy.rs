@@ -36,6 +36,11 @@ pub struct AccuracyFile {
     /// every table's check against it; not enforced). Absent: the check is printed without a target.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub step_check: Option<StepCheckTarget>,
+    /// How close the model's prefill rate must come, on a GPU without its own kernel table (the curves carried
+    /// over from another GPU's), to the saturated prefill rates a source measured on it (`report` prints the
+    /// check; not enforced). Absent: the check is printed without a target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transfer_check: Option<StepCheckTarget>,
 }
 
 /// The step check's target: every graph-replayed forward pass of a kernel table within `ape_max` percent.
