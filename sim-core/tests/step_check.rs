@@ -77,3 +77,25 @@ fn a_profile_reading_the_kernel_table_ignores_the_compute_efficiency() {
     assert_eq!(step(1.0, 0.2), step(1.0, 1.0));
     assert!(step(0.0, 0.2) > 2.0 * step(0.0, 1.0), "a compute-bound prompt without the table scales with it");
 }
+
+/// The transfer check: the DGX Spark has no kernel table of its own, so its curves are the H100's read against
+/// its own ridge; the roofline profile's prefill rate is checked against the saturated rates S4b measured there
+/// (llama-benchy's pp total where the level's prompts fill a step). The roofline adds no engine cost, so it may
+/// not predict a machine slower than it was measured.
+#[test]
+fn a_gpu_without_a_table_is_checked_against_its_measured_prefill_rates() {
+    let ws = workspace();
+    let checks = ws.transfer_checks();
+    let c = checks.iter().find(|c| c.hardware == "dgx-spark").expect("the DGX Spark is checked");
+    assert_eq!(c.table, "h100-sxm");
+    let target = ws.dataset.accuracy.as_ref().and_then(|a| a.transfer_check.as_ref()).expect("a stated target");
+    assert_eq!(c.target_ape, Some(target.ape_max));
+    // Of the 12 S4b rates, the 8 whose prompts fill a step of 8,192 tokens (10 x 1,024, and 5 to 20 x 8,192).
+    assert_eq!(c.rows.len(), 8, "{:?}", c.rows);
+    for r in &c.rows {
+        assert!(f64::from(r.concurrency) * f64::from(r.isl) >= r.chunk_tokens, "{r:?}");
+        assert!(r.predicted_tok_s.is_finite() && r.predicted_tok_s >= r.measured_tok_s, "{r:?}");
+    }
+    assert_eq!(c.met, Some(c.max_ape <= target.ape_max));
+    assert!(checks.iter().all(|c| c.hardware != "h100-sxm"), "a GPU with its own table is not a transfer");
+}

@@ -51,6 +51,9 @@ pub struct MeasuredPoint {
     /// The serving engine the sweep names (`conditions.engine`), empty where it names none.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub engine: String,
+    /// The prefill rate the source states for the level (`PointRecord::prefill_tok_s`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefill_tok_s: Option<f64>,
 }
 
 /// One open-loop run as measured: the offered and achieved request rates, the prompts sent, the arrival
@@ -133,6 +136,7 @@ pub fn sweep_points(path: &str, sweep: &SweepFile) -> Vec<MeasuredPoint> {
                 spec_decode: p.spec_decode.clone(),
                 open_loop: open_loop_run(sweep, p),
                 engine: sweep.conditions.as_ref().map(|c| c.engine.clone()).unwrap_or_default(),
+                prefill_tok_s: p.prefill_tok_s,
             });
         }
     }
@@ -522,6 +526,7 @@ mod tests {
             spec_decode: sd,
             open_loop: None,
             engine: String::new(),
+            prefill_tok_s: None,
         }
     }
 

@@ -94,6 +94,7 @@ mod tests {
             held_out_gate: Some(HeldOutGate { slack_points: 1.0, source: "test".into(), medians }),
             band_coverage: None,
             step_check: None,
+            transfer_check: None,
         }
     }
 

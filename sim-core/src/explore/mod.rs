@@ -34,6 +34,7 @@ pub mod stored_fits;
 pub mod sweep;
 pub mod target;
 pub mod target_percentiles;
+pub mod transfer_check;
 pub mod users;
 pub mod verdict;
 pub mod workloads;

@@ -553,10 +553,11 @@ fn run(cmd: Command, out: &mut Out) -> Result<u8, CliError> {
             let protocol = ws.protocol();
             let coverage = ws.coverage_check();
             let steps = ws.step_checks();
+            let transfers = ws.transfer_checks();
             let sens = if sensitivity { ws.sensitivity(&ws.assumptions()) } else { Vec::new() };
             let verdicts = sim_core::report::mode_verdicts(r);
             if format == ReportFormat::Markdown {
-                out.line(markdown::report(r, &protocol, &coverage, &steps).trim_end());
+                out.line(markdown::report(r, &protocol, &coverage, &steps, &transfers).trim_end());
                 return Ok(0);
             }
             if format == ReportFormat::Json {
@@ -573,6 +574,7 @@ fn run(cmd: Command, out: &mut Out) -> Result<u8, CliError> {
                         })
                         .collect();
                     obj.insert("step_check".into(), serde_json::Value::Array(checks));
+                    obj.insert("transfer_check".into(), serde_json::to_value(&transfers).unwrap_or_default());
                     let outside = sim_core::fit::implausible(&r.calibration.coefficients);
                     obj.insert("outside_plausible_range".into(), serde_json::to_value(&outside).unwrap_or_default());
                     if sensitivity {
@@ -597,6 +599,9 @@ fn run(cmd: Command, out: &mut Out) -> Result<u8, CliError> {
                     out.line(&line);
                 }
                 for line in render_protocol::step_checks(&steps) {
+                    out.line(&line);
+                }
+                for line in render_protocol::transfer_checks(&transfers) {
                     out.line(&line);
                 }
                 if sensitivity {

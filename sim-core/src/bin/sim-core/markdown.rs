@@ -4,6 +4,7 @@
 
 use sim_core::explore::held_out::CoverageRow;
 use sim_core::explore::step_check::{StepCheck, StepCheckError};
+use sim_core::explore::transfer_check::TransferCheck;
 use sim_core::explore::ProtocolRow;
 use sim_core::report::Report;
 use sim_core::stats::ErrorStats;
@@ -144,6 +145,7 @@ pub fn report(
     rows: &[ProtocolRow],
     bands: &[CoverageRow],
     steps: &[Result<StepCheck, StepCheckError>],
+    transfers: &[TransferCheck],
 ) -> String {
     let mut out =
         vec!["**Throughput** (output tok/s; APE over the points each question judges):".to_string(), String::new()];
@@ -180,7 +182,47 @@ pub fn report(
     );
     out.push(String::new());
     out.extend(step_checks(steps));
+    if !transfers.is_empty() {
+        out.push(String::new());
+        out.push(
+            "**Transfer check** (on a GPU without its own kernel table, the `roofline` profile's prefill rate with the \
+             curves carried over, against the saturated prefill rates a source measured there):"
+                .into(),
+        );
+        out.push(String::new());
+        out.extend(transfer_checks(transfers));
+    }
     out.join("\n") + "\n"
+}
+
+/// Each machine's transfer check, one row per measured rate.
+fn transfer_checks(checks: &[TransferCheck]) -> Vec<String> {
+    let body: Vec<Vec<String>> = checks
+        .iter()
+        .flat_map(|c| {
+            c.rows.iter().map(move |r| {
+                vec![
+                    c.hardware.clone(),
+                    format!("`{}` ({})", c.table, c.table_gpu),
+                    format!("`{}`", r.scenario),
+                    format!("{} x {}", r.concurrency, r.isl),
+                    format!("{:.0}", r.measured_tok_s),
+                    format!("{:.0}", r.predicted_tok_s),
+                    format!("{:+.1}%", r.error() * 100.0),
+                    c.target_ape.map_or_else(String::new, |x| format!("every rate ≤ {x:.0}%")),
+                    match c.met {
+                        Some(true) => "met".to_string(),
+                        Some(false) => "**missed**".to_string(),
+                        None => String::new(),
+                    },
+                ]
+            })
+        })
+        .collect();
+    table(
+        &["GPU", "curves from", "scenario", "prompts", "measured tok/s", "predicted tok/s", "error", "target", "met"],
+        &body,
+    )
 }
 
 /// Each kernel table's step check, one row per table.

@@ -4,6 +4,7 @@
 use crate::out::Table;
 use sim_core::explore::held_out::CoverageRow;
 use sim_core::explore::step_check::{StepCheck, StepCheckError};
+use sim_core::explore::transfer_check::TransferCheck;
 use sim_core::explore::{ProtocolRow, SensitivityRow};
 
 /// A protocol row's frozen target as text (`median <= 30%, p90 <= 35%`), with `le` as the comparison sign; empty
@@ -199,6 +200,45 @@ pub fn step_checks(checks: &[Result<StepCheck, StepCheckError>]) -> Vec<String> 
                 format!("{:+.1}%", r.error() * 100.0),
                 format!("{:.2}", r.hbm_s * 1e3),
                 format!("{:.2}", r.compute_s * 1e3),
+            ]);
+        }
+        out.extend(t.aligned());
+    }
+    out
+}
+
+/// Each machine's transfer check: the saturated prefill rates measured on a GPU whose kernel curves are carried
+/// over, against the model's, and the target.
+pub fn transfer_checks(checks: &[TransferCheck]) -> Vec<String> {
+    let mut out = Vec::new();
+    for c in checks {
+        let target = c.target_ape.map_or_else(String::new, |x| format!("; target: every rate within {x:.0}%"));
+        out.push(String::new());
+        out.push(format!(
+            "transfer check, {} (curves of kernel table {}, measured on {}; the roofline profile, saturated prefill \
+             rates{target}): median {:.1}%, largest {:.1}%: {}",
+            c.hardware,
+            c.table,
+            c.table_gpu,
+            c.median_ape,
+            c.max_ape,
+            match c.met {
+                Some(true) => "met",
+                Some(false) => "missed",
+                None => "no target",
+            }
+        ));
+        let mut t =
+            Table::new(&["scenario", "isl", "concurrency", "chunk", "measured_tok_s", "predicted_tok_s", "error"]);
+        for r in &c.rows {
+            t.row(vec![
+                r.scenario.clone(),
+                r.isl.to_string(),
+                r.concurrency.to_string(),
+                format!("{}", r.chunk_tokens),
+                format!("{:.0}", r.measured_tok_s),
+                format!("{:.0}", r.predicted_tok_s),
+                format!("{:+.1}%", r.error() * 100.0),
             ]);
         }
         out.extend(t.aligned());

@@ -77,6 +77,10 @@ pub struct PointRecord {
     pub median_e2el_ms: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub p99_e2el_ms: Option<f64>,
+    /// Prompt tokens of all the level's requests over the window that prefilled them, tokens per second, where
+    /// the source states it (llama-benchy's `pp total`): the machine's prefill rate once the prompts fill a step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefill_tok_s: Option<f64>,
     /// Requests per second the benchmark sent: a number, or `"inf"` (each client sends its next request as
     /// soon as the last one finishes: the closed loop the model describes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -121,6 +125,7 @@ impl PointRecord {
             e2el_ms: None,
             median_e2el_ms: None,
             p99_e2el_ms: None,
+            prefill_tok_s: None,
             request_rate: None,
             achieved_request_rate: None,
             num_prompts: None,

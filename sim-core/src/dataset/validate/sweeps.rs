@@ -217,6 +217,12 @@ impl Checker<'_> {
                 }
             }
         }
+        if let Some(x) = p.prefill_tok_s {
+            let at = format!("{pp}/prefill_tok_s");
+            if self.positive(file, at.clone(), x, "prefill_tok_s") {
+                self.mentions(file, &at, &p.from.quote, x, "prefill_tok_s");
+            }
+        }
         if let Some(rate) = p.achieved_request_rate {
             let at = format!("{pp}/achieved_request_rate");
             if self.positive(file, at.clone(), rate, "achieved_request_rate") {
