@@ -119,6 +119,27 @@ impl MissReading {
     }
 }
 
+/// Which way each quantity's predictions lean over the judged rows (throughput and the stated latencies) and over
+/// the open-loop runs kept up with: what a missed target's note says. Only the report prints them: a build that
+/// only predicts (the page, `prechecked`) leaves them out.
+#[cfg(not(feature = "prechecked"))]
+pub fn readings(judged: &[ReportRow], kept_up: &[ReportRow]) -> Vec<MissReading> {
+    [TargetQuantity::Throughput, TargetQuantity::Ttft, TargetQuantity::Tpot]
+        .into_iter()
+        .filter_map(|q| MissReading::of(judged.iter(), q))
+        .chain(
+            [TargetQuantity::OpenLoopThroughput, TargetQuantity::OpenLoopTtft]
+                .into_iter()
+                .filter_map(|q| MissReading::of(kept_up.iter(), q)),
+        )
+        .collect()
+}
+
+#[cfg(feature = "prechecked")]
+pub fn readings(_: &[ReportRow], _: &[ReportRow]) -> Vec<MissReading> {
+    Vec::new()
+}
+
 /// A bottleneck's name (`model::Bottleneck`, as report rows carry it) as a reader says it.
 fn bound_words(b: &str) -> &str {
     match b {

@@ -639,7 +639,7 @@ fn protocol_row(
         }
     }
     let error = ErrorStats::of(&apes);
-    let readings = readings(&judged_all, &kept_up_all);
+    let readings = super::miss_reading::readings(&judged_all, &kept_up_all);
     ProtocolRow {
         dataset: dataset.into(),
         question: q,
@@ -663,27 +663,6 @@ fn protocol_row(
         readings,
         held_out,
     }
-}
-
-/// Which way each quantity's predictions lean over the judged rows (throughput and the stated latencies) and over
-/// the open-loop runs kept up with: what a missed target's note says. Only the report prints them: a build that
-/// only predicts (the page, `prechecked`) leaves them out.
-#[cfg(not(feature = "prechecked"))]
-fn readings(judged: &[crate::report::ReportRow], kept_up: &[crate::report::ReportRow]) -> Vec<MissReading> {
-    [TargetQuantity::Throughput, TargetQuantity::Ttft, TargetQuantity::Tpot]
-        .into_iter()
-        .filter_map(|q| MissReading::of(judged.iter(), q))
-        .chain(
-            [TargetQuantity::OpenLoopThroughput, TargetQuantity::OpenLoopTtft]
-                .into_iter()
-                .filter_map(|q| MissReading::of(kept_up.iter(), q)),
-        )
-        .collect()
-}
-
-#[cfg(feature = "prechecked")]
-fn readings(_: &[crate::report::ReportRow], _: &[crate::report::ReportRow]) -> Vec<MissReading> {
-    Vec::new()
 }
 
 /// The held-out points of a question's judged rows (throughput, and the mean TTFT and TPOT a source states) and
