@@ -398,15 +398,8 @@ fn fit_fixing(
     let measured_gemms = !used.is_empty()
         && used.iter().all(|p| {
             let kp = own(&p.scenario, &base);
-            kp.as_ref().unwrap_or(&base).gemms_from_kernel_table() && scenarios[&p.scenario].hardware.gemm.measured()
+            kp.as_ref().unwrap_or(&base).gemms_at_table_curve(&scenarios[&p.scenario].hardware)
         });
-    let decode = |x: &[f64], base: &Coefficients, models: &[String], spilling: &[String]| {
-        let mut k = decode(x, base, models, spilling);
-        if measured_gemms {
-            k.compute_efficiency = 1.0;
-        }
-        k
-    };
     let hold = |x: &mut [f64]| {
         if measured_gemms {
             x[COMPUTE] = 0.0;
@@ -523,7 +516,8 @@ fn fit_fixing(
             let _ = k.set_named(p.name, prior);
         }
     }
-    // The kernel table's curve is the compute efficiency: the search ran at 1, and so does every prediction.
+    // The kernel table's curve is the whole GEMM efficiency (`Coefficients::gemms_at_table_curve`): no step reads
+    // the scalar, which the profile states as 1, the curve as measured.
     if measured_gemms {
         k.compute_efficiency = 1.0;
     }

@@ -192,7 +192,7 @@ impl Workspace {
             let mut bases = practical_efficiencies(&mut k, hw, &s.hardware.id);
             // A kernel table measured the GEMMs' share of the peak: the curve is the compute efficiency, and a
             // dense GEMM microbenchmark would count it twice.
-            if s.hardware.gemm.measured() && k.gemms_from_kernel_table() {
+            if k.gemms_at_table_curve(&s.hardware) {
                 k.compute_efficiency = 1.0;
                 bases.retain(|b| !b.starts_with("compute_efficiency"));
                 bases.push(format!(

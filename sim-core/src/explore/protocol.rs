@@ -601,7 +601,6 @@ fn protocol_row(
     };
     let engine_of = |p: &MeasuredPoint| scenarios.get(&p.scenario).map(|s| s.engine.as_str()).unwrap_or("");
     let (mut n, mut apes, mut ttft, mut tpot) = (0, Vec::new(), Vec::new(), Vec::new());
-    let (mut open_tok, mut open_ttft) = (Vec::new(), Vec::new());
     let mut orders = ModeOrders::default();
     let mut held_out = Vec::new();
     let mut judged_all: Vec<crate::report::ReportRow> = Vec::new();
@@ -632,13 +631,13 @@ fn protocol_row(
         judged_all.extend(judged_rows().cloned());
         let kept_up = || report.rows.iter().filter(|r| r.open_loop_kept_up == Some(true));
         kept_up_all.extend(kept_up().cloned());
-        open_tok.extend(kept_up().map(|r| r.ape));
-        open_ttft.extend(kept_up().filter_map(|r| r.median_ttft_ape()));
         if q != Question::Fitted {
             held_out.extend(held_out_points(scenarios, q, judged_rows(), kept_up()));
         }
     }
     let error = ErrorStats::of(&apes);
+    let open_tok: Vec<f64> = kept_up_all.iter().map(|r| r.ape).collect();
+    let open_ttft: Vec<f64> = kept_up_all.iter().filter_map(|r| r.median_ttft_ape()).collect();
     let readings = super::miss_reading::readings(&judged_all, &kept_up_all);
     ProtocolRow {
         dataset: dataset.into(),

@@ -256,9 +256,7 @@ impl<'a> Engine<'a> {
             dense_per_token,
             // A kernel table's curve is the GEMMs' efficiency (`gemm_shares`): one fitted scalar on top would
             // count it twice.
-            scale: 1.0
-                / (tp
-                    * if self.hw.gemm.measured() && k.gemms_from_kernel_table() { 1.0 } else { k.compute_efficiency }),
+            scale: 1.0 / (tp * if k.gemms_at_table_curve(self.hw) { 1.0 } else { k.compute_efficiency }),
             // Attention runs at its kernels' own share of the BF16 peak, on the heads each rank computes
             // (padded); a sparse indexer's scoring runs whole on every rank, unpadded (its own kernel, all of its
             // heads).
@@ -389,7 +387,7 @@ impl StepCosts<'_, '_> {
     fn gemm_shares(&self, dense_rows: f64, routed_rows: f64, touched_uniform: impl FnOnce() -> f64) -> (f64, f64) {
         let e = self.e;
         let curves = &e.hw.gemm;
-        if !curves.measured() || !e.k.gemms_from_kernel_table() {
+        if !e.k.gemms_at_table_curve(e.hw) {
             return (1.0, 1.0);
         }
         let m = e.model;

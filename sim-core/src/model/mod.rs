@@ -348,6 +348,13 @@ impl Coefficients {
         self.gemm_from_kernel_table == 1.0
     }
 
+    /// Whether the weight GEMMs run at a kernel table's curve on `hw`: the profile reads the table and the
+    /// machine has one (its own or carried over). The curve is then the whole GEMM efficiency: the compute
+    /// efficiency goes unused.
+    pub fn gemms_at_table_curve(&self, hw: &crate::spec::HardwareSpec) -> bool {
+        self.gemms_from_kernel_table() && hw.gemm.measured()
+    }
+
     /// Each coefficient with its value and basis, for reports and the browser.
     pub fn describe(&self, fitted_on: &str) -> Vec<(String, f64, String)> {
         let fit = |what: &str| format!("fitted on {fitted_on} ({what})");
