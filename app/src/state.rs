@@ -417,7 +417,7 @@ impl UrlState {
                     None => warn.push(format!("dbits=`{v}` is not one of 4.5, 8, 16; using the experts' bits")),
                 },
                 "machines" => match v.parse::<u32>() {
-                    Ok(m) if sim_core::explore::plan_request::check_machines(m).is_ok() => s.plan.machines = m,
+                    Ok(m) if sim_core::explore::plan_request::PLAN_MACHINES.contains(&m) => s.plan.machines = m,
                     _ => warn.push(format!("machines=`{v}` is not 2 or 4; comparing one machine against a pair")),
                 },
                 "hf" => s.plan.hf = v,

@@ -150,7 +150,7 @@ pub fn PlanControls(
                 if let Ok(m) = event_target_value(&ev).parse::<u32>() { st.update(|s| s.plan.machines = m); }
             }>
                 {sim_core::explore::plan_request::PLAN_MACHINES.into_iter().map(|m| {
-                    let label = if m == 2 { "two: one machine against a pair" } else { "four: and what the third and fourth add" };
+                    let label = if m == 2 { "2: one against a pair" } else { "4: what a 3rd and 4th add" };
                     view! { <option value=m.to_string() prop:selected=move || st.with(|s| s.plan.machines == m)>{label}</option> }
                 }).collect_view()}
             </select>

@@ -351,6 +351,7 @@ impl Coefficients {
     /// Whether the weight GEMMs run at a kernel table's curve on `hw`: the profile reads the table and the
     /// machine has one (its own or carried over). The curve is then the whole GEMM efficiency: the compute
     /// efficiency goes unused.
+    #[inline]
     pub fn gemms_at_table_curve(&self, hw: &crate::spec::HardwareSpec) -> bool {
         self.gemms_from_kernel_table() && hw.gemm.measured()
     }
