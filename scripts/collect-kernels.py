@@ -4,7 +4,8 @@
 The table (`data/kernels/<id>.json`, kind `kernels`) is what `sim-core` times a step with on this GPU: dense GEMM
 time against the rows M it multiplies (per precision the GPU supports), grouped MoE GEMMs against the tokens each
 expert gets, flash attention prefill and decode, the bandwidth of copies and elementwise kernels, and whole forward
-passes of a layer stack (eager prefill, decode eager and replayed as one CUDA graph) that check the kernel sum.
+passes of a layer stack (prefill, decode and mixed steps, eager and replayed as one CUDA graph) that check the
+kernel sum.
 
 Usage (PyTorch with CUDA, a few minutes on one GPU):
 
@@ -309,10 +310,12 @@ def elementwise_sweep(log):
     return rows
 
 
-def stack_layer(h, w_qkv, w_o, w_gate_up, w_down, norm, cos, sin, k_cache, v_cache, seqs, q_len, ctx, nh, nkv, d):
+def stack_layer(h, w_qkv, w_o, w_gate_up, w_down, norm, cos, sin, k_cache, v_cache, p_len, d_seqs, ctx, nh, nkv, d):
     """One decoder layer as an engine runs it: RMS norm, the QKV projection, rotary embedding from a cached
-    cos/sin table, attention (a causal prompt, or one token per sequence against its cache, each KV head read
-    once), the output projection and residual, RMS norm, the gated MLP and residual."""
+    cos/sin table, attention, the output projection and residual, RMS norm, the gated MLP and residual. The rows
+    are one prompt of `p_len` tokens (attending causally to itself) followed by `d_seqs` decoding sequences of one
+    token each (attending to their cache of `ctx` positions, each KV head read once); a mixed step has both, and
+    as in vLLM every GEMM multiplies all its rows at once, only attention runs per part."""
     hidden = h.shape[-1]
     a = F.rms_norm(h, (hidden,), norm)
     qkv = a @ w_qkv.t()
@@ -323,16 +326,22 @@ def stack_layer(h, w_qkv, w_o, w_gate_up, w_down, norm, cos, sin, k_cache, v_cac
         x1, x2 = x[..., : d // 2], x[..., d // 2:]
         return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1)
 
-    q = rope(q, nh).view(seqs, q_len, nh, d).transpose(1, 2)
-    k = rope(k, nkv).view(seqs, q_len, nkv, d).transpose(1, 2)
-    v = v.view(seqs, q_len, nkv, d).transpose(1, 2)
-    if q_len > 1:
-        att = sdpa(q, k, v, True)
-    else:
-        k_cache[:, :, ctx - 1:ctx] = k
-        v_cache[:, :, ctx - 1:ctx] = v
-        att = sdpa(q, k_cache[:, :, :ctx], v_cache[:, :, :ctx], False)
-    h = h + att.transpose(1, 2).reshape(-1, nh * d) @ w_o.t()
+    q, k = rope(q, nh), rope(k, nkv)
+    v = v.view(-1, nkv, d)
+    parts = []
+    if p_len > 0:
+        qp = q[:p_len].view(1, p_len, nh, d).transpose(1, 2)
+        kp = k[:p_len].view(1, p_len, nkv, d).transpose(1, 2)
+        vp = v[:p_len].view(1, p_len, nkv, d).transpose(1, 2)
+        parts.append(sdpa(qp, kp, vp, True).transpose(1, 2).reshape(p_len, nh * d))
+    if d_seqs > 0:
+        qd = q[p_len:].view(d_seqs, 1, nh, d).transpose(1, 2)
+        k_cache[:, :, ctx - 1:ctx] = k[p_len:].view(d_seqs, 1, nkv, d).transpose(1, 2)
+        v_cache[:, :, ctx - 1:ctx] = v[p_len:].view(d_seqs, 1, nkv, d).transpose(1, 2)
+        att = sdpa(qd, k_cache[:, :, :ctx], v_cache[:, :, :ctx], False)
+        parts.append(att.transpose(1, 2).reshape(d_seqs, nh * d))
+    att = parts[0] if len(parts) == 1 else torch.cat(parts, dim=0)
+    h = h + att @ w_o.t()
     a = F.rms_norm(h, (hidden,), norm)
     gu = a @ w_gate_up.t()
     inter = gu.shape[-1] // 2
@@ -374,28 +383,29 @@ class Stack(torch.nn.Module):
                 "intermediate": self.inter, "vocab": self.head.shape[0], "layer_params": per_layer,
                 "compiled": self.compiled}
 
-    def forward(self, x, k_cache, v_cache, pos, seqs, q_len, ctx, sample_rows):
-        """`x`: (seqs * q_len, hidden). Prefill: one sequence of q_len tokens attending causally to itself.
-        Decode: seqs sequences of one token each at context ctx (cache already holds ctx positions)."""
+    def forward(self, x, k_cache, v_cache, pos, p_len, d_seqs, ctx, sample_rows):
+        """`x`: (p_len + d_seqs, hidden): one prompt of p_len tokens attending causally to itself, then d_seqs
+        sequences of one token each at context ctx (their cache already holds ctx positions)."""
         h = x
         cos, sin = self.cos_cache[pos][:, None, :], self.sin_cache[pos][:, None, :]
         for i in range(self.layers):
             kc = k_cache[i] if k_cache is not None else None
             vc = v_cache[i] if v_cache is not None else None
             h = self.layer(h, self.qkv[i], self.o[i], self.gate_up[i], self.down[i], self.norm, cos, sin, kc, vc,
-                           seqs, q_len, ctx, self.nh, self.nkv, self.d)
+                           p_len, d_seqs, ctx, self.nh, self.nkv, self.d)
         last = F.rms_norm(h[sample_rows], (self.h,), self.norm)
         return last @ self.head.t()
 
 
 def step_sweep(log, layers):
-    """Whole forward passes of `Stack`: prefill of one prompt and decode of a batch, each launched from the host
-    (eager) and replayed as one CUDA graph (as vLLM replays its steps), with the kernels one pass launches."""
+    """Whole forward passes of `Stack`: prefill of one prompt, decode of a batch, and both in one pass (a mixed
+    step), each launched from the host (eager) and replayed as one CUDA graph (as vLLM replays its steps), with the
+    kernels one pass launches."""
     stack = Stack(layers)
     try:
         with torch.no_grad():
             x = torch.randn(16, stack.h, device="cuda", dtype=torch.bfloat16)
-            stack(x, None, None, torch.arange(16, device="cuda"), 1, 16, 16, torch.tensor([15], device="cuda"))
+            stack(x, None, None, torch.arange(16, device="cuda"), 16, 0, 16, torch.tensor([15], device="cuda"))
             torch.cuda.synchronize()
     except Exception as e:  # noqa: BLE001 - a PyTorch whose compiler fails here still measures the stack, eager
         log(f"torch.compile of the layer failed ({type(e).__name__}: {e}); the stack runs eager")
@@ -408,7 +418,7 @@ def step_sweep(log, layers):
             pos = torch.arange(n, device="cuda")
             rows_s = torch.tensor([n - 1], device="cuda")
             try:
-                fn = lambda: stack(x, None, None, pos, 1, n, n, rows_s)  # noqa: E731
+                fn = lambda: stack(x, None, None, pos, n, 0, n, rows_s)  # noqa: E731
                 eager = median_ms(fn, budget_s=0.5) / 1e3
                 graphed = graphed_ms(fn, calls=1, budget_s=0.5) / 1e3
                 kernels = kernel_count(fn)
@@ -427,7 +437,7 @@ def step_sweep(log, layers):
                 x = torch.randn(b, stack.h, device="cuda", dtype=torch.bfloat16)
                 pos = torch.full((b,), ctx - 1, device="cuda")
                 rows_s = torch.arange(b, device="cuda")
-                fn = lambda: stack(x, kc, vc, pos, b, 1, ctx, rows_s)  # noqa: E731
+                fn = lambda: stack(x, kc, vc, pos, 0, b, ctx, rows_s)  # noqa: E731
                 eager = median_ms(fn, budget_s=0.5) / 1e3
                 s = torch.cuda.Stream()
                 s.wait_stream(torch.cuda.current_stream())
@@ -447,6 +457,29 @@ def step_sweep(log, layers):
                 del g, kc, vc
             except Exception as e:  # noqa: BLE001
                 log(f"decode step b={b}: {e}")
+        # Mixed steps, as a chunked-prefill engine runs them: one prompt's tokens and a batch of decodes in one pass,
+        # every GEMM over all rows at once (the weights read once), attention per part.
+        ctx = 1024
+        for n in [256, 1024, 4096]:
+            for b in [4, 16, 64]:
+                try:
+                    kc = [torch.randn(b, stack.nkv, ctx, stack.d, device="cuda", dtype=torch.bfloat16)
+                          for _ in range(layers)]
+                    vc = [torch.randn_like(c) for c in kc]
+                    x = torch.randn(n + b, stack.h, device="cuda", dtype=torch.bfloat16)
+                    pos = torch.cat([torch.arange(n, device="cuda"), torch.full((b,), ctx - 1, device="cuda")])
+                    rows_s = torch.arange(n - 1, n + b, device="cuda")
+                    fn = lambda: stack(x, kc, vc, pos, n, b, ctx, rows_s)  # noqa: E731
+                    eager = median_ms(fn, budget_s=0.5) / 1e3
+                    graphed = graphed_ms(fn, calls=1, budget_s=0.5) / 1e3
+                    kernels = kernel_count(fn)
+                    for graph, sec in [(False, eager), (True, graphed)]:
+                        rows.append({"phase": "mixed", "graph": graph, "seqs": 1, "query_tokens": n, "context": n,
+                                     "decode_seqs": b, "decode_context": ctx, "seconds": sec, "kernels": kernels})
+                    log(f"mixed step n={n} + b={b}: eager {eager*1e3:.2f} ms, graph {graphed*1e3:.2f} ms")
+                    del kc, vc
+                except Exception as e:  # noqa: BLE001
+                    log(f"mixed step n={n} + b={b}: {e}")
     return stack.params(), rows
 
 

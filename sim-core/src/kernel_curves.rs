@@ -53,9 +53,9 @@ pub fn curves_from_table(table: &KernelsFile, measured_on: Roofline) -> (Rooflin
 }
 
 /// The fields of a kernel table no prediction reads (`curves_from_table` reads the GEMM rows, `kernel_costs` the
-/// small GEMMs, the elementwise rows and the stack's kernel counts): the checks' measurements, which a bundle that
-/// only predicts (the page) can leave out.
-pub const CHECK_ONLY_FIELDS: [&str; 3] = ["grouped_gemm", "attention_prefill", "attention_decode"];
+/// small GEMMs, the attention and elementwise rows and the stack's kernel counts): the checks' measurements,
+/// which a bundle that only predicts (the page) can leave out.
+pub const CHECK_ONLY_FIELDS: [&str; 1] = ["grouped_gemm"];
 
 /// Rows a GEMM may multiply and still count as weight streaming (`KernelCosts`).
 const STREAMING_ROWS: f64 = 16.0;

@@ -5,7 +5,8 @@
 //!
 //! ```text
 //!   table.steps.stack --config.json--> scenario (hardware = table.hardware, engine = roofline)
-//!   each graph-replayed row: prefill of n tokens, or b decodes at a context --> Engine::step --> seconds
+//!   each graph-replayed row: prefill of n tokens, b decodes at a context, or both in one pass (mixed)
+//!       --> Engine::step --> seconds
 //!   error = predicted / measured - 1
 //! ```
 //! Rows replayed as one CUDA graph are the ones checked: an engine replays its steps so, and their time is the
@@ -30,6 +31,9 @@ pub struct StepCheckRow {
     pub seqs: f64,
     pub query_tokens: f64,
     pub context: f64,
+    /// A mixed pass's decodes and their context (0 for prefill and decode passes).
+    pub decode_seqs: f64,
+    pub decode_context: f64,
     pub measured_s: f64,
     pub predicted_s: f64,
     /// What the step's parts take in the model, seconds: weights and KV over HBM, compute.
@@ -52,9 +56,11 @@ pub struct StepCheck {
     /// Whether the table's stack ran compiled (`torch.compile`) or eager.
     pub compiled: bool,
     pub rows: Vec<StepCheckRow>,
-    /// Median and largest absolute error, percent, over prefill and decode rows apart.
-    pub prefill_median_ape: f64,
-    pub decode_median_ape: f64,
+    /// Median and largest absolute error, percent, over prefill, decode and mixed rows apart (`None`: no row of
+    /// that phase).
+    pub prefill_median_ape: Option<f64>,
+    pub decode_median_ape: Option<f64>,
+    pub mixed_median_ape: Option<f64>,
     pub max_ape: f64,
     /// `data/accuracy.json`'s `step_check.ape_max`, and whether every row is within it.
     pub target_ape: Option<f64>,
@@ -103,7 +109,7 @@ impl Workspace {
                 let ape = |r: &StepCheckRow| r.error().abs() * 100.0;
                 let median_of = |phase: StepPhase| {
                     let v: Vec<f64> = rows.iter().filter(|r| r.phase == phase).map(ape).collect();
-                    crate::stats::ErrorStats::of(&v).map_or(f64::NAN, |s| s.median_ape)
+                    crate::stats::ErrorStats::of(&v).map(|s| s.median_ape)
                 };
                 let max_ape = rows.iter().map(ape).fold(0.0, f64::max);
                 Ok(StepCheck {
@@ -112,6 +118,7 @@ impl Workspace {
                     compiled: t.steps.as_ref().and_then(|s| s.stack.compiled).unwrap_or(false),
                     prefill_median_ape: median_of(StepPhase::Prefill),
                     decode_median_ape: median_of(StepPhase::Decode),
+                    mixed_median_ape: median_of(StepPhase::Mixed),
                     max_ape,
                     target_ape: target,
                     met: target.map(|x| !rows.is_empty() && max_ape <= x),
@@ -160,6 +167,10 @@ impl Workspace {
                         load.add_prefill(m, r.seqs, (r.context - r.query_tokens).max(0.0), r.query_tokens)
                     }
                     StepPhase::Decode => load.add_decodes(m, r.seqs, r.context, 1.0),
+                    StepPhase::Mixed => {
+                        load.add_prefill(m, r.seqs, (r.context - r.query_tokens).max(0.0), r.query_tokens);
+                        load.add_decodes(m, r.decode_seqs.unwrap_or(0.0), r.decode_context.unwrap_or(0.0), 1.0);
+                    }
                 }
                 let t = engine.step(&load);
                 StepCheckRow {
@@ -167,6 +178,8 @@ impl Workspace {
                     seqs: r.seqs,
                     query_tokens: r.query_tokens,
                     context: r.context,
+                    decode_seqs: r.decode_seqs.unwrap_or(0.0),
+                    decode_context: r.decode_context.unwrap_or(0.0),
                     measured_s: r.seconds,
                     predicted_s: t.total_s,
                     hbm_s: t.hbm_s,

@@ -234,8 +234,9 @@ fn step_checks(checks: &[Result<StepCheck, StepCheckError>]) -> Vec<String> {
                 format!("`{}`", c.table),
                 c.gpu.clone(),
                 if c.compiled { "compiled" } else { "eager" }.to_string(),
-                format!("{:.1}%", c.prefill_median_ape),
-                format!("{:.1}%", c.decode_median_ape),
+                percent_or_dash(c.prefill_median_ape),
+                percent_or_dash(c.decode_median_ape),
+                percent_or_dash(c.mixed_median_ape),
                 format!("{:.1}%", c.max_ape),
                 c.target_ape.map_or_else(String::new, |x| format!("every pass ≤ {x:.0}%")),
                 match c.met {
@@ -244,17 +245,16 @@ fn step_checks(checks: &[Result<StepCheck, StepCheckError>]) -> Vec<String> {
                     None => String::new(),
                 },
             ],
-            Err(e) => vec![
-                e.to_string(),
-                String::new(),
-                String::new(),
-                String::new(),
-                String::new(),
-                String::new(),
-                String::new(),
-                String::new(),
-            ],
+            Err(e) => std::iter::once(e.to_string()).chain(std::iter::repeat_n(String::new(), 8)).collect(),
         })
         .collect();
-    table(&["table", "GPU", "stack", "prefill median", "decode median", "largest", "target", "met"], &body)
+    table(
+        &["table", "GPU", "stack", "prefill median", "decode median", "mixed median", "largest", "target", "met"],
+        &body,
+    )
+}
+
+/// A median error as a percentage, `-` where no row of its kind was measured.
+fn percent_or_dash(x: Option<f64>) -> String {
+    x.map_or_else(|| "-".to_string(), |x| format!("{x:.1}%"))
 }

@@ -165,12 +165,15 @@ pub fn step_checks(checks: &[Result<StepCheck, StepCheckError>]) -> Vec<String> 
         out.push(String::new());
         out.push(format!(
             "step check, kernel table {} ({}, {} stack; the roofline profile on the table, graph-replayed passes{target}): \
-             prefill median {:.1}%, decode median {:.1}%, largest {:.1}%: {}",
+             {}, largest {:.1}%: {}",
             c.table,
             c.gpu,
             if c.compiled { "compiled" } else { "eager" },
-            c.prefill_median_ape,
-            c.decode_median_ape,
+            [("prefill", c.prefill_median_ape), ("decode", c.decode_median_ape), ("mixed", c.mixed_median_ape)]
+                .iter()
+                .filter_map(|(phase, m)| m.map(|m| format!("{phase} median {m:.1}%")))
+                .collect::<Vec<_>>()
+                .join(", "),
             c.max_ape,
             match c.met {
                 Some(true) => "met",
@@ -183,6 +186,7 @@ pub fn step_checks(checks: &[Result<StepCheck, StepCheckError>]) -> Vec<String> 
             "seqs",
             "tokens",
             "context",
+            "plus_decodes",
             "measured_ms",
             "predicted_ms",
             "error",
@@ -195,6 +199,7 @@ pub fn step_checks(checks: &[Result<StepCheck, StepCheckError>]) -> Vec<String> 
                 format!("{}", r.seqs),
                 format!("{}", r.query_tokens * r.seqs),
                 format!("{}", r.context),
+                if r.decode_seqs > 0.0 { format!("{} at {}", r.decode_seqs, r.decode_context) } else { "-".into() },
                 format!("{:.2}", r.measured_s * 1e3),
                 format!("{:.2}", r.predicted_s * 1e3),
                 format!("{:+.1}%", r.error() * 100.0),

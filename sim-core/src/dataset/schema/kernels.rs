@@ -181,7 +181,8 @@ pub struct StackShape {
     pub compiled: Option<bool>,
 }
 
-/// One timed forward pass.
+/// One timed forward pass: a prompt of `query_tokens` (prefill), `seqs` sequences of one token each at `context`
+/// (decode), or a prompt and `decode_seqs` decodes at `decode_context` in one pass (mixed).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
@@ -192,6 +193,11 @@ pub struct StepRow {
     pub seqs: f64,
     pub query_tokens: f64,
     pub context: f64,
+    /// A mixed pass's decoding sequences and their context (tokens each); absent for prefill and decode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decode_seqs: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decode_context: Option<f64>,
     pub seconds: f64,
     /// CUDA kernels one pass launched (PyTorch's profiler, copies and memsets not counted).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -204,6 +210,8 @@ pub struct StepRow {
 pub enum StepPhase {
     Prefill,
     Decode,
+    /// One prompt's tokens and a batch of decodes in one pass, as a chunked-prefill engine runs them.
+    Mixed,
 }
 
 impl StepPhase {
@@ -211,6 +219,7 @@ impl StepPhase {
         match self {
             StepPhase::Prefill => "prefill",
             StepPhase::Decode => "decode",
+            StepPhase::Mixed => "mixed",
         }
     }
 }

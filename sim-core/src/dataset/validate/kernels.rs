@@ -2,7 +2,7 @@
 //! over strictly increasing sizes.
 
 use super::Checker;
-use crate::dataset::schema::KernelsFile;
+use crate::dataset::schema::{KernelsFile, StepPhase};
 
 impl Checker<'_> {
     pub(super) fn kernels(&mut self) {
@@ -79,6 +79,21 @@ impl Checker<'_> {
         if let Some(steps) = &t.steps {
             for (i, r) in steps.rows.iter().enumerate() {
                 self.positive(file, format!("/steps/rows/{i}/seconds"), r.seconds, "seconds");
+                if r.phase == StepPhase::Mixed {
+                    for (field, v) in [("decode_seqs", r.decode_seqs), ("decode_context", r.decode_context)] {
+                        match v {
+                            Some(x) => {
+                                self.positive(file, format!("/steps/rows/{i}/{field}"), x, field);
+                            }
+                            None => self.err(
+                                file,
+                                format!("/steps/rows/{i}/{field}"),
+                                format!("a mixed pass without `{field}`"),
+                                "a mixed pass states its decoding sequences and their context",
+                            ),
+                        }
+                    }
+                }
             }
         }
     }
