@@ -117,6 +117,31 @@ fn the_bundled_part_of_a_kernel_table_predicts_as_the_whole_table() {
     }
 }
 
+/// The DGX Spark has no kernel table: it takes the H100's curves against its own ridge. Where a published
+/// microbenchmark timed a large dense GEMM on the GPU (`microbenchmarks.dense_gemm_fraction`: on the GB10 a BF16
+/// matmul of 4096 x 4096), the carried-over curve's share for that GEMM is within 10% of it: the transfer keeps
+/// the GEMM's asymptote, and what the transfer check misses lies elsewhere.
+#[test]
+fn the_carried_curve_meets_the_gb10s_published_dense_gemm() {
+    use sim_core::kernel_curves::{curves_from_table, table_for, Roofline};
+    use sim_core::spec::GemmShape;
+    let ws = workspace();
+    let ds = &ws.dataset;
+    let (table, own) = table_for(ds, "dgx-spark").expect("a table to carry over");
+    assert!(!own, "the DGX Spark has no table of its own");
+    let (bf16, _) = curves_from_table(table, Roofline::of(&ds.hardware[&table.hardware]));
+    let spark = &ds.hardware["dgx-spark"];
+    let measured = spark.microbenchmarks.as_ref().and_then(|m| m.dense_gemm_fraction.as_ref()).expect("published");
+    let measured = measured.si().expect("a fraction");
+    let roofline = Roofline::of(spark);
+    let n = 4096.0;
+    let shape = GemmShape { m: n, n, k: n, weight_bytes: 2.0, activation_bytes: 2.0 };
+    let carried = bf16.share(shape.intensity() / (roofline.flops_bf16 / roofline.hbm_bytes_per_sec));
+    let tflops = |share: f64| share * roofline.flops_bf16 / 1e12;
+    println!("GB10 BF16 4096^3: carried {:.1} TFLOPS, published {:.1}", tflops(carried), tflops(measured));
+    assert!((carried / measured - 1.0).abs() <= 0.10, "carried share {carried}, published {measured}");
+}
+
 /// A profile that reads the kernel table runs each GEMM at the share the table measured for its intensity: a
 /// compute efficiency on top would count that share twice, so the step does not depend on it. A profile that
 /// does not read the table runs its GEMMs at the roofline times its compute efficiency.
