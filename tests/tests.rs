@@ -396,7 +396,8 @@ fn planner_recommendations_for_the_report_models() {
                 for other in [Mode::Single, Mode::Pd, Mode::Dp2] {
                     assert!(total(Mode::Tp2) > total(other), "{id}: tp2 should beat {} at {top}", other.name());
                 }
-                assert!([Mode::Tp2, Mode::Pp2, Mode::Ep2].contains(&plan.recommended_mode), "{id}: {}", plan.reason);
+                let splits = [Mode::Tp2, Mode::Pp2, Mode::Ep2, Mode::Dpep2];
+                assert!(splits.contains(&plan.recommended_mode), "{id}: {}", plan.reason);
                 eprintln!("plan {id}: {} - {}", plan.recommended_mode.name(), plan.reason);
             }
             Expect::PrefersOver { measured, other, overall } => {

@@ -241,7 +241,7 @@ mod tests {
     fn the_predicting_part_of_a_table_gives_the_same_curves() {
         let full = include_str!("../../data/kernels/h100-sxm.json");
         let part = predicting_part(full).expect("an object");
-        assert!(part.len() * 2 < full.len(), "{} of {}", part.len(), full.len());
+        assert!(part.len() < full.len() && !part.contains("grouped_gemm"), "{} of {}", part.len(), full.len());
         let parse = |t: &str| -> KernelsFile {
             let mut v: serde_json::Value = serde_json::from_str(t).expect("json");
             v.as_object_mut().expect("object").remove("$schema");

@@ -473,6 +473,11 @@ pub fn explain(row: &PlanRow, spilled_bytes: f64, better: Mode, router: DpRouter
             if spills { format!("one machine spills {:.0} GB; ", spilled_bytes / 1e9) } else { String::new() },
             bound(Mode::Ep2)
         ),
+        (Mode::Dpep2, spills) => format!(
+            "{}DP+EP wins: each machine serves its own requests and both split the experts (bound: {})",
+            if spills { format!("one machine spills {:.0} GB; ", spilled_bytes / 1e9) } else { String::new() },
+            bound(Mode::Dpep2)
+        ),
         (Mode::Pd, spills) => format!(
             "{}PD wins: decode never pauses for prefill (bound: {})",
             if spills {

@@ -187,7 +187,9 @@ fn draw_icon<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, icon: &Icon, x: 
                 Mode::Single => area.draw(&Circle::new((x + 10, y), 4, fs)),
                 Mode::Tp2 | Mode::Ep2 | Mode::Tp4 => area.draw(&TriangleMarker::new((x + 10, y), 5, fs)),
                 Mode::Pd | Mode::Pp2 | Mode::Pp4 => area.draw(&Rectangle::new([(x + 6, y - 4), (x + 14, y + 4)], fs)),
-                Mode::Dp2 | Mode::Dp4 => area.draw(&Cross::new((x + 10, y), 4, mode_colour(*mode).stroke_width(2))),
+                Mode::Dp2 | Mode::Dp4 | Mode::Dpep2 => {
+                    area.draw(&Cross::new((x + 10, y), 4, mode_colour(*mode).stroke_width(2)))
+                }
             }
         }
         Icon::Claim { hollow: false } => {

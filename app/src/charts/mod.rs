@@ -54,6 +54,8 @@ pub fn mode_colour(m: Mode) -> RGBColor {
         Mode::Dp2 => OKABE_ITO[3],
         Mode::Pp2 => OKABE_ITO[4],
         Mode::Ep2 => OKABE_ITO[6],
+        // DP+EP: expert parallel's hue, darkened, in the copies' shape (each machine its own requests).
+        Mode::Dpep2 => darker(OKABE_ITO[6]),
         // Four machines: the pair's mode of the same kind, darkened, so a family reads as one hue.
         Mode::Tp4 => darker(OKABE_ITO[1]),
         Mode::Pp4 => darker(OKABE_ITO[4]),
@@ -77,6 +79,7 @@ pub fn mode_shape(m: Mode) -> &'static str {
         // The pipeline and expert-parallel modes take PD's and TP2's shapes in their own colours.
         Mode::Pp2 => "square",
         Mode::Ep2 => "triangle",
+        Mode::Dpep2 => "cross",
         // Four machines take their pair mode's shape in a darker colour.
         Mode::Tp4 => "triangle",
         Mode::Pp4 => "square",

@@ -82,7 +82,7 @@ pub(super) fn markers<'a, DB: DrawingBackend + 'a>(
                 .draw_series(hollow.iter().map(|m| EmptyElement::at(xy(&m)) + Rectangle::new([(-5, -5), (5, 5)], hs)))
                 .map_err(err)?;
         }
-        Mode::Dp2 | Mode::Dp4 => {
+        Mode::Dp2 | Mode::Dp4 | Mode::Dpep2 => {
             // A cross has no inside: flagged points are drawn thinner instead of hollow.
             chart.draw_series(filled.iter().map(|m| Cross::new(xy(&m), 6, c.stroke_width(3)))).map_err(err)?;
             chart.draw_series(hollow.iter().map(|m| Cross::new(xy(&m), 6, c.stroke_width(1)))).map_err(err)?;
@@ -113,7 +113,15 @@ fn curve_width(mode: Mode, emphasis: Option<Mode>) -> u32 {
         Some(e) if e == mode => 5,
         Some(_) => match mode {
             Mode::Single => 3,
-            Mode::Tp2 | Mode::Pd | Mode::Dp2 | Mode::Pp2 | Mode::Ep2 | Mode::Tp4 | Mode::Pp4 | Mode::Dp4 => 2,
+            Mode::Tp2
+            | Mode::Pd
+            | Mode::Dp2
+            | Mode::Pp2
+            | Mode::Ep2
+            | Mode::Dpep2
+            | Mode::Tp4
+            | Mode::Pp4
+            | Mode::Dp4 => 2,
         },
     }
 }
@@ -315,7 +323,9 @@ pub(super) fn mode_chart<DB: DrawingBackend>(
                 Mode::Pd | Mode::Pp2 | Mode::Pp4 => chart
                     .draw_series(xy.iter().map(|p| EmptyElement::at(*p) + Rectangle::new([(-6, -6), (6, 6)], st)))
                     .map_err(err)?,
-                Mode::Dp2 | Mode::Dp4 => chart.draw_series(xy.iter().map(|p| Cross::new(*p, 6, st))).map_err(err)?,
+                Mode::Dp2 | Mode::Dp4 | Mode::Dpep2 => {
+                    chart.draw_series(xy.iter().map(|p| Cross::new(*p, 6, st))).map_err(err)?
+                }
             };
         }
     }

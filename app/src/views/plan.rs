@@ -21,6 +21,7 @@ pub fn mode_sentence(m: Mode) -> &'static str {
         Mode::Dp2 => "Buy the second machine and run two independent copies behind a router",
         Mode::Pp2 => "Buy the second machine and put half of the layers on each (PP2)",
         Mode::Ep2 => "Buy the second machine and split the experts across both (EP2)",
+        Mode::Dpep2 => "Buy the second machine, give each its own requests and split the experts (DP+EP)",
         Mode::Tp4 => "Buy three more machines and run all four as one engine (TP4)",
         Mode::Pp4 => "Buy three more machines and put a quarter of the layers on each (PP4)",
         Mode::Dp4 => "Buy three more machines and run four independent copies behind a router",

@@ -106,14 +106,21 @@ fn placements(run: &ScenarioRun) -> Vec<(Vec<Mode>, u32, Placement)> {
         .map(|n| (on(n), n))
         .filter(|(modes, _)| !modes.is_empty())
         .map(|(modes, n)| (modes, n, place(&s.model, &s.hardware, f64::from(n) * gpus, &run.coefficients)))
+        // DP+EP holds a rank's dense layers on each machine and half of the experts.
+        .chain(
+            modes.contains(&Mode::Dpep2).then(|| {
+                (vec![Mode::Dpep2], 2, crate::model::modes::mode_placement(s, &run.coefficients, Mode::Dpep2))
+            }),
+        )
         .collect()
 }
 
-/// Machines one engine of `mode` spans: copies and PD run one machine's engine each.
+/// Machines one engine of `mode` spans: copies and PD run one machine's engine each (0 for DP+EP, placed apart).
 fn layout_machines(mode: Mode) -> u32 {
     match mode {
         Mode::Tp2 | Mode::Pp2 | Mode::Ep2 | Mode::Tp4 | Mode::Pp4 => mode.machines(),
         Mode::Single | Mode::Pd | Mode::Dp2 | Mode::Dp4 => 1,
+        Mode::Dpep2 => 0,
     }
 }
 

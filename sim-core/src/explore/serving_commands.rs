@@ -7,6 +7,8 @@
 //!         --tensor-parallel-size 2g --distributed-executor-backend ray
 //! pd      machine 1: vllm serve (kv_producer); machine 2: vllm serve (kv_consumer); proxy: prefill then decode
 //! dp2     machine 1 and 2: vllm serve each; a round-robin router in front
+//! dpep2   both: NCCL env; machine 1: vllm serve --data-parallel-size 2 --enable-expert-parallel; machine 2: the
+//!         same, --data-parallel-start-rank 1 --headless
 //! tp4/pp4 as tp2/pp2, machines 2 to 4 joining the Ray cluster; dp4 as dp2 with four copies
 //! ```
 //! Placeholders in angle brackets (`<machine-1-ip>`, `<link-interface>`) are the team's own: the dataset knows
@@ -27,6 +29,8 @@ pub const DOC_NIXL: &str = "https://docs.vllm.ai/en/latest/features/nixl_connect
 pub const DOC_DISAGG_PREFILL: &str = "https://docs.vllm.ai/en/latest/features/disagg_prefill.html";
 /// vLLM's page on an nginx load balancer in front of several vLLM servers.
 pub const DOC_NGINX: &str = "https://docs.vllm.ai/en/latest/deployment/nginx.html";
+/// vLLM's data-parallel deployment page: --data-parallel-size, -local, -address, -rpc-port, --headless.
+pub const DOC_DATA_PARALLEL: &str = "https://docs.vllm.ai/en/latest/serving/data_parallel_deployment.html";
 /// vLLM's `vllm serve` page (engine arguments).
 pub const DOC_SERVE: &str = "https://docs.vllm.ai/en/latest/cli/serve.html";
 
@@ -200,6 +204,35 @@ pub fn serving_commands(mode: Mode, model: &str, gpus_per_machine: u32, server: 
                         .into(),
                     DOC_DISAGG_PREFILL,
                 ),
+            ]
+        }
+        Mode::Dpep2 => {
+            notes.push(
+                "vLLM's own data parallelism: each machine's rank has its own requests and KV, its API server on \
+                 machine 1 balances them, and every MoE layer exchanges all tokens between the ranks (all-gather \
+                 and reduce-scatter, vLLM's default --all2all-backend allgather_reducescatter), as the prediction \
+                 charges"
+                    .into(),
+            );
+            let rank = |start: Option<u32>| {
+                let mut flags = vec![
+                    format!("--tensor-parallel-size {g}"),
+                    "--data-parallel-size 2".into(),
+                    "--data-parallel-size-local 1".into(),
+                    "--data-parallel-address <machine-1-ip>".into(),
+                    "--data-parallel-rpc-port 13345".into(),
+                    "--enable-expert-parallel".into(),
+                ];
+                if let Some(r) = start {
+                    flags.push(format!("--data-parallel-start-rank {r}"));
+                    flags.push("--headless".into());
+                }
+                serve(&flags)
+            };
+            vec![
+                nccl_env,
+                step("machine 1", "data-parallel rank 0 and the API server", rank(None), DOC_DATA_PARALLEL),
+                step("machine 2", "data-parallel rank 1, headless", rank(Some(1)), DOC_DATA_PARALLEL),
             ]
         }
         Mode::Dp2 => {

@@ -328,6 +328,7 @@ impl ScenarioRun {
         let fits_one = place(&s.model, &s.hardware, per_machine, k);
         let fits_two = place(&s.model, &s.hardware, 2.0 * per_machine, k);
         let fits_four = place(&s.model, &s.hardware, 4.0 * per_machine, k);
+        let fits_data_expert = crate::model::modes::mode_placement(s, k, Mode::Dpep2);
         let mut workloads = Vec::new();
         for w in &s.workloads {
             let mut sweep = Sweep::new(s, k, w.isl, w.osl);
@@ -339,6 +340,7 @@ impl ScenarioRun {
                     let placement = match mode {
                         Mode::Tp2 | Mode::Pp2 | Mode::Ep2 => &fits_two,
                         Mode::Tp4 | Mode::Pp4 => &fits_four,
+                        Mode::Dpep2 => &fits_data_expert,
                         Mode::Single | Mode::Pd | Mode::Dp2 | Mode::Dp4 => &fits_one,
                     };
                     let gpus = f64::from(mode.machines()) * per_machine;

@@ -71,6 +71,8 @@ pub struct Engine<'a> {
 /// ```text
 ///   control:   head [driver] --scheduler output--> [remote worker]   one way per step
 ///   EP:        whole experts split across the ranks; the MoE output all-reduced as under TP (DP = 1)
+///   DP+EP:     [A: own requests] <== per MoE layer: all-gather every token, reduce-scatter the outputs ==> [B]
+///              and once a step the ranks agree on their token counts (a Gloo all-reduce)
 ///   PP:        [stage A: layers 1..L/2] --metadata (Gloo), 2 tensors (NCCL)--> [stage B]   one hop per micro-batch
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -92,6 +94,21 @@ pub struct Span {
     /// tensor-parallel group as without expert parallelism, so the collectives are TP's; what changes is which
     /// experts each rank reads (`bandwidth::ExpertSplit`).
     pub expert_ranks: f64,
+    /// Data-parallel ranks whose tokens every MoE layer multiplies, one engine per machine (vLLM's DP+EP; 0 or 1
+    /// without). With data parallel above 1 vLLM runs its all-to-all backend, by default all-gather /
+    /// reduce-scatter (`ParallelConfig.all2all_backend = "allgather_reducescatter"`, vllm/config/parallel.py;
+    /// `AgRsAll2AllManager`, vllm/distributed/device_communicators/all2all.py): each MoE layer gathers every
+    /// rank's hidden states, expert weights and ids over the data-parallel group (`dispatch`), multiplies its own
+    /// experts' share of all of them, and reduce-scatters the outputs back (`combine`). The engine modelled is
+    /// one rank with its own requests; the other is taken as loaded alike.
+    pub data_ranks: f64,
+    /// The data-parallel group's communicator across the machines (`moe_exchange` prices `dispatch` and
+    /// `combine` by it), present only under DP+EP.
+    pub data_group: Option<super::nccl::Communicator>,
+    /// What the ranks pay once a step to agree on their token counts, seconds: `coordinate_batch_across_dp`
+    /// (vllm/v1/worker/dp_utils.py) all-reduces them over the data-parallel group, on Gloo when async scheduling
+    /// is on (`ParallelConfig.disable_nccl_for_dp_synchronization`): a round trip on the link's transport.
+    pub data_sync_s: f64,
     /// Pipeline stages the layers are split across (1 or 0: none). vLLM keeps as many micro-batches in flight.
     pub pipeline_stages: f64,
     /// One hop between stages, as vLLM's `GroupCoordinator.send_tensor_dict` / `isend_tensor_dict` makes it
@@ -250,7 +267,9 @@ impl<'a> Engine<'a> {
         let (host_routed, host_dense) = host_compute_shares(&self.placement, self.spilled_routing_share);
         StepCosts {
             e: self,
-            reader: StepReader::new(m, &self.placement, self.spilled_routing_share).with_split(self.expert_split()),
+            reader: StepReader::new(m, &self.placement, self.spilled_routing_share)
+                .with_split(self.expert_split())
+                .with_moe_tokens(self.span.data_ranks),
             draft_touch: ExpertTouch::new(m, 1.0),
             routed_per_token,
             dense_per_token,
@@ -414,6 +433,24 @@ impl StepCosts<'_, '_> {
         (routed.max(1e-3), dense.max(1e-3))
     }
 
+    /// Under DP+EP, what every MoE layer's exchange across the machines costs a step whose ranks carry
+    /// `tokens` together (0 otherwise): the dispatch all-gathers each token's BF16 hidden state with its top-k
+    /// weights and ids (4 bytes each), the combine reduce-scatters the experts' BF16 outputs, each an NCCL ring
+    /// over the data-parallel group at the protocol NCCL picks for its size. Every layer is taken as an MoE layer
+    /// (a model's few leading dense layers would exchange nothing), and the calls' latency carries the profile's
+    /// TP latency scale, the per-call cost across machines the fits find beyond NCCL's model.
+    fn moe_exchange_s(&self, tokens: f64) -> f64 {
+        let (e, m) = (self.e, self.e.model);
+        let Some(group) = e.span.data_group else { return 0.0 };
+        let hidden = tokens * m.hidden_size * 2.0;
+        let routing = tokens * m.experts_per_token * 8.0;
+        let call = |bytes: f64| {
+            let c = group.fastest(super::nccl::Call::Gather, bytes);
+            c.latency_s * e.k.tp_latency_scale + c.transfer_s
+        };
+        m.layers / e.span.stages() * (call(hidden + routing) + call(hidden))
+    }
+
     /// One forward pass over `1/stages` of the layers (all of them without a pipeline), with the tensor- or
     /// expert-parallel collectives of those layers and, on an engine spanning machines without a pipeline, the
     /// driver's one-way control message.
@@ -444,12 +481,16 @@ impl StepCosts<'_, '_> {
         // The routed experts' kernel multiplies each touched expert's tokens in whole tiles of rows: the padding,
         // in tokens' worth of routed multiplies, is added to the routed share only.
         let touched_uniform = || reads.touched_uniform.unwrap_or_else(|| self.reader.uniform_touch(tokens));
-        let padding = moe_padding_tokens(m, k.moe_kernel, k.moe_tile_scale, tokens, touched_uniform);
+        // Under DP+EP a rank's experts multiply every rank's tokens: its share of all of them is, loaded alike,
+        // this rank's tokens over its own tensor-parallel split, with each expert's rows and padding those of
+        // all the ranks' tokens.
+        let ranks = e.span.data_ranks.max(1.0);
+        let padding = moe_padding_tokens(m, k.moe_kernel, k.moe_tile_scale, tokens * ranks, touched_uniform) / ranks;
         let routed_multiplied = multiplied + padding;
         // Each family of weight GEMMs at the share of the tensor peak its rows reach on this GPU (the measured
         // curve against intensity over the ridge; 1 without a kernel table): the dense layers multiply every
         // token's row, a routed expert the rows routed to it.
-        let (routed_share, dense_share) = self.gemm_shares(multiplied, routed_multiplied, touched_uniform);
+        let (routed_share, dense_share) = self.gemm_shares(multiplied, routed_multiplied * ranks, touched_uniform);
         let weights_s =
             (routed_per_token * routed_multiplied / routed_share + dense_per_token * multiplied / dense_share) * scale;
         let compute_s = weights_s + attention_s(load.attention_flops, load.indexer_flops);
@@ -490,6 +531,7 @@ impl StepCosts<'_, '_> {
         } else {
             0.0
         };
+        let comm_s = comm_s + if tokens > 0.0 { self.moe_exchange_s(tokens * ranks) + e.span.data_sync_s } else { 0.0 };
         // The driver reaches its remote worker once a step; a pipeline pays it once a cycle (`step`).
         let comm_s = comm_s + if tokens > 0.0 && stages <= 1.0 { e.span.control_s } else { 0.0 };
         let draft_s = if seqs > 0.0 && m.draft_tokens > 0.0 {

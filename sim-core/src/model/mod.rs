@@ -5,6 +5,7 @@
 
 pub mod bandwidth;
 pub mod batching;
+pub mod copies;
 pub mod fabric;
 pub mod latency;
 pub mod modes;

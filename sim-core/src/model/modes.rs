@@ -7,22 +7,25 @@
 //!   tp2:     [A: half of every weight] <== 2 all-reduces per layer per step ==> [B: other half]
 //!   pp2:     [A: first half of the layers] --activations, once per micro-batch--> [B: second half]
 //!   ep2:     [A: half of attention, half of the experts] <== 2 all-reduces per layer per step (DP = 1) ==> [B]
+//!   dpep2:   [A: own requests, all attention, half the experts] <== each MoE layer: all-gather, reduce-scatter ==> [B]
 //!   pd:      [A: prefill only] --KV cache, one way over the link--> [B: decode only, never pauses]
 //!   dp2:     router --ceil(c/2) clients--> [A: a whole copy]   --floor(c/2) clients--> [B: a whole copy]
 //! ```
 //! Every engine spanning both machines (tp2, pp2, ep2) pays the driver's one-way control message per step on the
-//! link's transport (`batching::Span`). A dense model has no experts to split: `ep2` refuses it
-//! (`ep2_refusal`).
+//! link's transport (`batching::Span`); DP+EP runs a scheduler on each machine and pays instead the ranks' agreement
+//! on their token counts. A dense model has no experts to split: `ep2` and `dpep2` refuse it (`ep2_refusal`).
+//! DP+EP's ranks each serve half of the clients (vLLM's own data-parallel load balancer keeps them even).
 //! DP2's router is the scenario's: balanced (half of the clients each: round-robin or least-load) or random (a
 //! "shuffle" router: binomial splits, averaged; `two_copies_of`); nothing crosses the link.
 //! Every mode runs the step-level closed loop of `serving`; PD runs one prefill engine and one decode engine
 //! joined by the link (KV cache of ISL tokens per request, one way).
 
-use super::bandwidth::place;
+use super::bandwidth::{place, place_split};
 use super::batching::{Engine, Span};
+use super::copies::{copies_of, split_between, two_copies_of};
 use super::serving::{colocated_batch, colocated_memo, disaggregated_memo, disaggregated_run, LoopMemo, Measured, Run};
 use super::{Coefficients, Prediction};
-use crate::dataset::schema::{DpRouter, ScenarioLoad};
+use crate::dataset::schema::ScenarioLoad;
 use crate::scenario::Scenario;
 use crate::Mode;
 
@@ -37,6 +40,9 @@ pub enum Layout {
     Tensor,
     /// Tensor parallel attention, routed experts split across both machines (expert parallel).
     Expert,
+    /// One data-parallel rank per machine (its own requests, attention and dense layers tensor parallel over its
+    /// machine's GPUs), the routed experts split over every GPU of both: the engine of one rank.
+    DataExpert,
     /// An equal share of the layers on each machine of the span (pipeline parallel), tensor parallel inside each.
     Pipeline,
 }
@@ -48,6 +54,7 @@ impl Layout {
             Mode::Single => Some(Layout::One),
             Mode::Tp2 | Mode::Tp4 => Some(Layout::Tensor),
             Mode::Ep2 => Some(Layout::Expert),
+            Mode::Dpep2 => Some(Layout::DataExpert),
             Mode::Pp2 | Mode::Pp4 => Some(Layout::Pipeline),
             Mode::Pd | Mode::Dp2 | Mode::Dp4 => None,
         }
@@ -61,6 +68,11 @@ pub fn mode_engine<'a>(s: &'a Scenario, k: &'a Coefficients, mode: Mode) -> Engi
         Some(layout) => laid_engine(s, k, layout, f64::from(mode.machines())),
         None => laid_engine(s, k, Layout::One, 1.0),
     }
+}
+
+/// Where one engine of `mode` holds the model on each GPU (one machine's engine for PD and copies).
+pub fn mode_placement(s: &Scenario, k: &Coefficients, mode: Mode) -> super::bandwidth::Placement {
+    mode_engine(s, k, mode).placement
 }
 
 /// Why `ep2` cannot run `s`'s model, if it cannot: expert parallelism splits routed experts, a dense model has
@@ -89,8 +101,11 @@ pub fn laid_engine<'a>(s: &'a Scenario, k: &'a Coefficients, layout: Layout, spa
     let hw = &s.hardware;
     let gpus = hw.gpus.max(1.0);
     let machines = if layout == Layout::One { 1.0 } else { span_machines.max(1.0).round() };
-    let tp = gpus * machines;
-    let mut placement = place(&s.model, hw, tp, k);
+    let data = layout == Layout::DataExpert;
+    // A data-parallel rank splits its dense layers and attention over its own machine's GPUs only.
+    let tp = if data { gpus } else { gpus * machines };
+    let mut placement =
+        if data { place_split(&s.model, hw, tp, gpus * machines, k) } else { place(&s.model, hw, tp, k) };
     if layout == Layout::Pipeline {
         // Each stage holds its share of the layers' KV, split by heads over its own machine's GPUs.
         placement.kv_bytes_per_token = s.model.kv_bytes_per_token / (machines * s.model.kv_split(gpus));
@@ -99,15 +114,27 @@ pub fn laid_engine<'a>(s: &'a Scenario, k: &'a Coefficients, layout: Layout, spa
         hw.sparse_attention_head_tile,
         if layout == Layout::Pipeline { gpus } else { placement.tp },
     );
-    let collective_machines = if layout == Layout::Pipeline { 1.0 } else { machines };
+    let collective_machines = if matches!(layout, Layout::Pipeline | Layout::DataExpert) { 1.0 } else { machines };
     let (allreduce, measured) = super::fabric::tp_all_reduce(hw, collective_machines);
     let link = &hw.link;
     let span = Span {
         // The scheduler's output reaches the remote worker one way; the driver waits only for the output rank's
         // answer (`Span::control_s`).
-        control_s: if machines > 1.0 { link.round_trip_s / 2.0 } else { 0.0 },
-        // Expert parallelism with one data-parallel rank: whole experts over every rank of the engine.
-        expert_ranks: if layout == Layout::Expert { tp } else { 1.0 },
+        control_s: if machines > 1.0 && !data { link.round_trip_s / 2.0 } else { 0.0 },
+        // Expert parallelism: whole experts over every rank of the engine (of every data-parallel rank's).
+        expert_ranks: match layout {
+            Layout::Expert => tp,
+            Layout::DataExpert => gpus * machines,
+            _ => 1.0,
+        },
+        data_ranks: if data { machines } else { 1.0 },
+        // One data-parallel group per tensor-parallel position: a rank on each machine, the machine's link shared
+        // by as many groups as it has GPUs.
+        data_group: data.then(|| {
+            let c = super::fabric::communicator(hw, machines);
+            super::nccl::Communicator { ranks: machines, bus_bytes_per_sec: c.bus_bytes_per_sec / gpus, ..c }
+        }),
+        data_sync_s: if data { link.round_trip_s } else { 0.0 },
         pipeline_stages: if layout == Layout::Pipeline { machines } else { 1.0 },
         // The tensors' metadata goes one way over the CPU group; each tensor by an NCCL send across the link.
         stage_metadata_s: link.round_trip_s / 2.0,
@@ -206,7 +233,7 @@ fn predict_memo(
 ) -> Prediction {
     let (fi, fo, c) = (f64::from(isl.max(1)), f64::from(osl.max(1)), f64::from(concurrency.max(1)));
     let lengths = s.output_lengths(isl, osl);
-    if mode == Mode::Ep2 && ep2_refusal(s).is_some() {
+    if matches!(mode, Mode::Ep2 | Mode::Dpep2) && ep2_refusal(s).is_some() {
         return refused(mode, isl, osl, concurrency);
     }
     match mode {
@@ -233,7 +260,33 @@ fn predict_memo(
         }
         Mode::Dp2 => two_copies(s, k, isl, osl, concurrency),
         Mode::Dp4 => copies_of(4, s.router, s.load, concurrency, |c| predict(s, k, Mode::Single, isl, osl, c)),
+        Mode::Dpep2 => data_expert(s, k, isl, osl, concurrency, memo),
     }
+}
+
+/// DP+EP: each machine's rank serves its half of the clients (vLLM's data-parallel coordinator balances them)
+/// with the engine of one rank, whose MoE layers multiply both ranks' tokens.
+fn data_expert(
+    s: &Scenario,
+    k: &Coefficients,
+    isl: u32,
+    osl: u32,
+    concurrency: u32,
+    memo: &mut LoopMemo,
+) -> Prediction {
+    let e = mode_engine(s, k, Mode::Dpep2);
+    let (fi, fo) = (f64::from(isl.max(1)), f64::from(osl.max(1)));
+    let lengths = s.output_lengths(isl, osl);
+    let mut rank = |c: u32| {
+        let r = match s.load {
+            ScenarioLoad::ClosedLoop => colocated_memo(&e, f64::from(c), fi, fo, memo),
+            ScenarioLoad::Batch => colocated_batch(&e, f64::from(c), fi, fo, Run::Batch, lengths),
+            ScenarioLoad::AllAtOnce => colocated_batch(&e, f64::from(c), fi, fo, Run::AllAtOnce, lengths),
+        };
+        prediction(k, s.load, (Mode::Dpep2, isl, osl, c), &r, e.tokens_per_step())
+    };
+    let c = concurrency.max(1);
+    Prediction { mode: Mode::Dpep2, ..split_between(c, c.div_ceil(2), s.load, &mut rank) }
 }
 
 /// A mode that cannot run the scenario's model (`ep2_refusal`): no throughput, its reason in the bottleneck.
@@ -262,250 +315,6 @@ fn two_copies(s: &Scenario, k: &Coefficients, isl: u32, osl: u32, concurrency: u
     two_copies_of(s.router, s.load, concurrency, |c| predict(s, k, Mode::Single, isl, osl, c))
 }
 
-/// Probability mass a random router's splits may leave out: the rarest, most lopsided splits of a large `c`.
-const RANDOM_SPLIT_TAIL: f64 = 1e-3;
-
-/// `two_copies` with the single-machine answers from `single` (a memo when a sweep already has them).
-///
-/// A balanced router gives each copy half of the clients. A random one (`DpRouter::Random`) sends each request
-/// to a copy with even odds, so the busier copy serves `m >= c/2` clients with binomial probability; the answer
-/// is the expectation over those splits. Under a steady closed loop the two copies' rates add. Under batches
-/// the window runs to the busier copy's last finish, so the `c` requests' decode tokens take as long as its
-/// `m` do: `c * tg(m) / m` (what made kubis.ai's two shuffled Sparks at 2 and 4 clients slower than two
-/// halves).
-fn two_copies_of(
-    router: DpRouter,
-    load: ScenarioLoad,
-    concurrency: u32,
-    mut single: impl FnMut(u32) -> Prediction,
-) -> Prediction {
-    let c = concurrency.max(1);
-    if router == DpRouter::Balanced {
-        return split_between(c, c.div_ceil(2), load, &mut single);
-    }
-    let splits: Vec<(f64, Prediction)> =
-        busier_copy_odds(c).into_iter().map(|(m, p)| (p, split_between(c, m, load, &mut single))).collect();
-    // The likeliest split names the bottleneck; the rest is the expectation over splits.
-    let likeliest = splits.iter().reduce(|a, b| if b.0 > a.0 { b } else { a }).map(|(_, q)| q.clone());
-    let expect = |field: fn(&Prediction) -> f64| splits.iter().map(|(p, q)| p * field(q)).sum::<f64>();
-    Prediction {
-        output_tok_s: expect(|q| q.output_tok_s),
-        ttft_s: expect(|q| q.ttft_s),
-        tpot_s: expect(|q| q.tpot_s),
-        step_s: expect(|q| q.step_s),
-        resident_seqs: expect(|q| q.resident_seqs),
-        preemptions_per_request: expect(|q| q.preemptions_per_request),
-        kv_utilization: expect(|q| q.kv_utilization),
-        queue_s: expect(|q| q.queue_s),
-        // `busier_copy_odds` always has a split: the most even one.
-        ..likeliest.unwrap_or_else(|| split_between(c, c.div_ceil(2), load, &mut single))
-    }
-}
-
-/// The busier copy's client count `m` (from `ceil(c/2)` to `c`) under a random router, with its probability
-/// (`Binomial(c, 1/2)` folded at the middle), most even first; the lopsided tail past `1 - RANDOM_SPLIT_TAIL`
-/// of the mass is left out and the rest renormalised.
-pub fn busier_copy_odds(c: u32) -> Vec<(u32, f64)> {
-    let c = c.max(1);
-    let n = f64::from(c);
-    // ln C(c, k) - c ln 2, built up from k = 0 so no factorial overflows.
-    let mut ln_p = -n * std::f64::consts::LN_2;
-    let mut pmf = Vec::with_capacity(c as usize + 1);
-    for k in 0..=c {
-        pmf.push(ln_p.exp());
-        ln_p += (f64::from(c - k)).ln() - (f64::from(k) + 1.0).ln();
-    }
-    let mut odds: Vec<(u32, f64)> = Vec::new();
-    let mut mass = 0.0;
-    for m in c.div_ceil(2)..=c {
-        let p = if 2 * m == c { pmf[m as usize] } else { pmf[m as usize] + pmf[(c - m) as usize] };
-        odds.push((m, p));
-        mass += p;
-        if mass >= 1.0 - RANDOM_SPLIT_TAIL {
-            break;
-        }
-    }
-    let total: f64 = odds.iter().map(|(_, p)| p).sum();
-    odds.iter().map(|&(m, p)| (m, p / total)).collect()
-}
-
-/// Two copies with `busy` of the `c` clients on one and the rest on the other.
-fn split_between(c: u32, busy: u32, load: ScenarioLoad, single: &mut impl FnMut(u32) -> Prediction) -> Prediction {
-    let a = single(busy);
-    let small = c - busy;
-    // An even split's second copy answers as the first.
-    let b = match small {
-        0 => None,
-        n if n == busy => Some(a.clone()),
-        n => Some(single(n)),
-    };
-    let (n_a, n_b) = (f64::from(busy), f64::from(small));
-    // Latencies are what an average client sees: weighted by the clients each copy serves.
-    let mean = |x: f64, y: Option<f64>| match y {
-        Some(y) => (x * n_a + y * n_b) / (n_a + n_b),
-        None => x,
-    };
-    let output_tok_s = match load {
-        // Both copies decode the whole time: their rates add.
-        ScenarioLoad::ClosedLoop => a.output_tok_s + b.as_ref().map_or(0.0, |b| b.output_tok_s),
-        // One window to the busier copy's last finish (the smaller batch ends first): all `c` requests' tokens
-        // over the time the busier copy's `busy` take, from the first first token (a batch) or from the send.
-        ScenarioLoad::Batch | ScenarioLoad::AllAtOnce => a.output_tok_s * f64::from(c) / n_a,
-    };
-    Prediction {
-        mode: Mode::Dp2,
-        isl: a.isl,
-        osl: a.osl,
-        concurrency: c,
-        output_tok_s,
-        ttft_s: mean(a.ttft_s, b.as_ref().map(|b| b.ttft_s)),
-        tpot_s: mean(a.tpot_s, b.as_ref().map(|b| b.tpot_s)),
-        step_s: mean(a.step_s, b.as_ref().map(|b| b.step_s)),
-        resident_seqs: a.resident_seqs + b.as_ref().map_or(0.0, |b| b.resident_seqs),
-        max_resident_seqs: 2.0 * a.max_resident_seqs,
-        // The busier copy sets the pace.
-        bottleneck: a.bottleneck,
-        tokens_per_step: a.tokens_per_step,
-        preemptions_per_request: mean(a.preemptions_per_request, b.as_ref().map(|b| b.preemptions_per_request)),
-        kv_utilization: mean(a.kv_utilization, b.as_ref().map(|b| b.kv_utilization)),
-        queue_s: mean(a.queue_s, b.as_ref().map(|b| b.queue_s)),
-    }
-}
-
-/// `copies` independent one-machine engines behind the scenario's router (more than two: `two_copies_of` keeps
-/// its own exact split of the pair), with the single-machine answers from `single`.
-///
-/// A balanced router gives each copy `floor(c / n)` or `ceil(c / n)` clients. A random one sends each request to
-/// a copy with odds `1 / n`, so one copy's clients `m` are `Binomial(c, 1/n)`. Under a steady closed loop the
-/// copies' rates add, so by linearity the expected rate is `n E[rate(m)]`, and a client's expected latency is
-/// `n E[m latency(m)] / c`, each exact without the joint split. Under batches the window runs to the busiest
-/// copy's last finish: the expectation over the busiest copy's count (`busiest_copy_odds`) of
-/// `c * tok_s(m_max) / m_max`.
-fn copies_of(
-    copies: u32,
-    router: DpRouter,
-    load: ScenarioLoad,
-    concurrency: u32,
-    mut single: impl FnMut(u32) -> Prediction,
-) -> Prediction {
-    let c = concurrency.max(1);
-    let n = copies.max(1);
-    let mode = if n == 4 { Mode::Dp4 } else { Mode::Dp2 };
-    // Each copy's client count with its weight: a balanced router's exact counts (a count per copy), a random
-    // router's binomial odds times the copies (the expected number of copies at that count).
-    let counts: Vec<(u32, f64)> = match router {
-        DpRouter::Balanced => {
-            let (q, r) = (c / n, c % n);
-            [(q + 1, f64::from(r)), (q, f64::from(n - r))].into_iter().filter(|&(m, w)| m > 0 && w > 0.0).collect()
-        }
-        DpRouter::Random => binomial_odds(c, 1.0 / f64::from(n))
-            .into_iter()
-            .filter(|&(m, _)| m > 0)
-            .map(|(m, p)| (m, p * f64::from(n)))
-            .collect(),
-    };
-    let answers: Vec<(u32, f64, Prediction)> = counts.into_iter().map(|(m, w)| (m, w, single(m))).collect();
-    let cf = f64::from(c);
-    // What an average client sees: each copy's answer weighted by the clients it serves.
-    let per_client =
-        |field: fn(&Prediction) -> f64| answers.iter().map(|(m, w, p)| w * f64::from(*m) * field(p)).sum::<f64>() / cf;
-    let summed = |field: fn(&Prediction) -> f64| answers.iter().map(|(_, w, p)| w * field(p)).sum::<f64>();
-    // The busiest copy sets a batch's window and names the bottleneck.
-    let busiest: Vec<(u32, f64)> = match router {
-        DpRouter::Balanced => vec![(c.div_ceil(n), 1.0)],
-        DpRouter::Random => busiest_copy_odds(c, n),
-    };
-    let output_tok_s = match load {
-        ScenarioLoad::ClosedLoop => summed(|p| p.output_tok_s),
-        ScenarioLoad::Batch | ScenarioLoad::AllAtOnce => busiest
-            .iter()
-            .map(|&(m, p)| {
-                let a =
-                    answers.iter().find(|(k, _, _)| *k == m).map(|(_, _, q)| q.clone()).unwrap_or_else(|| single(m));
-                p * a.output_tok_s * cf / f64::from(m)
-            })
-            .sum(),
-    };
-    let pace = single(c.div_ceil(n));
-    Prediction {
-        mode,
-        concurrency: c,
-        output_tok_s,
-        ttft_s: per_client(|p| p.ttft_s),
-        tpot_s: per_client(|p| p.tpot_s),
-        step_s: per_client(|p| p.step_s),
-        resident_seqs: summed(|p| p.resident_seqs),
-        max_resident_seqs: f64::from(n) * pace.max_resident_seqs,
-        preemptions_per_request: per_client(|p| p.preemptions_per_request),
-        kv_utilization: per_client(|p| p.kv_utilization),
-        queue_s: per_client(|p| p.queue_s),
-        ..pace
-    }
-}
-
-/// `Binomial(c, p)`'s probabilities, every count from 0 to `c` (built up in logs so no factorial overflows).
-fn binomial_odds(c: u32, p: f64) -> Vec<(u32, f64)> {
-    let (n, q) = (f64::from(c), 1.0 - p);
-    let mut ln = n * q.ln();
-    let mut out = Vec::with_capacity(c as usize + 1);
-    for k in 0..=c {
-        out.push((k, ln.exp()));
-        ln += (n - f64::from(k)).ln() - (f64::from(k) + 1.0).ln() + p.ln() - q.ln();
-    }
-    out
-}
-
-/// The busiest of `copies` copies' client count under a random router (`c` requests, each to a copy with odds
-/// `1 / copies`), with its probability, from the most even count up; the tail past `1 - RANDOM_SPLIT_TAIL` is
-/// left out and the rest renormalised. `P(max <= t)` is computed exactly, copy by copy: the `j`-th copy of the
-/// remaining `n - j` takes `Binomial(left, 1 / (n - j))` of the requests left.
-pub fn busiest_copy_odds(c: u32, copies: u32) -> Vec<(u32, f64)> {
-    let (c, n) = (c.max(1), copies.max(1));
-    let at_most = |t: u32| -> f64 {
-        // ways[r]: probability that the copies so far hold c - r requests, none above t.
-        let mut ways = vec![0.0; c as usize + 1];
-        ways[c as usize] = 1.0;
-        for j in 0..n {
-            let share = 1.0 / f64::from(n - j);
-            let mut next = vec![0.0; c as usize + 1];
-            for (left, &w) in ways.iter().enumerate() {
-                if w == 0.0 {
-                    continue;
-                }
-                let left = left as u32;
-                if j + 1 == n {
-                    // The last copy takes what is left.
-                    if left <= t {
-                        next[0] += w;
-                    }
-                    continue;
-                }
-                // Binomial(left, share) up to t, built term by term in logs.
-                let (l, q) = (f64::from(left), 1.0 - share);
-                let mut ln = l * q.ln();
-                for a in 0..=left.min(t) {
-                    next[(left - a) as usize] += w * ln.exp();
-                    ln += (l - f64::from(a)).ln() - (f64::from(a) + 1.0).ln() + share.ln() - q.ln();
-                }
-            }
-            ways = next;
-        }
-        ways[0]
-    };
-    let mut odds = Vec::new();
-    let mut below = 0.0;
-    for t in c.div_ceil(n)..=c {
-        let cdf = at_most(t);
-        odds.push((t, (cdf - below).max(0.0)));
-        below = cdf;
-        if cdf >= 1.0 - RANDOM_SPLIT_TAIL {
-            break;
-        }
-    }
-    let total: f64 = odds.iter().map(|(_, p)| p).sum();
-    odds.into_iter().filter(|(_, p)| *p > 0.0).map(|(m, p)| (m, p / total)).collect()
-}
-
 /// Predictions of one scenario and workload at many concurrencies and modes, each single-machine answer computed
 /// once: two copies at `c` clients are one machine at `c / 2`, which a sweep over powers of two already has
 /// (the explorer's curves and the planner's rows ask for both). Each mode's closed-loop runs are kept too:
@@ -517,8 +326,8 @@ pub struct Sweep<'a> {
     isl: u32,
     osl: u32,
     single: Vec<(u32, Prediction)>,
-    /// One memo per colocated or PD mode (single, tp2, pd, pp2, ep2, tp4, pp4).
-    loops: [LoopMemo; 7],
+    /// One memo per colocated or PD mode (single, tp2, pd, pp2, ep2, tp4, pp4, dpep2).
+    loops: [LoopMemo; 8],
 }
 
 impl<'a> Sweep<'a> {
@@ -543,6 +352,7 @@ impl<'a> Sweep<'a> {
             Mode::Pd => predict_memo(self.s, self.k, mode, self.isl, self.osl, concurrency, &mut self.loops[2]),
             Mode::Pp2 => predict_memo(self.s, self.k, mode, self.isl, self.osl, concurrency, &mut self.loops[3]),
             Mode::Ep2 => predict_memo(self.s, self.k, mode, self.isl, self.osl, concurrency, &mut self.loops[4]),
+            Mode::Dpep2 => predict_memo(self.s, self.k, mode, self.isl, self.osl, concurrency, &mut self.loops[7]),
             Mode::Tp4 => predict_memo(self.s, self.k, mode, self.isl, self.osl, concurrency, &mut self.loops[5]),
             Mode::Pp4 => predict_memo(self.s, self.k, mode, self.isl, self.osl, concurrency, &mut self.loops[6]),
             Mode::Dp4 => {
@@ -622,6 +432,60 @@ mod tests {
         assert!(ep.step(&one).hbm_s > tp.step(&one).hbm_s * 1.01);
     }
 
+    /// DP+EP as vLLM runs it (`--data-parallel-size 2 --enable-expert-parallel`): each machine's rank holds the
+    /// dense layers whole and half of the experts, and its own requests' whole KV (an MLA model's latent, which
+    /// tensor parallelism replicates, is held once: about twice the requests of TP2); no all-reduce crosses the
+    /// link, but every MoE layer all-gathers and reduce-scatters all tokens, and the ranks agree once a step.
+    #[test]
+    fn data_parallel_expert_parallel_holds_its_own_requests_and_exchanges_tokens_per_moe_layer() {
+        let s = glm_5_2();
+        let k = Coefficients::default();
+        let m = &s.model;
+        let (tp, ep, dep) = (
+            laid_engine(&s, &k, Layout::Tensor, 2.0),
+            laid_engine(&s, &k, Layout::Expert, 2.0),
+            laid_engine(&s, &k, Layout::DataExpert, 2.0),
+        );
+        // One GPU a station: the rank's dense layers whole, half of the experts.
+        let experts = m.routed_expert_bytes.min(m.weight_bytes);
+        let want = m.weight_bytes - experts + experts / 2.0;
+        assert!((dep.placement.weight_bytes_per_gpu - want).abs() < 1.0, "{}", dep.placement.weight_bytes_per_gpu);
+        assert!(dep.placement.weight_bytes_per_gpu > ep.placement.weight_bytes_per_gpu);
+        // Its own requests' KV: per GPU, a token's KV as one machine holds it, the latent once per rank.
+        let per_token = |e: &Engine| e.placement.kv_bytes_per_token;
+        assert_eq!(per_token(&dep), per_token(&laid_engine(&s, &k, Layout::One, 1.0)));
+        let (held_tp, held_dep) = (tp.max_resident(512.0, 512.0), dep.max_resident(512.0, 512.0));
+        assert!(held_dep * 2.0 > held_tp, "two ranks hold {} against tp2's {held_tp}", 2.0 * held_dep);
+        // A scheduler on each machine: no one-way control message, one round trip to agree on token counts.
+        assert_eq!(dep.span.control_s, 0.0);
+        assert_eq!(dep.span.data_sync_s, s.hardware.link.round_trip_s);
+        for seqs in [1.0, 16.0, 128.0] {
+            let mut load = crate::model::batching::StepLoad::default();
+            load.add_decodes(m, seqs, 1024.0, 1.0);
+            let (t, d) = (ep.step(&load), dep.step(&load));
+            // Per MoE layer a gather and a scatter of both ranks' tokens across the link, NCCL's cost each.
+            let tokens = 2.0 * seqs * (m.draft_tokens + 1.0);
+            let group = dep.span.data_group.expect("a data-parallel group");
+            let call = |bytes: f64| {
+                let c = group.fastest(crate::model::nccl::Call::Gather, bytes);
+                c.latency_s * k.tp_latency_scale + c.transfer_s
+            };
+            let hidden = tokens * m.hidden_size * 2.0;
+            let exchange = m.layers * (call(hidden + tokens * m.experts_per_token * 8.0) + call(hidden));
+            assert!((d.comm_s - exchange - s.hardware.link.round_trip_s).abs() < 1e-12, "{seqs}: {}", d.comm_s);
+            assert!(t.comm_s > 0.0 && d.comm_s > 0.0);
+        }
+        // A dense model has no experts to split: the mode refuses it.
+        let mut dense = s.clone();
+        dense.model.routed_experts = 0.0;
+        let p = predict(&dense, &k, Mode::Dpep2, 512, 512, 4);
+        assert_eq!((p.output_tok_s, p.bottleneck), (0.0, Bottleneck::NoExperts));
+        // Each rank serves half of the clients: at two clients, one each.
+        let two = predict(&s, &k, Mode::Dpep2, 512, 512, 2);
+        assert_eq!(two.mode, Mode::Dpep2);
+        assert!(two.output_tok_s > 0.0 && two.resident_seqs > 1.5 && two.resident_seqs <= 2.0, "{two:?}");
+    }
+
     /// The driver waits only for its output rank's answer (vLLM's Ray and multiprocessing executors): an engine
     /// across the machines pays its scheduler output one way per step, not a round trip; one machine pays none.
     #[test]
@@ -654,107 +518,6 @@ mod tests {
         let hop = pp.step(&load).comm_s - pp.span.control_s;
         assert!((hop - (link.round_trip_s / 2.0 + sends)).abs() < 1e-12, "hop {hop} s against {sends} s of sends");
         assert!(hop >= 2.0 * nccl.send_latency_s(bytes) + link.round_trip_s / 2.0);
-    }
-
-    /// A stand-in single machine whose batch rate per client falls as clients are added.
-    fn single(n: u32) -> Prediction {
-        let n_f = f64::from(n);
-        Prediction {
-            mode: Mode::Single,
-            isl: 1024,
-            osl: 128,
-            concurrency: n,
-            output_tok_s: 60.0 * n_f / (1.0 + 0.1 * (n_f - 1.0)),
-            ttft_s: 0.1 * n_f,
-            tpot_s: 0.01,
-            step_s: 0.01,
-            resident_seqs: n_f,
-            max_resident_seqs: 100.0,
-            bottleneck: Bottleneck::HbmBandwidth,
-            tokens_per_step: 1.0,
-            preemptions_per_request: 0.0,
-            kv_utilization: 0.1,
-            queue_s: 0.0,
-        }
-    }
-
-    #[test]
-    fn a_random_router_splits_clients_binomially() {
-        let four = busier_copy_odds(4);
-        let expect = [(2, 6.0 / 16.0), (3, 8.0 / 16.0), (4, 2.0 / 16.0)];
-        assert_eq!(four.len(), expect.len());
-        for ((m, p), (em, ep)) in four.iter().zip(expect) {
-            assert_eq!(*m, em);
-            assert!((p - ep).abs() < 1e-12, "{four:?}");
-        }
-        for c in [1, 2, 7, 64, 1000] {
-            let odds = busier_copy_odds(c);
-            let total: f64 = odds.iter().map(|(_, p)| p).sum();
-            assert!((total - 1.0).abs() < 1e-9, "c {c}: {total}");
-            assert!(odds.iter().all(|&(m, p)| 2 * m >= c && m <= c && p > 0.0), "c {c}: {odds:?}");
-        }
-        // At 64 clients the busier copy carries about 32 + 4 * sqrt(2 / pi) of them.
-        let mean: f64 = busier_copy_odds(64).iter().map(|&(m, p)| f64::from(m) * p).sum();
-        assert!((mean - 35.2).abs() < 0.3, "{mean}");
-    }
-
-    #[test]
-    fn a_random_router_loses_to_a_balanced_one_and_a_batch_waits_for_the_busier_copy() {
-        // Two clients: half the time one per copy (2 x single(1)), half the time both on one copy, whose batch
-        // window carries both requests' tokens: single(2).
-        let random = two_copies_of(DpRouter::Random, ScenarioLoad::Batch, 2, single);
-        let expect = 0.5 * 2.0 * single(1).output_tok_s + 0.5 * single(2).output_tok_s;
-        assert!((random.output_tok_s - expect).abs() < 1e-9, "{random:?}");
-        // A closed loop's copies add their rates whatever the split.
-        let closed = two_copies_of(DpRouter::Random, ScenarioLoad::ClosedLoop, 3, single);
-        let expect3 = 0.75 * (single(2).output_tok_s + single(1).output_tok_s) + 0.25 * single(3).output_tok_s;
-        assert!((closed.output_tok_s - expect3).abs() < 1e-9, "{closed:?}");
-        for c in [1, 2, 3, 8, 64] {
-            for load in [ScenarioLoad::Batch, ScenarioLoad::AllAtOnce, ScenarioLoad::ClosedLoop] {
-                let r = two_copies_of(DpRouter::Random, load, c, single).output_tok_s;
-                let b = two_copies_of(DpRouter::Balanced, load, c, single).output_tok_s;
-                assert!(r <= b + 1e-9, "c {c} {load:?}: random {r} above balanced {b}");
-            }
-        }
-    }
-
-    /// Four copies behind a balanced router are four machines at a quarter of the clients each; a random router
-    /// over four copies, by linearity, is four times one copy at `Binomial(c, 1/4)` clients, and loses to a
-    /// balanced one; the busiest of four copies' odds sum to one and match the pair's own split at two copies.
-    #[test]
-    fn four_copies_split_the_clients_four_ways() {
-        for c in [4, 8, 64] {
-            let four = copies_of(4, DpRouter::Balanced, ScenarioLoad::ClosedLoop, c, single);
-            assert!((four.output_tok_s - 4.0 * single(c / 4).output_tok_s).abs() < 1e-9, "c {c}: {four:?}");
-            assert_eq!(four.mode, Mode::Dp4);
-        }
-        // Five clients: one copy serves two, three serve one.
-        let five = copies_of(4, DpRouter::Balanced, ScenarioLoad::ClosedLoop, 5, single);
-        assert!((five.output_tok_s - (single(2).output_tok_s + 3.0 * single(1).output_tok_s)).abs() < 1e-9);
-        let closed = copies_of(4, DpRouter::Random, ScenarioLoad::ClosedLoop, 2, single);
-        // Two clients: on different copies with odds 3/4, on one copy with odds 1/4.
-        let expect = 0.75 * 2.0 * single(1).output_tok_s + 0.25 * single(2).output_tok_s;
-        assert!((closed.output_tok_s - expect).abs() < 1e-9, "{closed:?}");
-        for c in [1, 3, 8, 64] {
-            for load in [ScenarioLoad::Batch, ScenarioLoad::ClosedLoop] {
-                let r = copies_of(4, DpRouter::Random, load, c, single).output_tok_s;
-                let b = copies_of(4, DpRouter::Balanced, load, c, single).output_tok_s;
-                assert!(r <= b + 1e-9, "c {c} {load:?}: random {r} above balanced {b}");
-            }
-        }
-        for c in [1, 2, 7, 64, 300] {
-            let odds = busiest_copy_odds(c, 4);
-            let total: f64 = odds.iter().map(|(_, p)| p).sum();
-            assert!((total - 1.0).abs() < 1e-9, "c {c}: {total}");
-            assert!(odds.iter().all(|&(m, _)| 4 * m >= c && m <= c), "c {c}: {odds:?}");
-            let pair = busiest_copy_odds(c, 2);
-            for ((m, p), (em, ep)) in pair.iter().zip(busier_copy_odds(c)) {
-                assert_eq!(*m, em);
-                assert!((p - ep).abs() < 1e-9, "c {c}: {pair:?}");
-            }
-        }
-        // Four clients over four copies: all apart with odds 4!/4^4 = 3/32.
-        assert!((busiest_copy_odds(4, 4)[0].1 - 3.0 / 32.0).abs() < 1e-12);
     }
 
     /// Four machines: tensor parallel splits every weight four ways, a pipeline runs four stages, each holding

@@ -75,6 +75,15 @@ pub fn predict_open_loop(
             };
             open_loop(&[&e, &e], &requests, &route, load.max_concurrency)?
         }
+        Mode::Dpep2 => {
+            if let Some(why) = ep2_refusal(s) {
+                return Err(OpenLoopRefusal::Mode(why));
+            }
+            // vLLM's data-parallel coordinator keeps the ranks even: requests alternate.
+            let e = mode_engine(s, k, mode);
+            let route: Vec<usize> = (0..n).map(|i| i % 2).collect();
+            open_loop(&[&e, &e], &requests, &route, load.max_concurrency)?
+        }
         Mode::Dp4 => {
             let e = engine(s, k, 1.0);
             let route: Vec<usize> = match s.router {

@@ -104,11 +104,18 @@ fn pd(s: &Scenario, k: &Coefficients, fi: f64, fo: f64, c: f64) -> f64 {
 pub fn output_tok_s(s: &Scenario, k: &Coefficients, mode: Mode, isl: u32, osl: u32, concurrency: u32) -> f64 {
     let (fi, fo, c) = (f64::from(isl.max(1)), f64::from(osl.max(1)), f64::from(concurrency.max(1)));
     match mode {
-        Mode::Ep2 if super::modes::ep2_refusal(s).is_some() => 0.0,
+        Mode::Ep2 | Mode::Dpep2 if super::modes::ep2_refusal(s).is_some() => 0.0,
         Mode::Single | Mode::Tp2 | Mode::Ep2 | Mode::Pp2 | Mode::Tp4 | Mode::Pp4 => {
             colocated(&super::modes::mode_engine(s, k, mode), c, fi, fo)
         }
         Mode::Pd => pd(s, k, fi, fo, c),
+        Mode::Dpep2 => {
+            // Each rank serves its half of the clients on the engine of one rank.
+            let e = super::modes::mode_engine(s, k, mode);
+            let (q, r) = (concurrency.max(1) / 2, concurrency.max(1) % 2);
+            let at = |m: u32| if m > 0 { colocated(&e, f64::from(m), fi, fo) } else { 0.0 };
+            f64::from(r) * at(q + 1) + f64::from(2 - r) * at(q)
+        }
         Mode::Dp2 | Mode::Dp4 => {
             // Balanced copies: `c mod n` copies serve one client more than the others.
             let n = mode.machines();

@@ -141,10 +141,18 @@ pub fn offloaded_bytes(weights: f64, pinned: f64, gpu_memory_bytes: f64, k: &Coe
 
 /// Places the model on one GPU of an engine spanning `tp` GPUs.
 pub fn place(model: &ModelSpec, hw: &HardwareSpec, tp: f64, k: &Coefficients) -> Placement {
+    place_split(model, hw, tp, tp, k)
+}
+
+/// Places the model on one GPU whose dense layers and attention are split over `tp` GPUs and whose routed
+/// experts are split over `expert_ranks` (at least `tp`): vLLM's DP+EP holds a data-parallel rank's dense weights
+/// on each machine and shards the experts over the GPUs of every rank.
+pub fn place_split(model: &ModelSpec, hw: &HardwareSpec, tp: f64, expert_ranks: f64, k: &Coefficients) -> Placement {
     let tp = tp.max(1.0);
-    let weights = model.weight_bytes / tp;
-    let experts = model.routed_expert_bytes.min(model.weight_bytes) / tp;
-    let dense = weights - experts;
+    let all_experts = model.routed_expert_bytes.min(model.weight_bytes);
+    let experts = all_experts / expert_ranks.max(tp);
+    let dense = (model.weight_bytes - all_experts) / tp;
+    let weights = dense + experts;
     // The pin leaves first; the rest fills HBM up to the budget as before (with no pin, exactly as before).
     let (pin_dense, pin_experts) = pinned_bytes(model, tp, dense, experts);
     let pinned = pin_dense + pin_experts;

@@ -129,6 +129,9 @@ pub struct StepReader {
     /// The routed experts' layout over the ranks (`ExpertSplit`): sliced by tensor parallelism, or whole
     /// experts split across expert-parallel ranks, whose busiest rank every layer waits for.
     split: ExpertSplit,
+    /// Tokens an MoE layer routes per token of this engine's step: the data-parallel ranks whose tokens it
+    /// gathers (vLLM's DP+EP), 1 otherwise.
+    moe_tokens: f64,
 }
 
 /// How a step's routed experts lie over the engine's ranks.
@@ -207,6 +210,7 @@ impl StepReader {
             spilled_uniform: s == 1.0,
             hbm_uniform: hbm_share == 1.0,
             split: ExpertSplit::Sliced,
+            moe_tokens: 1.0,
         }
     }
 
@@ -215,11 +219,17 @@ impl StepReader {
         StepReader { split, ..self }
     }
 
+    /// This reader with each MoE layer routing `ranks` data-parallel ranks' tokens per token of the step.
+    pub fn with_moe_tokens(self, ranks: f64) -> Self {
+        StepReader { moe_tokens: ranks.max(1.0), ..self }
+    }
+
     /// The bytes a step with `tokens` tokens reads, `kv_read_bytes` of them KV.
     pub fn reads(&self, tokens: f64, kv_read_bytes: f64) -> StepReads {
-        let touched = self.hbm.fraction(tokens);
+        let routed = tokens * self.moe_tokens;
+        let touched = self.hbm.fraction(routed);
         // Under uniform routing both shares are 1: the same touches, so reuse them (an `exp` per step saved).
-        let touched_spilled = if self.spilled_as_hbm { touched } else { self.spilled.fraction(tokens) };
+        let touched_spilled = if self.spilled_as_hbm { touched } else { self.spilled.fraction(routed) };
         // Whole experts split across ranks: the busiest rank's share of the touched experts sets the reads.
         let (busy_hbm, busy_spilled) = match self.split {
             ExpertSplit::Sliced => (1.0, 1.0),
@@ -229,7 +239,7 @@ impl StepReader {
             + self.expert_bytes_spilled * touched_spilled * busy_spilled
             + tokens * self.pinned_read_bytes_per_token / self.tp;
         if let Some((dense_pinned, experts_pinned)) = self.pinned {
-            let touched_uniform = if self.spilled_uniform { touched_spilled } else { self.uniform.fraction(tokens) };
+            let touched_uniform = if self.spilled_uniform { touched_spilled } else { self.uniform.fraction(routed) };
             slow_bytes += dense_pinned + experts_pinned * touched_uniform;
         }
         let touched_uniform =
@@ -241,8 +251,9 @@ impl StepReader {
         }
     }
 
-    /// The share of experts uniform routing touches in a step of `tokens` tokens.
+    /// The share of experts uniform routing touches in a step of `tokens` tokens of this engine (each MoE layer
+    /// routing every data-parallel rank's tokens under DP+EP).
     pub fn uniform_touch(&self, tokens: f64) -> f64 {
-        self.uniform.fraction(tokens)
+        self.uniform.fraction(tokens * self.moe_tokens)
     }
 }
