@@ -457,9 +457,9 @@ fn planner_presets_fields_and_pasted_config() {
         assert!(link.as_str().is_some_and(|t| t.contains("no measured all-reduce sweep")), "{link}");
         assert_chart_drawn(c, "planner chart").await;
         assert_eq!(js(c, "return document.getElementById('plan-hw').value").await, json!("dgx-spark"));
-        // 8 concurrency levels (1..128) x 6 modes (one machine, TP2, PP2, EP2, PD, two copies), and the placement
-        // table's two setups.
-        assert_eq!(js(c, "return document.querySelectorAll('#plan-table tbody tr').length").await, json!(48));
+        // 8 concurrency levels (1..128) x 7 modes (one machine, TP2, PP2, EP2, DP+EP, PD, two copies), and the
+        // placement table's two setups.
+        assert_eq!(js(c, "return document.querySelectorAll('#plan-table tbody tr').length").await, json!(56));
         assert_eq!(js(c, "return document.querySelectorAll('#plan-placement tbody tr').length").await, json!(2));
         // The answer at the latency target waits for the bands' evidence, fetched after the first chart.
         let card = wait_for(
@@ -478,7 +478,7 @@ fn planner_presets_fields_and_pasted_config() {
         set_value(c, "#plan-machines", "4", "change").await;
         let d4 = wait_draws_above(c, d0, "four machines").await;
         assert_url_has(c, "machines=4").await;
-        assert_eq!(js(c, "return document.querySelectorAll('#plan-table tbody tr').length").await, json!(72));
+        assert_eq!(js(c, "return document.querySelectorAll('#plan-table tbody tr').length").await, json!(80));
         let four = wait_for(
             c,
             "const v = document.getElementById('verdict-four'), t = document.getElementById('target-four'); \
