@@ -343,6 +343,25 @@ mod tests {
         assert!(ep2.notes.iter().any(|n| n.contains("all-reduces the MoE output") && n.contains("no all-to-all")));
     }
 
+    /// DP+EP runs one data-parallel rank per machine with expert parallelism: the head serves the API, the
+    /// other joins headless from rank 1; no Ray cluster, and the note names the all-to-all the model charges.
+    #[test]
+    fn dpep2_runs_one_data_parallel_rank_per_machine_with_expert_parallelism() {
+        let dpep = serving_commands(Mode::Dpep2, "m", 4, &ServerSettings::default());
+        let serves: Vec<&ServingStep> = dpep.steps.iter().filter(|s| s.command.contains("vllm serve")).collect();
+        assert_eq!(serves.len(), 2);
+        for s in &serves {
+            for flag in ["--tensor-parallel-size 4", "--data-parallel-size 2", "--enable-expert-parallel"] {
+                assert!(s.command.contains(flag), "{flag}: {}", s.command);
+            }
+        }
+        assert!(!serves[0].command.contains("--headless") && serves[0].on == "machine 1");
+        let second = &serves[1].command;
+        assert!(second.contains("--data-parallel-start-rank 1") && second.contains("--headless"), "{second}");
+        assert!(dpep.steps.iter().all(|s| !s.command.contains("ray start")));
+        assert!(dpep.notes.iter().any(|n| n.contains("allgather_reducescatter")));
+    }
+
     #[test]
     fn tp2_spans_both_machines_through_ray_and_pd_names_its_connector_roles() {
         let tp2 = serving_commands(Mode::Tp2, "m", 4, &ServerSettings::default());
