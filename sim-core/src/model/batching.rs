@@ -433,13 +433,13 @@ impl StepCosts<'_, '_> {
         (routed.max(1e-3), dense.max(1e-3))
     }
 
-    /// Under DP+EP, what every MoE layer's exchange across the machines costs a step whose ranks carry
+    /// Under DP+EP, what the exchange across the machines of `layers` MoE layers costs when the ranks carry
     /// `tokens` together (0 otherwise): the dispatch all-gathers each token's BF16 hidden state with its top-k
     /// weights and ids (4 bytes each), the combine reduce-scatters the experts' BF16 outputs, each an NCCL ring
-    /// over the data-parallel group at the protocol NCCL picks for its size. Every layer is taken as an MoE layer
-    /// (a model's few leading dense layers would exchange nothing), and the calls' latency carries the profile's
-    /// TP latency scale, the per-call cost across machines the fits find beyond NCCL's model.
-    fn moe_exchange_s(&self, tokens: f64) -> f64 {
+    /// over the data-parallel group at the protocol NCCL picks for its size. Every layer of the main pass is taken
+    /// as an MoE layer (a model's few leading dense layers would exchange nothing), and the calls' latency carries
+    /// the profile's TP latency scale, the per-call cost across machines the fits find beyond NCCL's model.
+    fn moe_exchange_s(&self, tokens: f64, layers: f64) -> f64 {
         let (e, m) = (self.e, self.e.model);
         let Some(group) = e.span.data_group else { return 0.0 };
         let hidden = tokens * m.hidden_size * 2.0;
@@ -448,7 +448,7 @@ impl StepCosts<'_, '_> {
             let c = group.fastest(super::nccl::Call::Gather, bytes);
             c.latency_s * e.k.tp_latency_scale + c.transfer_s
         };
-        m.layers / e.span.stages() * (call(hidden + routing) + call(hidden))
+        layers * (call(hidden + routing) + call(hidden))
     }
 
     /// One forward pass over `1/stages` of the layers (all of them without a pipeline), with the tensor- or
@@ -531,7 +531,8 @@ impl StepCosts<'_, '_> {
         } else {
             0.0
         };
-        let comm_s = comm_s + if tokens > 0.0 { self.moe_exchange_s(tokens * ranks) + e.span.data_sync_s } else { 0.0 };
+        let exchange_s = self.moe_exchange_s(tokens * ranks, m.layers / stages);
+        let comm_s = comm_s + if tokens > 0.0 { exchange_s + e.span.data_sync_s } else { 0.0 };
         // The driver reaches its remote worker once a step; a pipeline pays it once a cycle (`step`).
         let comm_s = comm_s + if tokens > 0.0 && stages <= 1.0 { e.span.control_s } else { 0.0 };
         let draft_s = if seqs > 0.0 && m.draft_tokens > 0.0 {
@@ -545,7 +546,10 @@ impl StepCosts<'_, '_> {
                 (m.draft_pass_bytes + m.draft_expert_bytes * touched) / tp + e.kv_per_rank(load.draft_kv_read_bytes);
             let read_s = bytes / (k.hbm_efficiency * e.hw.hbm_bytes_per_sec);
             let attention_s = attention_s(load.draft_attention_flops, load.draft_indexer_flops);
-            m.draft_passes_per_step() * (read_s.max(attention_s) + k.per_layer_overhead_s * m.draft_pass_layer_count())
+            // Under DP+EP a drafter with routed experts exchanges its tokens as the main pass's MoE layers do.
+            let layers = m.draft_pass_layer_count();
+            let exchange_s = if m.draft_expert_bytes > 0.0 { self.moe_exchange_s(seqs * ranks, layers) } else { 0.0 };
+            m.draft_passes_per_step() * (read_s.max(attention_s) + k.per_layer_overhead_s * layers + exchange_s)
         } else {
             0.0
         };

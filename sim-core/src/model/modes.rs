@@ -474,6 +474,17 @@ mod tests {
             let exchange = m.layers * (call(hidden + tokens * m.experts_per_token * 8.0) + call(hidden));
             assert!((d.comm_s - exchange - s.hardware.link.round_trip_s).abs() < 1e-12, "{seqs}: {}", d.comm_s);
             assert!(t.comm_s > 0.0 && d.comm_s > 0.0);
+            // The drafter's MoE layer exchanges its tokens too, once per draft pass.
+            assert!(m.draft_tokens > 0.0 && m.draft_expert_bytes > 0.0);
+            let mut quiet = laid_engine(&s, &k, Layout::DataExpert, 2.0);
+            quiet.span.data_group = None;
+            let drafts = 2.0 * seqs;
+            let draft_exchange = m.draft_passes_per_step()
+                * m.draft_pass_layer_count()
+                * (call(drafts * (m.hidden_size * 2.0 + m.experts_per_token * 8.0))
+                    + call(drafts * m.hidden_size * 2.0));
+            let extra = d.overhead_s - quiet.step(&load).overhead_s;
+            assert!((extra - draft_exchange).abs() < 1e-12, "{seqs}: {extra} against {draft_exchange}");
         }
         // A dense model has no experts to split: the mode refuses it.
         let mut dense = s.clone();
