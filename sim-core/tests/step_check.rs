@@ -16,10 +16,11 @@ fn workspace() -> Workspace {
     ws
 }
 
-/// Every graph-replayed pass is checked, prefill of 16 to 16k tokens and decode of 1 to 256 sequences, against
-/// the target `data/accuracy.json` states; a step of a few tokens is as long as reading the weights, and a long
-/// prompt grows about as its attention does. The medians stay within the target: the step is the sum of the
-/// kernels the table timed one by one (its GEMMs, attention, small kernels), not a fit to the passes.
+/// Every graph-replayed pass is checked, prefill of 16 to 16k tokens, decode of 1 to 256 sequences and the nine
+/// mixed passes, against the target `data/accuracy.json` states; a step of a few tokens is as long as reading the
+/// weights, and a long prompt grows about as its attention does. The prompts' and decodes' medians stay within
+/// the target: the step is the sum of the kernels the table timed one by one (its GEMMs, attention, small
+/// kernels), not a fit to the passes.
 #[test]
 fn the_h100_stacks_passes_are_the_sum_of_the_kernels_its_table_timed() {
     let ws = workspace();
@@ -27,9 +28,11 @@ fn the_h100_stacks_passes_are_the_sum_of_the_kernels_its_table_timed() {
     let c = checks.iter().flatten().find(|c| c.table == "h100-sxm").expect("the H100 table is checked");
     let target = ws.dataset.accuracy.as_ref().and_then(|a| a.step_check.as_ref()).expect("a stated target");
     assert_eq!(c.target_ape, Some(target.ape_max));
-    assert_eq!(c.rows.len(), 19, "{:?}", c.rows);
+    assert_eq!(c.rows.len(), 28, "{:?}", c.rows);
     let phase = |p: StepPhase| c.rows.iter().filter(move |r| r.phase == p);
     assert_eq!(phase(StepPhase::Prefill).count(), 10);
+    assert_eq!(phase(StepPhase::Mixed).count(), 9);
+    assert!(c.mixed_median_ape.is_some());
     assert!(c.compiled, "the shipped table's stack ran compiled, as vLLM's models do");
     let within = |m: Option<f64>| m.is_some_and(|m| m <= target.ape_max);
     assert!(within(c.prefill_median_ape) && within(c.decode_median_ape), "{c:?}");
@@ -119,8 +122,9 @@ fn the_bundled_part_of_a_kernel_table_predicts_as_the_whole_table() {
 
 /// The DGX Spark has no kernel table: it takes the H100's curves against its own ridge. Where a published
 /// microbenchmark timed a large dense GEMM on the GPU (`microbenchmarks.dense_gemm_fraction`: on the GB10 a BF16
-/// matmul of 4096 x 4096), the carried-over curve's share for that GEMM is within 10% of it: the transfer keeps
-/// the GEMM's asymptote, and what the transfer check misses lies elsewhere.
+/// matmul of 4096 x 4096), the carried-over curve's share for that GEMM is within the transfer check's target
+/// (`data/accuracy.json`'s `transfer_check`) of it: the transfer keeps the GEMM's asymptote, and what the
+/// transfer check misses lies elsewhere.
 #[test]
 fn the_carried_curve_meets_the_gb10s_published_dense_gemm() {
     use sim_core::kernel_curves::{curves_from_table, table_for, Roofline};
@@ -139,7 +143,9 @@ fn the_carried_curve_meets_the_gb10s_published_dense_gemm() {
     let carried = bf16.share(shape.intensity() / (roofline.flops_bf16 / roofline.hbm_bytes_per_sec));
     let tflops = |share: f64| share * roofline.flops_bf16 / 1e12;
     println!("GB10 BF16 4096^3: carried {:.1} TFLOPS, published {:.1}", tflops(carried), tflops(measured));
-    assert!((carried / measured - 1.0).abs() <= 0.10, "carried share {carried}, published {measured}");
+    let target = ws.dataset.accuracy.as_ref().and_then(|a| a.transfer_check.as_ref()).expect("a stated target");
+    let error = (carried / measured - 1.0).abs() * 100.0;
+    assert!(error <= target.ape_max, "carried share {carried}, published {measured}: {error:.1}% off");
 }
 
 /// A profile that reads the kernel table runs each GEMM at the share the table measured for its intensity: a
