@@ -238,36 +238,6 @@ def sdpa(q, k, v, causal):
             return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
 
 
-# PyTorch's variable-length FlashAttention (`torch.nn.attention.varlen.varlen_attn`, PyTorch 2.10 on), set by
-# `step_sweep` where it runs here: a mixed pass then runs its prompt's and its decodes' attention in one kernel, as
-# vLLM's FlashAttention backend does; elsewhere the two parts run as two calls.
-VARLEN = None
-
-
-def varlen_attention():
-    """A call of PyTorch's varlen FlashAttention, causal (bottom-right aligned, so a decode's one query sees its
-    whole cache) and with fewer KV heads than query heads, or None where this PyTorch has none."""
-    try:
-        import inspect
-        from torch.nn.attention.varlen import varlen_attn
-    except Exception:  # noqa: BLE001
-        return None
-    params = inspect.signature(varlen_attn).parameters
-    kw = {}
-    if "is_causal" in params:
-        kw["is_causal"] = True
-    elif "window_size" in params:
-        kw["window_size"] = (-1, 0)
-    else:
-        return None
-    if "enable_gqa" in params:
-        kw["enable_gqa"] = True
-
-    def call(q, k, v, cu_q, cu_k, max_q, max_k):
-        return varlen_attn(q, k, v, cu_q, cu_k, max_q, max_k, **kw)
-    return call
-
-
 def kernel_count(fn):
     """CUDA kernels one eager call of `fn` launches (PyTorch's profiler; copies and memsets not counted)."""
     from torch.profiler import ProfilerActivity, profile
@@ -340,15 +310,12 @@ def elementwise_sweep(log):
     return rows
 
 
-def stack_layer(h, w_qkv, w_o, w_gate_up, w_down, norm, cos, sin, k_cache, v_cache, p_len, d_seqs, ctx, nh, nkv, d,
-                packed=None):
+def stack_layer(h, w_qkv, w_o, w_gate_up, w_down, norm, cos, sin, k_cache, v_cache, p_len, d_seqs, ctx, nh, nkv, d):
     """One decoder layer as an engine runs it: RMS norm, the QKV projection, rotary embedding from a cached
     cos/sin table, attention, the output projection and residual, RMS norm, the gated MLP and residual. The rows
     are one prompt of `p_len` tokens (attending causally to itself) followed by `d_seqs` decoding sequences of one
     token each (attending to their cache of `ctx` positions, each KV head read once); a mixed step has both, and
-    as in vLLM every GEMM multiplies all its rows at once. With `packed` (cumulative query and key offsets, the
-    longest of each, the decodes' new slots) the caches are one packed buffer per layer, the prompt's keys first,
-    and one varlen call attends both parts; without it attention runs per part."""
+    as in vLLM every GEMM multiplies all its rows at once, only attention runs per part."""
     hidden = h.shape[-1]
     a = F.rms_norm(h, (hidden,), norm)
     qkv = a @ w_qkv.t()
@@ -361,18 +328,6 @@ def stack_layer(h, w_qkv, w_o, w_gate_up, w_down, norm, cos, sin, k_cache, v_cac
 
     q, k = rope(q, nh), rope(k, nkv)
     v = v.view(-1, nkv, d)
-    if packed is not None:
-        cu_q, cu_k, max_q, max_k, slots = packed
-        k_cache[:p_len] = k[:p_len]
-        v_cache[:p_len] = v[:p_len]
-        k_cache[slots] = k[p_len:]
-        v_cache[slots] = v[p_len:]
-        att = VARLEN(q, k_cache, v_cache, cu_q, cu_k, max_q, max_k).reshape(-1, nh * d)
-        h = h + att @ w_o.t()
-        a = F.rms_norm(h, (hidden,), norm)
-        gu = a @ w_gate_up.t()
-        inter = gu.shape[-1] // 2
-        return h + (F.silu(gu[:, :inter]) * gu[:, inter:]) @ w_down.t()
     parts = []
     if p_len > 0:
         qp = q[:p_len].view(1, p_len, nh, d).transpose(1, 2)
@@ -428,7 +383,7 @@ class Stack(torch.nn.Module):
                 "intermediate": self.inter, "vocab": self.head.shape[0], "layer_params": per_layer,
                 "compiled": self.compiled}
 
-    def forward(self, x, k_cache, v_cache, pos, p_len, d_seqs, ctx, sample_rows, packed=None):
+    def forward(self, x, k_cache, v_cache, pos, p_len, d_seqs, ctx, sample_rows):
         """`x`: (p_len + d_seqs, hidden): one prompt of p_len tokens attending causally to itself, then d_seqs
         sequences of one token each at context ctx (their cache already holds ctx positions)."""
         h = x
@@ -437,7 +392,7 @@ class Stack(torch.nn.Module):
             kc = k_cache[i] if k_cache is not None else None
             vc = v_cache[i] if v_cache is not None else None
             h = self.layer(h, self.qkv[i], self.o[i], self.gate_up[i], self.down[i], self.norm, cos, sin, kc, vc,
-                           p_len, d_seqs, ctx, self.nh, self.nkv, self.d, packed)
+                           p_len, d_seqs, ctx, self.nh, self.nkv, self.d)
         last = F.rms_norm(h[sample_rows], (self.h,), self.norm)
         return last @ self.head.t()
 
@@ -457,7 +412,6 @@ def step_sweep(log, layers):
         stack = Stack(layers, compile_layer=False)
     log(f"stack: {'compiled' if stack.compiled else 'eager'} layer")
     rows = []
-    mixed_attention = set()
     with torch.no_grad():
         for n in [16, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384]:
             x = torch.randn(n, stack.h, device="cuda", dtype=torch.bfloat16)
@@ -504,55 +458,29 @@ def step_sweep(log, layers):
             except Exception as e:  # noqa: BLE001
                 log(f"decode step b={b}: {e}")
         # Mixed steps, as a chunked-prefill engine runs them: one prompt's tokens and a batch of decodes in one pass,
-        # every GEMM over all rows at once (the weights read once); attention in one varlen call where this PyTorch
-        # has it (the caches packed behind the prompt's keys), else per part.
-        global VARLEN
-        VARLEN = varlen_attention()
+        # every GEMM over all rows at once (the weights read once), attention per part.
         ctx = 1024
         for n in [256, 1024, 4096]:
             for b in [4, 16, 64]:
-                for attempt in ["varlen", "two calls"]:
-                    if attempt == "varlen" and VARLEN is None:
-                        continue
-                    try:
-                        x = torch.randn(n + b, stack.h, device="cuda", dtype=torch.bfloat16)
-                        pos = torch.cat([torch.arange(n, device="cuda"), torch.full((b,), ctx - 1, device="cuda")])
-                        rows_s = torch.arange(n - 1, n + b, device="cuda")
-                        if attempt == "varlen":
-                            i32 = dict(device="cuda", dtype=torch.int32)
-                            kc = [torch.randn(n + b * ctx, stack.nkv, stack.d, device="cuda", dtype=torch.bfloat16)
-                                  for _ in range(layers)]
-                            packed = (torch.tensor([0, n] + [n + i + 1 for i in range(b)], **i32),
-                                      torch.tensor([0, n] + [n + (i + 1) * ctx for i in range(b)], **i32),
-                                      n, max(n, ctx), torch.tensor([n + i * ctx + ctx - 1 for i in range(b)],
-                                                                   device="cuda"))
-                        else:
-                            kc = [torch.randn(b, stack.nkv, ctx, stack.d, device="cuda", dtype=torch.bfloat16)
-                                  for _ in range(layers)]
-                            packed = None
-                        vc = [torch.randn_like(c) for c in kc]
-                        fn = lambda: stack(x, kc, vc, pos, n, b, ctx, rows_s, packed)  # noqa: E731
-                        eager = median_ms(fn, budget_s=0.5) / 1e3
-                        graphed = graphed_ms(fn, calls=1, budget_s=0.5) / 1e3
-                        kernels = kernel_count(fn)
-                        for graph, sec in [(False, eager), (True, graphed)]:
-                            rows.append({"phase": "mixed", "graph": graph, "seqs": 1, "query_tokens": n,
-                                         "context": n, "decode_seqs": b, "decode_context": ctx, "seconds": sec,
-                                         "kernels": kernels})
-                        mixed_attention.add(attempt)
-                        log(f"mixed step n={n} + b={b} ({attempt}): eager {eager*1e3:.2f} ms, "
-                            f"graph {graphed*1e3:.2f} ms")
-                        del kc, vc
-                        break
-                    except Exception as e:  # noqa: BLE001
-                        log(f"mixed step n={n} + b={b} ({attempt}): {type(e).__name__}: {e}")
-                        if attempt == "varlen":
-                            VARLEN = None
-                            torch.cuda.synchronize()
-    params = stack.params()
-    if mixed_attention:
-        params["mixed_attention"] = " and ".join(sorted(mixed_attention))
-    return params, rows
+                try:
+                    kc = [torch.randn(b, stack.nkv, ctx, stack.d, device="cuda", dtype=torch.bfloat16)
+                          for _ in range(layers)]
+                    vc = [torch.randn_like(c) for c in kc]
+                    x = torch.randn(n + b, stack.h, device="cuda", dtype=torch.bfloat16)
+                    pos = torch.cat([torch.arange(n, device="cuda"), torch.full((b,), ctx - 1, device="cuda")])
+                    rows_s = torch.arange(n - 1, n + b, device="cuda")
+                    fn = lambda: stack(x, kc, vc, pos, n, b, ctx, rows_s)  # noqa: E731
+                    eager = median_ms(fn, budget_s=0.5) / 1e3
+                    graphed = graphed_ms(fn, calls=1, budget_s=0.5) / 1e3
+                    kernels = kernel_count(fn)
+                    for graph, sec in [(False, eager), (True, graphed)]:
+                        rows.append({"phase": "mixed", "graph": graph, "seqs": 1, "query_tokens": n, "context": n,
+                                     "decode_seqs": b, "decode_context": ctx, "seconds": sec, "kernels": kernels})
+                    log(f"mixed step n={n} + b={b}: eager {eager*1e3:.2f} ms, graph {graphed*1e3:.2f} ms")
+                    del kc, vc
+                except Exception as e:  # noqa: BLE001
+                    log(f"mixed step n={n} + b={b}: {e}")
+    return stack.params(), rows
 
 
 def main():

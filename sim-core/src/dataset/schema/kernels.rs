@@ -179,11 +179,6 @@ pub struct StackShape {
     /// as vLLM compiles its models) or eager, one PyTorch kernel per operation. Absent: eager.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compiled: Option<bool>,
-    /// How the mixed passes ran their attention: `varlen` (the prompt's and the decodes' in one variable-length
-    /// FlashAttention call, as vLLM's FlashAttention backend runs them) or `two calls` (one per part, one after
-    /// the other). Absent: no mixed pass, or a table written before the collector said.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mixed_attention: Option<String>,
 }
 
 /// One timed forward pass: a prompt of `query_tokens` (prefill), `seqs` sequences of one token each at `context`
