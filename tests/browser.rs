@@ -14,8 +14,8 @@ use fantoccini::Locator;
 use serde_json::{json, Value};
 use std::time::Instant;
 
-/// The page's code (everything in dist/ but its data files): 632,192 bytes gzipped measured (617.4 KiB), rounded up.
-/// Not paid with a cut (+2.5 KB since 629,679): the DP+EP mode (its ranks, exchange, commands, open loop and chart
+/// The page's code (everything in dist/ but its data files): 632,109 bytes gzipped measured (617.3 KiB), rounded up.
+/// Not paid with a cut (+2.4 KB since 629,679): the DP+EP mode (its ranks, exchange, commands, open loop and chart
 /// marks) and the kernel tables' mixed passes. Before: 629,044 (+10.9 KB since 618,106): the modes across four machines
 /// (their copies, verdicts, commands and bands), the kernel-level step of the engines that read a kernel table and the
 /// per-mode ratio metric; the only cuts found are the dataset's deserializers (a fifth of the wasm's code, a leaner

@@ -163,13 +163,13 @@ impl Workspace {
             .map(|r| {
                 let mut load = StepLoad::default();
                 match r.phase {
-                    StepPhase::Prefill => {
-                        load.add_prefill(m, r.seqs, (r.context - r.query_tokens).max(0.0), r.query_tokens)
-                    }
                     StepPhase::Decode => load.add_decodes(m, r.seqs, r.context, 1.0),
-                    StepPhase::Mixed => {
+                    // A mixed pass is a prompt's pass that also carries its decodes.
+                    StepPhase::Prefill | StepPhase::Mixed => {
                         load.add_prefill(m, r.seqs, (r.context - r.query_tokens).max(0.0), r.query_tokens);
-                        load.add_decodes(m, r.decode_seqs.unwrap_or(0.0), r.decode_context.unwrap_or(0.0), 1.0);
+                        if let (Some(seqs), Some(context)) = (r.decode_seqs, r.decode_context) {
+                            load.add_decodes(m, seqs, context, 1.0);
+                        }
                     }
                 }
                 let t = engine.step(&load);

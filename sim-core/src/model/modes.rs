@@ -238,13 +238,7 @@ fn predict_memo(
     }
     match mode {
         Mode::Single | Mode::Tp2 | Mode::Ep2 | Mode::Pp2 | Mode::Tp4 | Mode::Pp4 => {
-            let e = mode_engine(s, k, mode);
-            let r = match s.load {
-                ScenarioLoad::ClosedLoop => colocated_memo(&e, c, fi, fo, memo),
-                ScenarioLoad::Batch => colocated_batch(&e, c, fi, fo, Run::Batch, lengths),
-                ScenarioLoad::AllAtOnce => colocated_batch(&e, c, fi, fo, Run::AllAtOnce, lengths),
-            };
-            prediction(k, s.load, (mode, isl, osl, concurrency), &r, e.tokens_per_step())
+            engine_prediction(s, k, &mode_engine(s, k, mode), (mode, isl, osl, concurrency), memo)
         }
         Mode::Pd => {
             let pre = engine(s, k, 1.0);
@@ -264,6 +258,24 @@ fn predict_memo(
     }
 }
 
+/// One engine's run under the scenario's load (`serving`), as a prediction of `mode` at `concurrency` clients.
+fn engine_prediction(
+    s: &Scenario,
+    k: &Coefficients,
+    e: &Engine,
+    (mode, isl, osl, concurrency): (Mode, u32, u32, u32),
+    memo: &mut LoopMemo,
+) -> Prediction {
+    let (fi, fo, c) = (f64::from(isl.max(1)), f64::from(osl.max(1)), f64::from(concurrency.max(1)));
+    let lengths = s.output_lengths(isl, osl);
+    let r = match s.load {
+        ScenarioLoad::ClosedLoop => colocated_memo(e, c, fi, fo, memo),
+        ScenarioLoad::Batch => colocated_batch(e, c, fi, fo, Run::Batch, lengths),
+        ScenarioLoad::AllAtOnce => colocated_batch(e, c, fi, fo, Run::AllAtOnce, lengths),
+    };
+    prediction(k, s.load, (mode, isl, osl, concurrency), &r, e.tokens_per_step())
+}
+
 /// DP+EP: each machine's rank serves its half of the clients (vLLM's data-parallel coordinator balances them)
 /// with the engine of one rank, whose MoE layers multiply both ranks' tokens.
 fn data_expert(
@@ -275,16 +287,7 @@ fn data_expert(
     memo: &mut LoopMemo,
 ) -> Prediction {
     let e = mode_engine(s, k, Mode::Dpep2);
-    let (fi, fo) = (f64::from(isl.max(1)), f64::from(osl.max(1)));
-    let lengths = s.output_lengths(isl, osl);
-    let mut rank = |c: u32| {
-        let r = match s.load {
-            ScenarioLoad::ClosedLoop => colocated_memo(&e, f64::from(c), fi, fo, memo),
-            ScenarioLoad::Batch => colocated_batch(&e, f64::from(c), fi, fo, Run::Batch, lengths),
-            ScenarioLoad::AllAtOnce => colocated_batch(&e, f64::from(c), fi, fo, Run::AllAtOnce, lengths),
-        };
-        prediction(k, s.load, (Mode::Dpep2, isl, osl, c), &r, e.tokens_per_step())
-    };
+    let mut rank = |c: u32| engine_prediction(s, k, &e, (Mode::Dpep2, isl, osl, c), memo);
     let c = concurrency.max(1);
     Prediction { mode: Mode::Dpep2, ..split_between(c, c.div_ceil(2), s.load, &mut rank) }
 }

@@ -67,21 +67,18 @@ pub fn predict_open_loop(
             let e = mode_engine(s, k, mode);
             open_loop(&[&e], &requests, &vec![0; n], load.max_concurrency)?
         }
-        Mode::Dp2 => {
-            let e = engine(s, k, 1.0);
-            let route: Vec<usize> = match s.router {
-                DpRouter::Balanced => (0..n).map(|i| i % 2).collect(),
-                DpRouter::Random => load.coins().into_iter().map(usize::from).collect(),
-            };
-            open_loop(&[&e, &e], &requests, &route, load.max_concurrency)?
-        }
-        Mode::Dpep2 => {
-            if let Some(why) = ep2_refusal(s) {
+        Mode::Dp2 | Mode::Dpep2 => {
+            let data_expert = mode == Mode::Dpep2;
+            if let Some(why) = data_expert.then(|| ep2_refusal(s)).flatten() {
                 return Err(OpenLoopRefusal::Mode(why));
             }
-            // vLLM's data-parallel coordinator keeps the ranks even: requests alternate.
-            let e = mode_engine(s, k, mode);
-            let route: Vec<usize> = (0..n).map(|i| i % 2).collect();
+            // Two copies, or DP+EP's two ranks, each on the engine of one rank.
+            let e = if data_expert { mode_engine(s, k, mode) } else { engine(s, k, 1.0) };
+            // vLLM's data-parallel coordinator keeps DP+EP's ranks even, as a balanced router keeps copies.
+            let route: Vec<usize> = match s.router {
+                DpRouter::Random if !data_expert => load.coins().into_iter().map(usize::from).collect(),
+                _ => (0..n).map(|i| i % 2).collect(),
+            };
             open_loop(&[&e, &e], &requests, &route, load.max_concurrency)?
         }
         Mode::Dp4 => {

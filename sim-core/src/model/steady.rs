@@ -109,18 +109,17 @@ pub fn output_tok_s(s: &Scenario, k: &Coefficients, mode: Mode, isl: u32, osl: u
             colocated(&super::modes::mode_engine(s, k, mode), c, fi, fo)
         }
         Mode::Pd => pd(s, k, fi, fo, c),
-        Mode::Dpep2 => {
-            // Each rank serves its half of the clients on the engine of one rank.
-            let e = super::modes::mode_engine(s, k, mode);
-            let (q, r) = (concurrency.max(1) / 2, concurrency.max(1) % 2);
-            let at = |m: u32| if m > 0 { colocated(&e, f64::from(m), fi, fo) } else { 0.0 };
-            f64::from(r) * at(q + 1) + f64::from(2 - r) * at(q)
-        }
-        Mode::Dp2 | Mode::Dp4 => {
-            // Balanced copies: `c mod n` copies serve one client more than the others.
+        Mode::Dp2 | Mode::Dp4 | Mode::Dpep2 => {
+            // Balanced copies (or DP+EP's ranks, each on the engine of one rank): `c mod n` of them serve one
+            // client more than the others.
             let n = mode.machines();
             let (q, r) = (concurrency.max(1) / n, concurrency.max(1) % n);
-            let at = |m: u32| if m > 0 { output_tok_s(s, k, Mode::Single, isl, osl, m) } else { 0.0 };
+            let rank = (mode == Mode::Dpep2).then(|| super::modes::mode_engine(s, k, mode));
+            let at = |m: u32| match (&rank, m) {
+                (_, 0) => 0.0,
+                (Some(e), m) => colocated(e, f64::from(m), fi, fo),
+                (None, m) => output_tok_s(s, k, Mode::Single, isl, osl, m),
+            };
             f64::from(r) * at(q + 1) + f64::from(n - r) * at(q)
         }
     }
