@@ -1,9 +1,9 @@
 //! The dataset's kernel tables laid on the machines: each GPU's GEMM curves measured on it where a table of it
 //! exists, else carried over from a measured GPU by the ridge-relative rule of `spec::GemmCurves`.
 
-use crate::dataset::schema::{GemmDtype, HardwareFile, KernelsFile};
+use crate::dataset::schema::{GemmDtype, HardwareFile, KernelsFile, StepPhase};
 use crate::dataset::Dataset;
-use crate::spec::{CurveSource, GemmCurves, HardwareSpec, KernelCosts, RooflineCurve};
+use crate::spec::{CurveSource, GemmCurves, HardwareSpec, KernelCosts, LayerKernels, RooflineCurve};
 
 /// The roofline a table's times are read against: the measured GPU's spec peaks and memory bandwidth.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -78,15 +78,16 @@ pub fn kernel_costs(table: &KernelsFile, measured_on: Roofline) -> Option<Kernel
     let (fixed, per_byte) = least_squares_line(&points)?;
     let stream_share = 1.0 / (per_byte * measured_on.hbm_bytes_per_sec);
     let steps = table.steps.as_ref()?;
-    let mut counts: Vec<f64> = steps
-        .rows
-        .iter()
-        .filter(|r| r.graph && r.phase == crate::dataset::schema::StepPhase::Decode)
-        .filter_map(|r| r.kernels)
-        .collect();
+    // The median kernels of the graph-replayed passes of one phase, per layer.
+    let per_layer = |phase: StepPhase| {
+        let mut counts: Vec<f64> =
+            steps.rows.iter().filter(|r| r.graph && r.phase == phase).filter_map(|r| r.kernels).collect();
+        crate::stats::median(&mut counts).map(|k| k / steps.stack.layers)
+    };
     let mut small: Vec<f64> =
         table.elementwise.iter().filter(|r| r.tokens > 0.0 && r.tokens <= STREAMING_ROWS).map(|r| r.seconds).collect();
-    let (kernels, small_kernel_s) = (crate::stats::median(&mut counts)?, crate::stats::median(&mut small)?);
+    let (decode, small_kernel_s) = (per_layer(StepPhase::Decode)?, crate::stats::median(&mut small)?);
+    let kernels = decode * steps.stack.layers;
     let ok = |x: f64| x.is_finite() && x > 0.0;
     (ok(fixed)
         && ok(stream_share)
@@ -97,8 +98,19 @@ pub fn kernel_costs(table: &KernelsFile, measured_on: Roofline) -> Option<Kernel
         .then_some(KernelCosts {
             stream_fixed_s: fixed,
             stream_share,
-            layer_kernels: kernels / steps.stack.layers,
+            layer_kernels: LayerKernels {
+                decode,
+                prefill: per_layer(StepPhase::Prefill).unwrap_or(decode),
+                mixed: per_layer(StepPhase::Mixed).unwrap_or(decode),
+            },
             small_kernel_s,
+            elementwise: medians_by(
+                table
+                    .elementwise
+                    .iter()
+                    .filter(|r| r.seconds > 0.0)
+                    .map(|r| (r.bytes, r.bytes / measured_on.hbm_bytes_per_sec / r.seconds)),
+            ),
             prefill_attention: medians_by(table.attention_prefill.iter().filter(|r| r.causal && r.seconds > 0.0).map(
                 |r| {
                     let flops = 4.0 * r.heads * r.head_dim * r.query_tokens * r.query_tokens / 2.0;
@@ -263,8 +275,15 @@ mod tests {
         let c = h.gemm.kernels.as_ref().expect("the H100 table times small GEMMs, elementwise kernels and a stack");
         assert!((2e-6..=10e-6).contains(&c.stream_fixed_s), "{c:?}");
         assert!((0.8..=1.0).contains(&c.stream_share), "{c:?}");
-        assert!((6.0..=20.0).contains(&c.layer_kernels), "{c:?}");
+        let k = c.layer_kernels;
+        assert!((6.0..=20.0).contains(&k.decode) && (6.0..=20.0).contains(&k.prefill), "{c:?}");
+        // A mixed pass runs two attention calls with their own kernels around them.
+        assert!(k.mixed > k.prefill && k.mixed > k.decode, "{c:?}");
+        assert!(c.layer_fixed_s(true, true) > c.layer_fixed_s(true, false), "{c:?}");
         assert!((0.5e-6..=6e-6).contains(&c.small_kernel_s), "{c:?}");
+        // An elementwise kernel of a few kilobytes is its launch; one of a gigabyte streams near the HBM's rate.
+        let (tiny, huge) = (c.elementwise_share(1e4), c.elementwise_share(1e9));
+        assert!(tiny.zip(huge).is_some_and(|(a, b)| a < 0.05 && (0.3..=1.0).contains(&b)), "{tiny:?} {huge:?}");
         let (short, long) = (c.prefill_attention_share(256.0), c.prefill_attention_share(16384.0));
         assert!(short.zip(long).is_some_and(|(a, b)| a < b && b <= 1.0), "{short:?} {long:?}");
         let (small, large) = (c.decode_attention_share(1e6), c.decode_attention_share(1e9));

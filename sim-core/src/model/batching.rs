@@ -32,6 +32,7 @@
 //! The closed loop that decides which sequences and chunks share a step is `serving`.
 
 use super::bandwidth::{host_compute_shares, moe_padding_tokens, ExpertSplit, ExpertTouch, Placement, StepReader};
+use super::elementwise::LayerElementwise;
 use super::fabric::AllReduceCost;
 use super::{Bottleneck, Coefficients};
 use crate::spec::{stored_bits_per_param, AllReduceCurve, ContextMeasures, GemmShape, HardwareSpec, ModelSpec};
@@ -283,6 +284,7 @@ impl<'a> Engine<'a> {
             indexer_rate: self.hw.flops_bf16 * ATTENTION_KERNEL_EFFICIENCY,
             host_routed,
             host_dense,
+            elementwise: LayerElementwise::new(m, tp, self.kv_split()),
         }
     }
 
@@ -357,6 +359,8 @@ pub struct StepCosts<'e, 'a> {
     /// `host_compute_shares` of the engine's placement.
     host_routed: f64,
     host_dense: f64,
+    /// The layer's memory-bound kernels that grow with the step's tokens (charged where a kernel table times them).
+    elementwise: LayerElementwise,
 }
 
 impl StepCosts<'_, '_> {
@@ -564,7 +568,10 @@ impl StepCosts<'_, '_> {
         let (total_s, overhead_s) = match table_kernels {
             // Kernel by kernel, as the table times them: the weight GEMMs as the larger of their bytes and their
             // FLOPs, then attention as the larger of its KV reads and its FLOPs (the two run one after the other,
-            // never overlapped), then every kernel's fixed time.
+            // never overlapped), the memory-bound kernels that grow with the tokens, then every kernel's fixed
+            // time. A pass carrying a prompt and decodes runs their attention as two calls, as the table's mixed
+            // passes do (and vLLM's FlashInfer and MLA backends): the decodes' KV reads after the prompt's FLOPs,
+            // not under them.
             Some(c) => {
                 // The KV one attention call reads (a layer's, on this rank) at the share the table's decode
                 // attention reached at that size; a prompt's attention at the share its tokens reached.
@@ -579,9 +586,13 @@ impl StepCosts<'_, '_> {
                     }
                     _ => compute_s - weights_s,
                 };
-                let fixed_s = if tokens > 0.0 { c.layer_fixed_s() * layers } else { 0.0 };
+                let (prompt, decodes) = (load.prefill_tokens > 0.0, seqs > 0.0);
+                let fixed_s = if tokens > 0.0 { c.layer_fixed_s(prompt, decodes) * layers } else { 0.0 };
+                let attention_s = if prompt && decodes { kv_s + attention_s } else { kv_s.max(attention_s) };
+                let elementwise_s = self.elementwise.seconds(c, tokens, bw) * layers;
                 let total = weights_hbm_s.max(gemm_s)
-                    + kv_s.max(attention_s)
+                    + attention_s
+                    + elementwise_s
                     + slow_s.max(host_compute_s)
                     + comm_s
                     + overhead_s

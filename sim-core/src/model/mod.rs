@@ -6,6 +6,7 @@
 pub mod bandwidth;
 pub mod batching;
 pub mod copies;
+pub mod elementwise;
 pub mod fabric;
 pub mod latency;
 pub mod modes;

@@ -120,8 +120,12 @@ pub struct GemmCurves {
 /// ```
 /// `stream_fixed_s` and `stream_share`: a least-squares line through the table's GEMMs of at most 16 rows,
 /// time against bytes (on the H100: 5.2 us and 0.95 of 3.35 TB/s, within 4% at the median from 8 to 470 MB).
-/// `layer_kernels`: the kernels one decode pass of the table's compiled stack launched (PyTorch's profiler), over
-/// its layers; `small_kernel_s`: the median of the table's elementwise kernels at 16 tokens or fewer.
+/// `layer_kernels`: the kernels one pass of the table's compiled stack launched (PyTorch's profiler), over its
+/// layers, the median of its decode passes, of its prompts' and of its mixed passes apart (a mixed pass runs its
+/// prompt's and its decodes' attention as two calls, with their own kernels around them); `small_kernel_s`: the
+/// median of the table's elementwise kernels at 16 tokens or fewer. The memory-bound kernels whose bytes grow with
+/// the step's tokens (`model::elementwise`) move them at the share of the memory bandwidth the table's elementwise
+/// kernels reached at that size.
 /// Attention runs at what the table's attention kernels reached: a causal prompt at a share of the BF16 peak
 /// against its tokens, a decode at a share of the memory bandwidth against the KV bytes one call reads (each
 /// the median over the measured head shapes, linear in the logarithm between measured sizes, flat beyond).
@@ -129,12 +133,25 @@ pub struct GemmCurves {
 pub struct KernelCosts {
     pub stream_fixed_s: f64,
     pub stream_share: f64,
-    pub layer_kernels: f64,
+    pub layer_kernels: LayerKernels,
     pub small_kernel_s: f64,
+    /// (bytes one elementwise kernel moves, share of the memory bandwidth), bytes increasing; above 1 where the
+    /// bytes stay in L2.
+    pub elementwise: Vec<(f64, f64)>,
     /// (prompt tokens, share of the BF16 peak), tokens increasing.
     pub prefill_attention: Vec<(f64, f64)>,
     /// (KV bytes one call reads, share of the memory bandwidth), bytes increasing.
     pub decode_attention: Vec<(f64, f64)>,
+}
+
+/// Kernels per layer of the measured stack's passes, by what the pass carries.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LayerKernels {
+    pub decode: f64,
+    /// A prompt's pass (the decode pass's count where the table timed none).
+    pub prefill: f64,
+    /// A prompt and decodes in one pass (the decode pass's count where the table timed none).
+    pub mixed: f64,
 }
 
 /// `points` (x increasing, x > 0) read at `x`: linear in `ln x` between neighbours, flat beyond the ends.
@@ -167,10 +184,20 @@ impl KernelCosts {
         log_interpolate(&self.decode_attention, bytes)
     }
 
-    /// The fixed time of one layer's kernels: its weight GEMMs' ramp and its other kernels' floor.
-    pub fn layer_fixed_s(&self) -> f64 {
-        STACK_LAYER_GEMMS * self.stream_fixed_s
-            + (self.layer_kernels - STACK_LAYER_GEMMS).max(0.0) * self.small_kernel_s
+    /// The share of the memory bandwidth an elementwise kernel moving `bytes` reaches.
+    pub fn elementwise_share(&self, bytes: f64) -> Option<f64> {
+        log_interpolate(&self.elementwise, bytes)
+    }
+
+    /// The fixed time of one layer's kernels in a pass carrying prompt tokens (`prompt`), decodes (`decodes`) or
+    /// both: its weight GEMMs' ramp and its other kernels' floor.
+    pub fn layer_fixed_s(&self, prompt: bool, decodes: bool) -> f64 {
+        let kernels = match (prompt, decodes) {
+            (true, true) => self.layer_kernels.mixed,
+            (true, false) => self.layer_kernels.prefill,
+            _ => self.layer_kernels.decode,
+        };
+        STACK_LAYER_GEMMS * self.stream_fixed_s + (kernels - STACK_LAYER_GEMMS).max(0.0) * self.small_kernel_s
     }
 }
 

@@ -9,6 +9,6 @@ mod hardware;
 mod model;
 
 pub use attention::{AttentionSpec, ContextMeasures};
-pub use gemm_curve::{CurveSource, GemmCurves, GemmShape, KernelCosts, RooflineCurve, STACK_LAYER_GEMMS};
+pub use gemm_curve::{CurveSource, GemmCurves, GemmShape, KernelCosts, LayerKernels, RooflineCurve, STACK_LAYER_GEMMS};
 pub use hardware::{AllReduceCurve, HardwareSpec, IntraMachineFabric, LinkParams, TransportKind};
 pub use model::{stored_bits_per_param, HostPin, ModelSpec, MLA_NOPE_HEAD_DIM, MLA_V_HEAD_DIM};
