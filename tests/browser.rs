@@ -14,8 +14,11 @@ use fantoccini::Locator;
 use serde_json::{json, Value};
 use std::time::Instant;
 
-/// The page's code (everything in dist/ but its data files): 632,109 bytes gzipped measured (617.3 KiB), rounded up.
-/// Not paid with a cut (+2.4 KB since 629,679): the DP+EP mode (its ranks, exchange, commands, open loop and chart
+/// The page's code (everything in dist/ but its data files): 632,864 bytes gzipped measured (618.0 KiB), rounded up.
+/// +0.8 KB since 632,109, under the few KiB a change may add without a cut: the kernel-level step's memory-bound
+/// kernels that grow with the tokens and its kernel counts per kind of pass (skipping the per-element checks of
+/// pre-checked files was tried as a cut and measured 0.2 KB larger). Before, not paid with a cut (+2.4 KB since
+/// 629,679): the DP+EP mode (its ranks, exchange, commands, open loop and chart
 /// marks) and the kernel tables' mixed passes. Before: 629,044 (+10.9 KB since 618,106): the modes across four machines
 /// (their copies, verdicts, commands and bands), the kernel-level step of the engines that read a kernel table and the
 /// per-mode ratio metric; the only cuts found are the dataset's deserializers (a fifth of the wasm's code, a leaner
@@ -27,7 +30,7 @@ use std::time::Instant;
 /// exact float parser out of the page), 625,957 before the kernel tables and the planner's contract (+25.6 KB), 536,755
 /// before the open loop, the planner asked by flags, the pp2/ep2 modes, the rate sweep view and the one-Spark and
 /// GB10-pair datasets (+87.7 KB). A change that adds more than a few KiB pays for it with a cut, or says here why not.
-const BUDGET_GZIP_BYTES: u64 = 618 * 1024;
+const BUDGET_GZIP_BYTES: u64 = 619 * 1024;
 
 /// The page's data files in dist/data/ (the dataset without its layout, its fits, the bands' evidence), gzipped
 /// as a server sends them: 66,518 bytes measured (59,856 the dataset, 1,695 the fits, 4,824 the evidence), rounded
