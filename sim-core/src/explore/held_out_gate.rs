@@ -95,6 +95,7 @@ mod tests {
             band_coverage: None,
             step_check: None,
             transfer_check: None,
+            carried_step_check: None,
         }
     }
 

@@ -41,6 +41,11 @@ pub struct AccuracyFile {
     /// check; not enforced). Absent: the check is printed without a target.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transfer_check: Option<StepCheckTarget>,
+    /// How close the model's step must come to each forward pass a kernel table timed when the step takes its
+    /// curves and kernel costs from another GPU's table, carried over by the ridge-relative rule (`report` prints
+    /// the check for every pair of tables measured on different GPUs; not enforced). Absent: no target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub carried_step_check: Option<StepCheckTarget>,
 }
 
 /// The step check's target: every graph-replayed forward pass of a kernel table within `ape_max` percent.
