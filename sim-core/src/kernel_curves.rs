@@ -175,7 +175,15 @@ pub fn table_for<'d>(ds: &'d Dataset, hardware_id: &str) -> Option<(&'d KernelsF
 /// empty (every GEMM at its roofline) without a table.
 pub fn attach(ds: &Dataset, hw: &mut HardwareSpec) {
     let Some((table, own)) = table_for(ds, &hw.id) else { return };
-    let Some(file) = ds.hardware.get(&table.hardware) else { return };
+    if let Some(curves) = curves_of(ds, table, own) {
+        hw.gemm = curves;
+    }
+}
+
+/// `table`'s curves and kernel costs as a GPU takes them: measured on it (`own`), else carried over from the GPU
+/// the table measured. `None` where the dataset lacks that GPU's hardware file.
+pub fn curves_of(ds: &Dataset, table: &KernelsFile, own: bool) -> Option<GemmCurves> {
+    let file = ds.hardware.get(&table.hardware)?;
     let (bf16, fp8) = curves_from_table(table, Roofline::of(file));
     let source = if own {
         CurveSource::Measured { table: table.id.clone() }
@@ -184,7 +192,7 @@ pub fn attach(ds: &Dataset, hw: &mut HardwareSpec) {
     };
     // Another GPU takes the measured share of its own bandwidth and the measured fixed times as they are.
     let kernels = kernel_costs(table, Roofline::of(file));
-    hw.gemm = GemmCurves { bf16, fp8, source, kernels };
+    Some(GemmCurves { bf16, fp8, source, kernels })
 }
 
 #[cfg(test)]

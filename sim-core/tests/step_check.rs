@@ -6,6 +6,7 @@
 mod fsio;
 
 use sim_core::dataset::schema::StepPhase;
+use sim_core::explore::step_check::StepCheck;
 use sim_core::explore::Workspace;
 use std::path::Path;
 
@@ -25,7 +26,8 @@ fn workspace() -> Workspace {
 fn the_h100_stacks_passes_are_the_sum_of_the_kernels_its_table_timed() {
     let ws = workspace();
     let checks = ws.step_checks();
-    let c = checks.iter().flatten().find(|c| c.table == "h100-sxm").expect("the H100 table is checked");
+    let own = |c: &&StepCheck| c.table == "h100-sxm" && c.curves_from.is_none();
+    let c = checks.iter().flatten().find(own).expect("the H100 table is checked");
     let target = ws.dataset.accuracy.as_ref().and_then(|a| a.step_check.as_ref()).expect("a stated target");
     assert_eq!(c.target_ape, Some(target.ape_max));
     assert_eq!(c.rows.len(), 28, "{:?}", c.rows);
@@ -51,8 +53,43 @@ fn a_table_without_passes_is_not_checked() {
     let ws = workspace();
     let mut table = ws.dataset.kernels["h100-sxm"].clone();
     table.steps = None;
-    let err = ws.step_check(&table).expect_err("nothing to check");
+    let err = ws.step_check(&table, None).expect_err("nothing to check");
     assert!(err.to_string().contains("no whole forward pass"), "{err}");
+}
+
+/// The carried check predicts one table's passes with the curves and kernel costs of a table measured on another
+/// GPU, carried over as a GPU without a table takes them. Carried between two GPUs of one roofline (a twin of the
+/// H100 with its own copy of the table), the transfer is the identity: the carried check is the own check, row
+/// by row, judged against the carried check's own target.
+#[test]
+fn a_table_carried_to_a_gpu_of_the_same_roofline_predicts_as_its_own() {
+    let mut files = fsio::load_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../data")).expect("data/");
+    let twin = |path: &str, files: &[sim_core::dataset::SourceText]| {
+        let f = files.iter().find(|f| f.path == path).expect("shipped");
+        let mut v: serde_json::Value = serde_json::from_str(&f.text).expect("json");
+        v["id"] = "h100-twin".into();
+        if v["kind"] == "kernels" {
+            v["hardware"] = "h100-twin".into();
+        }
+        sim_core::dataset::SourceText { path: path.replace("h100-sxm", "h100-twin"), text: v.to_string() }
+    };
+    let (hw, table) = (twin("hardware/h100-sxm.json", &files), twin("kernels/h100-sxm.json", &files));
+    files.extend([hw, table]);
+    let ws = Workspace::load(&files, None);
+    assert!(ws.is_valid(), "{:?}", ws.errors());
+    let checks: Vec<StepCheck> = ws.step_checks().into_iter().collect::<Result<_, _>>().expect("every table checks");
+    assert_eq!(checks.len(), 4, "each table on its own and with the other's curves");
+    let find = |table: &str, from: Option<&str>| {
+        checks
+            .iter()
+            .find(|c| c.table == table && c.curves_from.as_ref().map(|f| f.0.as_str()) == from)
+            .expect("checked")
+    };
+    let (own, carried) = (find("h100-sxm", None), find("h100-sxm", Some("h100-twin")));
+    let targets = ws.dataset.accuracy.as_ref().expect("targets");
+    assert_eq!(carried.target_ape, targets.carried_step_check.as_ref().map(|t| t.ape_max));
+    assert_eq!(own.target_ape, targets.step_check.as_ref().map(|t| t.ape_max));
+    assert_eq!(own.rows, carried.rows);
 }
 
 /// A mixed pass (a prompt and a batch of decodes, every GEMM over all their rows at once) reads the weights
@@ -79,7 +116,7 @@ fn a_mixed_pass_reads_the_weights_once() {
         row(StepPhase::Decode, 16.0, 1.0, 1024.0, None),
         row(StepPhase::Mixed, 1.0, 1024.0, 1024.0, Some((16.0, 1024.0))),
     ];
-    let rows = ws.step_check(&table).expect("checked");
+    let rows = ws.step_check(&table, None).expect("checked");
     let [prefill, decode, mixed] = [0, 1, 2].map(|i| rows[i].predicted_s);
     assert!(mixed < prefill + decode && mixed > prefill.max(decode), "{rows:?}");
     assert_eq!((rows[2].decode_seqs, rows[2].decode_context), (16.0, 1024.0));

@@ -11,6 +11,10 @@
 //! ```
 //! Rows replayed as one CUDA graph are the ones checked: an engine replays its steps so, and their time is the
 //! kernels' own; the eager rows add the host's launches, which an engine profile's overheads carry.
+//!
+//! The carried check asks the same of every pair of tables measured on different GPUs: one table's passes
+//! predicted with the other's curves and kernel costs, carried over by the ridge-relative rule as a GPU without a
+//! table takes them (`kernel_curves`), which judges the transfer rule on measured passes.
 
 use super::plan_request::{ModelSource, PlanRequest};
 use super::{FitSet, Workspace};
@@ -53,6 +57,9 @@ impl StepCheckRow {
 pub struct StepCheck {
     pub table: String,
     pub gpu: String,
+    /// The table whose curves were carried over to `table`'s GPU, with the GPU it measured (`None`: `table`'s
+    /// own curves).
+    pub curves_from: Option<(String, String)>,
     /// Whether the table's stack ran compiled (`torch.compile`) or eager.
     pub compiled: bool,
     pub rows: Vec<StepCheckRow>,
@@ -62,7 +69,8 @@ pub struct StepCheck {
     pub decode_median_ape: Option<f64>,
     pub mixed_median_ape: Option<f64>,
     pub max_ape: f64,
-    /// `data/accuracy.json`'s `step_check.ape_max`, and whether every row is within it.
+    /// `data/accuracy.json`'s `step_check.ape_max` (`carried_step_check.ape_max` for carried curves), and whether
+    /// every row is within it.
     pub target_ape: Option<f64>,
     pub met: Option<bool>,
 }
@@ -97,15 +105,22 @@ fn stack_config(table: &KernelsFile) -> Option<String> {
 }
 
 impl Workspace {
-    /// The step check of every kernel table that times whole forward passes, by table id.
+    /// The step check of every kernel table that times whole forward passes, by table id, each followed by its
+    /// passes predicted with every table of another GPU carried over.
     pub fn step_checks(&self) -> Vec<Result<StepCheck, StepCheckError>> {
-        let target = self.dataset.accuracy.as_ref().and_then(|a| a.step_check.as_ref()).map(|t| t.ape_max);
-        self.dataset
-            .kernels
+        let targets = self.dataset.accuracy.as_ref();
+        let own_target = targets.and_then(|a| a.step_check.as_ref()).map(|t| t.ape_max);
+        let carried_target = targets.and_then(|a| a.carried_step_check.as_ref()).map(|t| t.ape_max);
+        let tables = &self.dataset.kernels;
+        tables
             .values()
             .filter(|t| t.steps.is_some())
-            .map(|t| {
-                let rows = self.step_check(t)?;
+            .flat_map(|t| {
+                let carried = tables.values().filter(move |c| c.hardware != t.hardware);
+                std::iter::once((t, None, own_target)).chain(carried.map(move |c| (t, Some(c), carried_target)))
+            })
+            .map(|(t, carried, target)| {
+                let rows = self.step_check(t, carried)?;
                 let ape = |r: &StepCheckRow| r.error().abs() * 100.0;
                 let median_of = |phase: StepPhase| {
                     let v: Vec<f64> = rows.iter().filter(|r| r.phase == phase).map(ape).collect();
@@ -115,6 +130,7 @@ impl Workspace {
                 Ok(StepCheck {
                     table: t.id.clone(),
                     gpu: t.provenance.gpu.clone(),
+                    curves_from: carried.map(|c| (c.id.clone(), c.provenance.gpu.clone())),
                     compiled: t.steps.as_ref().and_then(|s| s.stack.compiled).unwrap_or(false),
                     prefill_median_ape: median_of(StepPhase::Prefill),
                     decode_median_ape: median_of(StepPhase::Decode),
@@ -128,8 +144,13 @@ impl Workspace {
             .collect()
     }
 
-    /// Every graph-replayed forward pass of `table` against the model's step for its stack.
-    pub fn step_check(&self, table: &KernelsFile) -> Result<Vec<StepCheckRow>, StepCheckError> {
+    /// Every graph-replayed forward pass of `table` against the model's step for its stack, on the table's own
+    /// curves or with `carried`'s carried over to its GPU.
+    pub fn step_check(
+        &self,
+        table: &KernelsFile,
+        carried: Option<&KernelsFile>,
+    ) -> Result<Vec<StepCheckRow>, StepCheckError> {
         let steps = table.steps.as_ref().ok_or_else(|| StepCheckError::NoSteps(table.id.clone()))?;
         let unresolved = |why: String| StepCheckError::Unresolved { table: table.id.clone(), why };
         let text = stack_config(table).ok_or_else(|| StepCheckError::NoSteps(table.id.clone()))?;
@@ -154,6 +175,10 @@ impl Workspace {
         // The table timed one GPU: the machine's other GPUs take no part.
         let mut scenario = run.scenario.clone();
         crate::scenario::apply_override(&mut scenario, "hardware.gpus", 1.0).map_err(unresolved)?;
+        if let Some(c) = carried {
+            scenario.hardware.gemm = crate::kernel_curves::curves_of(&self.dataset, c, false)
+                .ok_or_else(|| unresolved(format!("no hardware file `{}` for table `{}`", c.hardware, c.id)))?;
+        }
         let engine = mode_engine(&scenario, &run.coefficients, Mode::Single);
         let m = &scenario.model;
         Ok(steps

@@ -233,6 +233,7 @@ fn step_checks(checks: &[Result<StepCheck, StepCheckError>]) -> Vec<String> {
             Ok(c) => vec![
                 format!("`{}`", c.table),
                 c.gpu.clone(),
+                c.curves_from.as_ref().map_or_else(|| "its own".to_string(), |(t, gpu)| format!("`{t}` ({gpu})")),
                 if c.compiled { "compiled" } else { "eager" }.to_string(),
                 percent_or_dash(c.prefill_median_ape),
                 percent_or_dash(c.decode_median_ape),
@@ -245,11 +246,22 @@ fn step_checks(checks: &[Result<StepCheck, StepCheckError>]) -> Vec<String> {
                     None => String::new(),
                 },
             ],
-            Err(e) => std::iter::once(e.to_string()).chain(std::iter::repeat_n(String::new(), 8)).collect(),
+            Err(e) => std::iter::once(e.to_string()).chain(std::iter::repeat_n(String::new(), 9)).collect(),
         })
         .collect();
     table(
-        &["table", "GPU", "stack", "prefill median", "decode median", "mixed median", "largest", "target", "met"],
+        &[
+            "table",
+            "GPU",
+            "curves",
+            "stack",
+            "prefill median",
+            "decode median",
+            "mixed median",
+            "largest",
+            "target",
+            "met",
+        ],
         &body,
     )
 }

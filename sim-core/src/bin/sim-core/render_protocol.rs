@@ -162,10 +162,13 @@ pub fn step_checks(checks: &[Result<StepCheck, StepCheckError>]) -> Vec<String> 
             }
         };
         let target = c.target_ape.map_or_else(String::new, |x| format!("; target: every pass within {x:.0}%"));
+        let curves = match &c.curves_from {
+            Some((table, gpu)) => format!("the roofline profile with the curves of table {table} ({gpu}) carried over"),
+            None => "the roofline profile on the table".to_string(),
+        };
         out.push(String::new());
         out.push(format!(
-            "step check, kernel table {} ({}, {} stack; the roofline profile on the table, graph-replayed passes{target}): \
-             {}, largest {:.1}%: {}",
+            "step check, kernel table {} ({}, {} stack; {curves}, graph-replayed passes{target}): {}, largest {:.1}%: {}",
             c.table,
             c.gpu,
             if c.compiled { "compiled" } else { "eager" },
