@@ -81,41 +81,14 @@ impl LayerElementwise {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::{AttentionSpec, HostPin, LayerKernels};
+    use crate::spec::LayerKernels;
 
     /// The kernel table's stack (Qwen3-8B's shape: hidden 4096, 32 query and 8 KV heads of 128, MLP 12288,
     /// vocabulary 151936), its active parameters counted as `describe` counts them (the LM head included).
     fn stack() -> ModelSpec {
         let layer_params = 4096.0 * (4096.0 + 2.0 * 1024.0) + 4096.0 * 4096.0 + 3.0 * 12288.0 * 4096.0;
-        ModelSpec {
-            id: "stack".into(),
-            name: "stack".into(),
-            weight_bytes: 16e9,
-            routed_expert_bytes: 0.0,
-            active_params: 36.0 * layer_params + 151936.0 * 4096.0,
-            prefill_active_share: 1.0,
-            layers: 36.0,
-            hidden_size: 4096.0,
-            routed_experts: 0.0,
-            experts_per_token: 0.0,
-            compute_bits: 16.0,
-            dense_compute_bits: 16.0,
-            routed_expert_bits: 0.0,
-            kv_bytes_per_token: 36.0 * 2.0 * 1024.0 * 2.0,
-            kv_split_under_tp: true,
-            kv_heads: 8.0,
-            pinned_cpu_bytes: 0.0,
-            pinned_read_bytes_per_token: 0.0,
-            input_embedding_bytes: 0.0,
-            draft_tokens: 0.0,
-            draft_passes: 0.0,
-            draft_pass_layers: 0.0,
-            draft_acceptance: 0.0,
-            draft_pass_bytes: 0.0,
-            draft_expert_bytes: 0.0,
-            attention: AttentionSpec::dense(36.0, 4096.0),
-            host_pin: HostPin::default(),
-        }
+        let active = 36.0 * layer_params + 151936.0 * 4096.0;
+        ModelSpec { kv_heads: 8.0, ..ModelSpec::dense_for_tests(16e9, active, 36.0, 4096.0, 36.0 * 2.0 * 1024.0 * 2.0) }
     }
 
     fn costs() -> KernelCosts {

@@ -100,6 +100,47 @@ pub fn stored_bits_per_param(bits: f64) -> f64 {
 }
 
 impl ModelSpec {
+    /// A dense BF16 model for unit tests: `weight_bytes` of weights, `active_params` multiplied per token,
+    /// `layers` of `hidden_size` with dense attention and `kv_bytes_per_token` of KV, nothing drafted or pinned.
+    #[cfg(test)]
+    pub(crate) fn dense_for_tests(
+        weight_bytes: f64,
+        active_params: f64,
+        layers: f64,
+        hidden_size: f64,
+        kv_bytes_per_token: f64,
+    ) -> Self {
+        ModelSpec {
+            id: "m".into(),
+            name: "m".into(),
+            weight_bytes,
+            routed_expert_bytes: 0.0,
+            active_params,
+            prefill_active_share: 1.0,
+            layers,
+            hidden_size,
+            routed_experts: 0.0,
+            experts_per_token: 0.0,
+            compute_bits: 16.0,
+            dense_compute_bits: 16.0,
+            routed_expert_bits: 0.0,
+            kv_bytes_per_token,
+            kv_split_under_tp: true,
+            kv_heads: 0.0,
+            pinned_cpu_bytes: 0.0,
+            pinned_read_bytes_per_token: 0.0,
+            input_embedding_bytes: 0.0,
+            draft_tokens: 0.0,
+            draft_passes: 0.0,
+            draft_pass_layers: 0.0,
+            draft_acceptance: 0.0,
+            draft_pass_bytes: 0.0,
+            draft_expert_bytes: 0.0,
+            attention: AttentionSpec::dense(layers, hidden_size),
+            host_pin: HostPin::default(),
+        }
+    }
+
     /// How many times the attention FLOPs a rank of a `tp`-way engine computes exceed its heads' share: a
     /// sparse-MLA kernel computes whole tiles of `head_tile` query heads, padding a rank's heads up to the next
     /// multiple (vLLM's FlashMLA sparse backend pads 32 or 64 heads to 128 on Blackwell). 1 without padding.

@@ -249,39 +249,11 @@ mod tests {
     use super::*;
     use crate::model::bandwidth::place;
     use crate::model::Coefficients;
-    use crate::spec::{AttentionSpec, HardwareSpec, HostPin, ModelSpec};
+    use crate::spec::{HardwareSpec, ModelSpec};
 
     /// A dense 16 GB model of 32 layers on one 80 GB GPU.
     fn model() -> ModelSpec {
-        ModelSpec {
-            id: "m".into(),
-            name: "m".into(),
-            weight_bytes: 16e9,
-            routed_expert_bytes: 0.0,
-            active_params: 8e9,
-            prefill_active_share: 1.0,
-            layers: 32.0,
-            hidden_size: 4096.0,
-            routed_experts: 0.0,
-            experts_per_token: 0.0,
-            compute_bits: 16.0,
-            dense_compute_bits: 16.0,
-            routed_expert_bits: 0.0,
-            kv_bytes_per_token: 128e3,
-            kv_split_under_tp: true,
-            kv_heads: 0.0,
-            pinned_cpu_bytes: 0.0,
-            pinned_read_bytes_per_token: 0.0,
-            input_embedding_bytes: 0.0,
-            draft_tokens: 0.0,
-            draft_passes: 0.0,
-            draft_pass_layers: 0.0,
-            draft_acceptance: 0.0,
-            draft_pass_bytes: 0.0,
-            draft_expert_bytes: 0.0,
-            attention: AttentionSpec::dense(32.0, 4096.0),
-            host_pin: HostPin::default(),
-        }
+        ModelSpec::dense_for_tests(16e9, 8e9, 32.0, 4096.0, 128e3)
     }
 
     fn run(requests: &[Request], cap: Option<u32>) -> OpenMeasured {
