@@ -11,7 +11,8 @@ Usage (PyTorch with CUDA, a few minutes on one GPU):
 
     python3 scripts/collect-kernels.py --id h100-sxm --hardware h100-sxm --out data/kernels/h100-sxm.json
 
-then `sim-core validate data/` and `sim-core plan --kernels data/kernels/h100-sxm.json ...`. Only PyTorch is needed;
+then `sim-core plan --kernels data/kernels/h100-sxm.json ...` (`predict` and `calibrate` take it too) and
+`sim-core report data/`, whose step check holds the step model to the passes it timed. Only PyTorch is needed;
 every kernel timing is the median of CUDA-event timings of a captured CUDA graph of back-to-back calls (no host
 launch gaps, as an engine replays its steps) after warm-up, on random data, rotating weight buffers where they
 would fit in L2; whole forward passes are timed both eager and as one graph.

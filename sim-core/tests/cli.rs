@@ -4,6 +4,10 @@
 #[path = "cli/planner.rs"]
 mod planner;
 
+// `--kernels`: a user's own kernel table for plan, predict and calibrate.
+#[path = "cli/kernels.rs"]
+mod kernels;
+
 use std::io::Read;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};

@@ -264,6 +264,11 @@ impl Dataset {
     pub fn text(&self, file: &str) -> Option<&str> {
         self.texts.get(file).map(String::as_str)
     }
+
+    /// Every loaded file as it was read, by path.
+    pub fn source_texts(&self) -> impl Iterator<Item = SourceText> + '_ {
+        self.texts.iter().map(|(path, text)| SourceText { path: path.clone(), text: text.clone() })
+    }
 }
 
 /// Parses every file. Returns what could be loaded and every problem met on the way (syntax, schema).

@@ -23,6 +23,8 @@ pub mod memory_share;
 pub mod miss_reading;
 pub mod mode_checks;
 pub mod open_loop;
+#[cfg(not(feature = "prechecked"))]
+pub mod own_kernels;
 pub mod plan_request;
 pub mod profile_choice;
 pub mod protocol;

@@ -123,6 +123,10 @@ enum Command {
         /// Use coefficients fitted on this set of the dataset's points (default: all).
         #[arg(long, value_enum, default_value = "all")]
         fit: FitArg,
+        /// A kernel table of your GPU (`scripts/collect-kernels.py --out`), used in place of the dataset's table
+        /// of that GPU; give it more than once for several GPUs.
+        #[arg(long, value_name = "FILE")]
+        kernels: Vec<PathBuf>,
         #[arg(long, value_enum, default_value = "table")]
         format: Format,
     },
@@ -158,6 +162,10 @@ enum Command {
         /// Dataset directory the scenario's ids refer to (default: the scenario's parent's parent).
         #[arg(long)]
         data: Option<PathBuf>,
+        /// A kernel table of your GPU (`scripts/collect-kernels.py --out`), used in place of the dataset's table
+        /// of that GPU; give it more than once for several GPUs.
+        #[arg(long, value_name = "FILE")]
+        kernels: Vec<PathBuf>,
     },
     /// Read a Hugging Face style config.json and print a model description to paste into a scenario
     /// (`"model": {"describe": ...}`).
@@ -399,7 +407,24 @@ fn datasets_below(dir: &Path, depth: u32, found: &mut Vec<PathBuf>) {
 
 /// Reads a scenario file and resolves it against its dataset (given, or the scenario's grandparent folder).
 /// Diagnostics name the file as it was given.
-fn open_scenario(path: &Path, data: Option<PathBuf>, set: FitSet) -> Result<(Workspace, ScenarioRun), CliError> {
+/// `--kernels`: each file a kernel table laid over `ws`'s dataset in place of the table of its GPU
+/// (`Workspace::use_kernel_table`); a note on stderr says which it replaced.
+fn use_kernel_tables(ws: &mut Workspace, tables: &[PathBuf]) -> Result<(), CliError> {
+    for path in tables {
+        let file = SourceText { path: path.display().to_string(), text: read_text(path)? };
+        let replaced = ws.use_kernel_table(&file).map_err(CliError::Invalid)?;
+        let instead = if replaced.is_empty() { String::new() } else { format!(" in place of {}", replaced.join(", ")) };
+        warn(&format!("note: kernel table {}{instead}", path.display()));
+    }
+    Ok(())
+}
+
+fn open_scenario(
+    path: &Path,
+    data: Option<PathBuf>,
+    set: FitSet,
+    kernels: &[PathBuf],
+) -> Result<(Workspace, ScenarioRun), CliError> {
     let text = read_text(path)?;
     let data_dir = match data {
         Some(dir) if dir.join(SOURCES).is_file() => dir,
@@ -416,7 +441,8 @@ fn open_scenario(path: &Path, data: Option<PathBuf>, set: FitSet) -> Result<(Wor
         }
         None => default_dataset_of(path)?,
     };
-    let ws = open_valid(&data_dir)?;
+    let mut ws = open_valid(&data_dir)?;
+    use_kernel_tables(&mut ws, kernels)?;
     let run = ws.scenario_from_text(&path.display().to_string(), &text, set).map_err(CliError::Invalid)?;
     Ok((ws, run))
 }
@@ -527,8 +553,8 @@ fn run(cmd: Command, out: &mut Out) -> Result<u8, CliError> {
             Ok(0)
         }
         Command::Plan(args) => plan_cmd::run(*args, out),
-        Command::Predict { scenario, mode, concurrency, open, data, fit, format } => {
-            let (_, run) = open_scenario(&scenario, data, fit_set(fit))?;
+        Command::Predict { scenario, mode, concurrency, open, data, fit, kernels, format } => {
+            let (_, run) = open_scenario(&scenario, data, fit_set(fit), &kernels)?;
             let modes = match mode {
                 Some(m) => vec![m],
                 None => run.scenario.modes.clone(),
@@ -612,8 +638,8 @@ fn run(cmd: Command, out: &mut Out) -> Result<u8, CliError> {
             }
             Ok(0)
         }
-        Command::Calibrate { scenario, measurements, data } => {
-            let (ws, run) = open_scenario(&scenario, data, FitSet::All)?;
+        Command::Calibrate { scenario, measurements, data, kernels } => {
+            let (ws, run) = open_scenario(&scenario, data, FitSet::All, &kernels)?;
             let mut files = Vec::new();
             for m in &measurements {
                 // Diagnostics name each file as it was given.

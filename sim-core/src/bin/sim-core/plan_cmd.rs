@@ -2,7 +2,7 @@
 //! file, `--save` keeps it); the answer per machine, opening with the verdict and how to run it.
 
 use crate::out::{warn, Out};
-use crate::{goodput, open_scenario, open_valid, read_text, render, CliError, Format};
+use crate::{goodput, open_scenario, open_valid, read_text, render, use_kernel_tables, CliError, Format};
 use clap::ValueEnum;
 use sim_core::diagnostic::Diagnostic;
 use sim_core::explore::memory_share::{self, Offload, ShareWarning};
@@ -26,6 +26,10 @@ pub struct PlanArgs {
     /// Predict with this engine profile (an id of data/engines/, e.g. roofline) instead of the default one.
     #[arg(long)]
     engine: Option<String>,
+    /// A kernel table of your GPU (`scripts/collect-kernels.py --out`), used in place of the dataset's table of
+    /// that GPU; give it more than once for several GPUs.
+    #[arg(long, value_name = "FILE")]
+    kernels: Vec<PathBuf>,
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
     /// vLLM's --max-model-len: the longest prompt plus output a request may have; a workload longer than it, or
@@ -171,7 +175,7 @@ pub fn run(args: PlanArgs, out: &mut Out) -> Result<u8, CliError> {
                      override: {keys})"
                 )));
             }
-            let (ws, mut run) = open_scenario(path, args.data.clone(), FitSet::All)?;
+            let (ws, mut run) = open_scenario(path, args.data.clone(), FitSet::All, &args.kernels)?;
             if let Some(e) = &args.engine {
                 run = ws.with_engine(run, e).map_err(CliError::Usage)?;
             }
@@ -224,7 +228,8 @@ fn asked_by_flags(args: &PlanArgs, query: Option<&sim_core::explore::GoodputQuer
     }
     let (model, serve_as) = model_source(model_arg)?;
     let data = args.data.clone().unwrap_or_else(|| PathBuf::from("data"));
-    let ws = open_valid(&data)?;
+    let mut ws = open_valid(&data)?;
+    use_kernel_tables(&mut ws, &args.kernels)?;
     // A request longer than the model's context, or a --max-model-len above it, vLLM refuses: so does the plan.
     let limit = match &model {
         ModelSource::Id(id) => ws.dataset.models.get(id).and_then(context::of_card),
