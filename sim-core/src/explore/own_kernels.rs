@@ -5,6 +5,7 @@
 use super::Workspace;
 use crate::dataset::{load, SourceText};
 use crate::diagnostic::Diagnostic;
+use crate::position::PositionIndex;
 
 impl Workspace {
     /// Lays the kernel table `table` (a `kind: kernels` file's text; diagnostics name it by `table.path`) over
@@ -18,8 +19,12 @@ impl Workspace {
             return Err(errors);
         }
         let Some(new) = alone.kernels.into_values().next() else {
-            return Err(vec![Diagnostic::error(&table.path, "/kind", "not a kernel table")
-                .with_hint("pass the file `scripts/collect-kernels.py --out` wrote (`\"kind\": \"kernels\"`)")]);
+            let d = Diagnostic::error(&table.path, "/kind", "not a kernel table")
+                .with_hint("pass the file `scripts/collect-kernels.py --out` wrote (`\"kind\": \"kernels\"`)");
+            return Err(vec![match PositionIndex::build(&table.text).locate("/kind") {
+                Some((line, column)) => d.at(line, column),
+                None => d,
+            }]);
         };
         let replaced: Vec<String> = self
             .dataset

@@ -94,6 +94,6 @@ fn a_bad_table_is_refused_with_its_file_and_field() {
 
     let (code, err) = plan(&data().join("models/glm-5.2.json"));
     assert_eq!(code, Some(1), "{err}");
-    assert!(err.contains("glm-5.2.json") && err.contains("not a kernel table"), "{err}");
+    assert!(err.contains("glm-5.2.json:4:11") && err.contains("not a kernel table"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }

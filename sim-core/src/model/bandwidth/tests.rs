@@ -1,40 +1,21 @@
 //! Placement, reads and the step roofline on a 100 GB MoE model: what each rule of `bandwidth` promises.
 
 use super::*;
-use crate::spec::{AttentionSpec, HostPin};
+use crate::spec::HostPin;
 
 /// A 100 GB MoE model (80 GB of routed experts over 64 experts, top-4; 1 GB input embedding, 40 layers) on a
 /// GPU with `hbm` GB.
 fn case(hbm: f64) -> (ModelSpec, HardwareSpec) {
     let model = ModelSpec {
-        id: "m".into(),
-        name: "m".into(),
-        weight_bytes: 100e9,
         routed_expert_bytes: 80e9,
-        active_params: 10e9,
-        prefill_active_share: 1.0,
-        layers: 40.0,
-        hidden_size: 4096.0,
         routed_experts: 64.0,
         experts_per_token: 4.0,
         compute_bits: 8.0,
         dense_compute_bits: 8.0,
         // None given: the experts store at their compute width.
         routed_expert_bits: 0.0,
-        kv_bytes_per_token: 100e3,
-        kv_split_under_tp: true,
-        kv_heads: 0.0,
-        pinned_cpu_bytes: 0.0,
-        pinned_read_bytes_per_token: 0.0,
         input_embedding_bytes: 1e9,
-        draft_tokens: 0.0,
-        draft_passes: 0.0,
-        draft_pass_layers: 0.0,
-        draft_acceptance: 0.0,
-        draft_pass_bytes: 0.0,
-        draft_expert_bytes: 0.0,
-        attention: AttentionSpec::dense(40.0, 4096.0),
-        host_pin: HostPin::default(),
+        ..ModelSpec::dense_for_tests(100e9, 10e9, 40.0, 4096.0, 100e3)
     };
     let hw = HardwareSpec::one_gpu_for_tests(hbm * 1e9, 4e12);
     (model, hw)
