@@ -87,12 +87,11 @@ pub fn kernel_costs(table: &KernelsFile, measured_on: Roofline) -> Option<Kernel
     let mut small: Vec<f64> =
         table.elementwise.iter().filter(|r| r.tokens > 0.0 && r.tokens <= STREAMING_ROWS).map(|r| r.seconds).collect();
     let (decode, small_kernel_s) = (per_layer(StepPhase::Decode)?, crate::stats::median(&mut small)?);
-    let kernels = decode * steps.stack.layers;
     let ok = |x: f64| x.is_finite() && x > 0.0;
     (ok(fixed)
         && ok(stream_share)
         && stream_share <= 1.0
-        && ok(kernels)
+        && ok(decode)
         && ok(small_kernel_s)
         && steps.stack.layers > 0.0)
         .then_some(KernelCosts {

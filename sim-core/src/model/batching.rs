@@ -284,7 +284,12 @@ impl<'a> Engine<'a> {
             indexer_rate: self.hw.flops_bf16 * ATTENTION_KERNEL_EFFICIENCY,
             host_routed,
             host_dense,
-            elementwise: LayerElementwise::new(m, tp, self.kv_split()),
+            // Per layer on one rank of a stage: the tensor-parallel degree within a pipeline stage (the stage's
+            // layers are counted where the pass charges them).
+            elementwise: {
+                let stage_tp = tp / self.span.stages();
+                LayerElementwise::new(m, stage_tp, m.kv_split(stage_tp))
+            },
         }
     }
 
